@@ -1,0 +1,18 @@
+# Dependencies shared by every part of the build.
+
+# The project's Python environment (scripts/setup.sh creates it); tests and
+# the torch-mlir exporter run with this interpreter.
+set(DICE_PYTHON "${CMAKE_SOURCE_DIR}/.venv/bin/python" CACHE FILEPATH
+    "Python interpreter of the project's virtual environment")
+
+# TOML++ (Debian: libtomlplusplus-dev) is header-only here; compiled without
+# exceptions so the same code serves LLVM-built and LibTorch-built targets.
+find_path(DICE_TOMLPP_INCLUDE_DIR toml++/toml.h REQUIRED)
+add_library(dice_tomlplusplus INTERFACE)
+target_include_directories(dice_tomlplusplus SYSTEM INTERFACE
+                           "${DICE_TOMLPP_INCLUDE_DIR}")
+target_compile_definitions(dice_tomlplusplus INTERFACE TOML_EXCEPTIONS=0
+                           TOML_HEADER_ONLY=1)
+
+find_package(nlohmann_json 3.11 REQUIRED)
+find_package(SQLite3 REQUIRED)

@@ -1,0 +1,244 @@
+//===- DiceAttrs.cpp - dice dialect attributes ----------------------------===//
+
+#include "Dice/DiceAttrs.h"
+#include "Dice/DiceDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+using namespace mlir;
+using namespace mlir::dice;
+
+#include "Dice/DiceEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "Dice/DiceAttrs.cpp.inc"
+
+void DiceDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "Dice/DiceAttrs.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// ScaffoldAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+ScaffoldAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                     StringRef reference, StringRef prefix, StringRef suffix,
+                     StringRef signature, StringRef infillPrompt,
+                     StringRef endToEndPrompt) {
+  if (reference.empty())
+    return emitError() << "scaffold has an empty reference program";
+  if (!signature.contains("dice_forward"))
+    return emitError() << "scaffold signature must declare dice_forward, got '"
+                       << signature << "'";
+  // The verifier builds the candidate against `signature`, and the model sees
+  // `suffix`: they must agree, or a kernel could pass one and fail the other.
+  if (!suffix.contains(signature))
+    return emitError() << "scaffold suffix does not contain its signature '"
+                       << signature << "'";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// VerdictAttr
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// How a metric is spelled and stored.
+enum class MetricKind { Float, Count };
+
+std::optional<MetricKind> lookupMetric(StringRef name) {
+  return llvm::StringSwitch<std::optional<MetricKind>>(name)
+      .Cases({"compile_ms", "max_abs_err", "max_rel_err", "kernel_ms",
+              "baseline_ms", "speedup"},
+             MetricKind::Float)
+      .Case("trials", MetricKind::Count)
+      .Default(std::nullopt);
+}
+
+/// The shortest decimal spelling that reads back as exactly `value`, so that
+/// `2.4` prints as `2.4` rather than `2.400000e+00`.
+std::string formatMetric(double value) {
+  char buffer[32];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buffer, sizeof(buffer), "%.*g", precision, value);
+    if (std::strtod(buffer, nullptr) == value)
+      break;
+  }
+  std::string text(buffer);
+  // Keep it a float token: the parser reads `2` as an integer.
+  if (text.find_first_of(".eEn") == std::string::npos)
+    text += ".0";
+  return text;
+}
+
+bool carriesTimings(VerdictStatus status) {
+  return status == VerdictStatus::accepted || status == VerdictStatus::slow;
+}
+
+/// Statuses for which no candidate code ran, so no measurement can exist.
+bool nothingRan(VerdictStatus status) {
+  return status == VerdictStatus::compile_error ||
+         status == VerdictStatus::unverified;
+}
+} // namespace
+
+std::optional<double> VerdictAttr::getMetric(StringRef name) const {
+  Attribute value = getMetrics().get(name);
+  if (auto f = llvm::dyn_cast_or_null<FloatAttr>(value))
+    return f.getValueAsDouble();
+  if (auto i = llvm::dyn_cast_or_null<IntegerAttr>(value))
+    return static_cast<double>(i.getInt());
+  return std::nullopt;
+}
+
+Attribute VerdictAttr::parse(AsmParser &parser, Type) {
+  MLIRContext *ctx = parser.getContext();
+  std::string statusName;
+  SMLoc statusLoc = parser.getCurrentLocation();
+  if (parser.parseLess() || parser.parseKeywordOrString(&statusName))
+    return {};
+  std::optional<VerdictStatus> status = symbolizeVerdictStatus(statusName);
+  if (!status) {
+    parser.emitError(statusLoc) << "unknown verdict status '" << statusName
+                                << "'";
+    return {};
+  }
+
+  StringAttr reason;
+  NamedAttrList metrics;
+  Builder b(ctx);
+  while (succeeded(parser.parseOptionalComma())) {
+    std::string key;
+    SMLoc keyLoc = parser.getCurrentLocation();
+    if (parser.parseKeywordOrString(&key) || parser.parseEqual())
+      return {};
+    if (key == "reason") {
+      std::string text;
+      if (parser.parseString(&text))
+        return {};
+      reason = b.getStringAttr(text);
+      continue;
+    }
+    std::optional<MetricKind> kind = lookupMetric(key);
+    if (!kind) {
+      parser.emitError(keyLoc) << "unknown verdict metric '" << key << "'";
+      return {};
+    }
+    if (metrics.get(key)) {
+      parser.emitError(keyLoc) << "verdict metric '" << key
+                               << "' given twice";
+      return {};
+    }
+    if (*kind == MetricKind::Count) {
+      int64_t count;
+      if (parser.parseInteger(count))
+        return {};
+      metrics.append(key, b.getI64IntegerAttr(count));
+    } else {
+      double value;
+      if (parser.parseFloat(value))
+        return {};
+      metrics.append(key, b.getF64FloatAttr(value));
+    }
+  }
+  if (parser.parseGreater())
+    return {};
+  return parser.getChecked<VerdictAttr>(ctx, *status, reason,
+                                        metrics.getDictionary(ctx));
+}
+
+void VerdictAttr::print(AsmPrinter &printer) const {
+  printer << '<' << stringifyVerdictStatus(getStatus());
+  if (getReason()) {
+    printer << ", reason = ";
+    printer.printString(getReason().getValue());
+  }
+  for (NamedAttribute metric : getMetrics()) {
+    printer << ", " << metric.getName().getValue() << " = ";
+    if (auto f = llvm::dyn_cast<FloatAttr>(metric.getValue()))
+      printer << formatMetric(f.getValueAsDouble());
+    else if (auto i = llvm::dyn_cast<IntegerAttr>(metric.getValue()))
+      printer << i.getInt();
+    else
+      printer.printAttribute(metric.getValue());
+  }
+  printer << '>';
+}
+
+LogicalResult
+VerdictAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                    VerdictStatus status, StringAttr reason,
+                    DictionaryAttr metrics) {
+  StringRef statusName = stringifyVerdictStatus(status);
+  if (!metrics)
+    return emitError() << "verdict needs a metrics dictionary";
+
+  for (NamedAttribute metric : metrics) {
+    StringRef name = metric.getName().getValue();
+    std::optional<MetricKind> kind = lookupMetric(name);
+    if (!kind)
+      return emitError() << "unknown verdict metric '" << name << "'";
+    double value;
+    if (auto f = llvm::dyn_cast<FloatAttr>(metric.getValue()))
+      value = f.getValueAsDouble();
+    else if (auto i = llvm::dyn_cast<IntegerAttr>(metric.getValue()))
+      value = static_cast<double>(i.getInt());
+    else
+      return emitError() << "verdict metric '" << name
+                         << "' must be a number, got " << metric.getValue();
+    if (!std::isfinite(value) || value < 0)
+      return emitError() << "verdict metric '" << name
+                         << "' must be finite and non-negative, got "
+                         << formatMetric(value);
+  }
+
+  if (status != VerdictStatus::accepted &&
+      (!reason || reason.getValue().empty()))
+    return emitError() << statusName
+                       << " verdict needs a reason a user can act on";
+
+  auto get = [&](StringRef name) -> std::optional<double> {
+    Attribute value = metrics.get(name);
+    if (auto f = llvm::dyn_cast_or_null<FloatAttr>(value))
+      return f.getValueAsDouble();
+    if (auto i = llvm::dyn_cast_or_null<IntegerAttr>(value))
+      return static_cast<double>(i.getInt());
+    return std::nullopt;
+  };
+
+  if (carriesTimings(status)) {
+    for (StringRef needed : {"kernel_ms", "baseline_ms", "speedup"})
+      if (!get(needed))
+        return emitError() << statusName << " verdict needs '" << needed
+                           << "'";
+    if (*get("kernel_ms") <= 0)
+      return emitError() << statusName
+                         << " verdict needs a positive 'kernel_ms'";
+    double implied = *get("baseline_ms") / *get("kernel_ms");
+    double speedup = *get("speedup");
+    // Timings are printed with limited precision; allow rounding, nothing
+    // more, so a hand-edited speedup cannot disagree with its timings.
+    if (std::abs(speedup - implied) > 1e-3 * std::max(1.0, implied))
+      return emitError() << "verdict speedup " << formatMetric(speedup)
+                         << " does not match baseline_ms / kernel_ms = "
+                         << formatMetric(implied);
+  }
+
+  if (nothingRan(status))
+    for (StringRef timing : {"kernel_ms", "baseline_ms", "speedup"})
+      if (get(timing))
+        return emitError() << statusName << " verdict cannot carry '"
+                           << timing << "': no candidate code ran";
+  return success();
+}

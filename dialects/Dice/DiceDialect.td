@@ -1,0 +1,39 @@
+//===- DiceDialect.td - the dice dialect -------------------*- tablegen -*-===//
+//
+// The dice dialect carries kernel requests through the compiler: regions of
+// linalg-on-tensors that a generated CUDA kernel may replace, the scaffolds
+// that the DICE model fills in, the verifier's verdicts and the accepted
+// kernels that lowered code calls.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DICE_DIALECT_TD
+#define DICE_DIALECT_TD
+
+include "mlir/IR/OpBase.td"
+
+def Dice_Dialect : Dialect {
+  let name = "dice";
+  let cppNamespace = "::mlir::dice";
+  let summary = "Kernel requests, scaffolds, verdicts and generated kernels";
+  let description = [{
+    The `dice` dialect is the contract between the DICE compiler passes.
+    `dice-outline` wraps fusable linalg-on-tensors regions into
+    `dice.kernel_request` ops; `dice-scaffold` attaches a `#dice.scaffold`
+    holding the reference program and the prompt pieces; the verifier's
+    results are `#dice.verdict` attributes; an accepted request becomes a
+    `dice.call` of a module-level `dice.kernel`, and a rejected one is inlined
+    back so that the rest of the pipeline sees the ops it would have seen
+    without DICE.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let extraClassDeclaration = [{
+    /// Defined beside the attribute storage classes (DiceAttrs.cpp).
+    void registerAttributes();
+  }];
+}
+
+class Dice_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Dice_Dialect, mnemonic, traits>;
+
+#endif // DICE_DIALECT_TD

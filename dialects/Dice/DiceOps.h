@@ -1,0 +1,18 @@
+//===- DiceOps.h - dice dialect operations ----------------------*- C++ -*-===//
+
+#ifndef DICE_DIALECT_DICEOPS_H
+#define DICE_DIALECT_DICEOPS_H
+
+#include "Dice/DiceAttrs.h"
+#include "Dice/DiceDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#define GET_OP_CLASSES
+#include "Dice/DiceOps.h.inc"
+
+#endif // DICE_DIALECT_DICEOPS_H

@@ -1,0 +1,105 @@
+//===- Config.h - dice.toml configuration -----------------------*- C++ -*-===//
+//
+// Every tunable of the compiler, the model runtime and the verifier, with its
+// default. Parsed from `dice.toml`; unknown keys, wrong types and values out
+// of range are errors naming the file, line and key. Used by LLVM-built and
+// LibTorch-built code alike, so it depends on neither and throws nothing.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DICE_CONFIG_CONFIG_H
+#define DICE_CONFIG_CONFIG_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+namespace dice {
+
+/// How the block-diffusion sampler picks the positions to unmask per step.
+enum class Remasking { Static, Dynamic, Sequential };
+
+/// What a candidate's time is compared against.
+enum class Baseline { Eager, Inductor, DefaultLowering };
+
+struct SamplingConfig {
+  int64_t blockLength = 4;
+  int64_t denoisingSteps = 4;
+  Remasking remasking = Remasking::Static;
+  double threshold = 0.9;   ///< confidence needed to unmask (dynamic)
+  double temperature = 1.0; ///< 0 means greedy
+  int64_t topK = 1;         ///< 0 disables top-k
+  double topP = 1.0;
+  int64_t maxTokens = 4096;
+  int64_t candidates = 8; ///< candidates decoded together per request
+};
+
+struct VerifierConfig {
+  int64_t trials = 5;
+  double atol = 1e-4;     ///< fp32 tolerances
+  double rtol = 1e-4;
+  double halfAtol = 1e-2; ///< fp16/bf16 tolerances
+  double halfRtol = 1e-2;
+  int64_t timingRuns = 100;
+  double minSpeedup = 1.0;
+  Baseline baseline = Baseline::Eager;
+  double timeoutSeconds = 60;
+  int64_t workers = 0; ///< 0: one per CPU core
+};
+
+struct Config {
+  std::string modelPath; ///< empty: the default model
+  SamplingConfig sampling;
+  VerifierConfig verifier;
+  std::string databasePath = ".dice/kernels.db";
+  std::string artifactDir = ".dice/artifacts";
+};
+
+/// A problem in a configuration file, with where it is.
+struct ConfigError {
+  std::string file;
+  unsigned line = 0;   ///< 1-based; 0 when unknown (unreadable file)
+  unsigned column = 0; ///< 1-based; 0 when unknown
+  std::string key;     ///< dotted key, e.g. "sampling.top_k"; may be empty
+  std::string message;
+
+  /// `file:line: error: key: message`, the form compilers print.
+  std::string format() const;
+};
+
+/// A configuration or the error that prevented it.
+class ConfigResult {
+public:
+  ConfigResult(Config config) : value(std::move(config)) {}
+  ConfigResult(ConfigError error) : value(std::move(error)) {}
+
+  explicit operator bool() const { return std::holds_alternative<Config>(value); }
+  const Config &operator*() const { return std::get<Config>(value); }
+  const Config *operator->() const { return &std::get<Config>(value); }
+  const ConfigError &error() const { return std::get<ConfigError>(value); }
+
+private:
+  std::variant<Config, ConfigError> value;
+};
+
+/// Parses TOML text; `sourceName` names it in errors.
+ConfigResult parseConfig(std::string_view text, std::string_view sourceName);
+
+/// Reads and parses a file.
+ConfigResult loadConfigFile(const std::string &path);
+
+/// Sets one dotted key (e.g. "sampling.top_k") from its TOML spelling
+/// ("5", "\"dynamic\"", "0.5"), with the same checks as a file; how pass
+/// options override the file.
+std::optional<ConfigError> applyConfigOverride(Config &config,
+                                               std::string_view key,
+                                               std::string_view value);
+
+std::string_view toString(Remasking remasking);
+std::string_view toString(Baseline baseline);
+
+} // namespace dice
+
+#endif // DICE_CONFIG_CONFIG_H

@@ -1,0 +1,318 @@
+// RUN: dice-opt %s -split-input-file -verify-diagnostics
+
+//===----------------------------------------------------------------------===//
+// dice.kernel_request
+//===----------------------------------------------------------------------===//
+
+func.func @bad_fingerprint(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{fingerprint must be at least 8 lowercase hex digits, got 'K_XYZ'}}
+  %r = dice.kernel_request "K_XYZ" level(1) (%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    dice.yield %a : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @level_out_of_range(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{level must be 1 (single op), 2 (fusion) or 3 (whole model), got 4}}
+  %r = dice.kernel_request "0123456789abcdef" level(4) (%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    dice.yield %a : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @argument_count(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{region has 1 arguments but the request has 2 operands}}
+  %r = dice.kernel_request "0123456789abcdef" level(1) (%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    dice.yield %a : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @argument_type(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{region argument #0 has type 'tensor<4xf16>' but operand #0 has type 'tensor<4xf32>'}}
+  %r = dice.kernel_request "0123456789abcdef" level(1) (%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  // expected-note @+1 {{region argument declared here}}
+  ^bb0(%a: tensor<4xf16>):
+    %e = tensor.empty() : tensor<4xf32>
+    dice.yield %e : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @wrong_terminator(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{region must end with 'dice.yield'}}
+  %r = dice.kernel_request "0123456789abcdef" level(1) (%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    llvm.unreachable
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @yield_count(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{yield returns 2 values but the request has 1 results}}
+  %r = dice.kernel_request "0123456789abcdef" level(1) (%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    // expected-note @+1 {{yield is here}}
+    dice.yield %a, %a : tensor<4xf32>, tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @yield_type(%x: tensor<4xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{yield value #0 has type 'tensor<4xf32>' but result #0 has type 'tensor<8xf32>'}}
+  %r = dice.kernel_request "0123456789abcdef" level(1) (%x) : (tensor<4xf32>) -> tensor<8xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    // expected-note @+1 {{yield is here}}
+    dice.yield %a : tensor<4xf32>
+  }
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+func.func @scalar_operand(%x: f32) {
+  // expected-error @+1 {{operand #0 must be variadic of ranked tensor of any type values, but got 'f32'}}
+  dice.kernel_request "0123456789abcdef" level(1) (%x) : (f32) -> () {
+  ^bb0(%a: f32):
+    dice.yield
+  }
+  return
+}
+
+// -----
+
+func.func @two_blocks(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{expects region #0 to have 0 or 1 blocks}}
+  %r = dice.kernel_request "0123456789abcdef" level(1) (%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    cf.br ^bb1
+  ^bb1:
+    dice.yield %a : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @captures_from_above(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-note @+1 {{required by region isolation constraints}}
+  %r = dice.kernel_request "0123456789abcdef" level(1) () : () -> tensor<4xf32> {
+    // expected-error @+1 {{using value defined outside the region}}
+    dice.yield %x : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @yield_outside_request(%x: tensor<4xf32>) {
+  // expected-error @+1 {{expects parent op 'dice.kernel_request'}}
+  dice.yield %x : tensor<4xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// #dice.scaffold
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @empty_reference(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+2 {{scaffold has an empty reference program}}
+  %r = dice.kernel_request "0123456789abcdef" level(1) (%x) : (tensor<4xf32>) -> tensor<4xf32>
+      scaffold <reference = "", prefix = "", suffix = "void dice_forward();", signature = "void dice_forward();", infill_prompt = "", end_to_end_prompt = ""> {
+  ^bb0(%a: tensor<4xf32>):
+    dice.yield %a : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @signature_without_entry_point(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+2 {{scaffold signature must declare dice_forward, got 'torch::Tensor forward(torch::Tensor x);'}}
+  %r = dice.kernel_request "0123456789abcdef" level(1) (%x) : (tensor<4xf32>) -> tensor<4xf32>
+      scaffold <reference = "r", prefix = "", suffix = "torch::Tensor forward(torch::Tensor x);", signature = "torch::Tensor forward(torch::Tensor x);", infill_prompt = "", end_to_end_prompt = ""> {
+  ^bb0(%a: tensor<4xf32>):
+    dice.yield %a : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @suffix_disagrees_with_signature(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+2 {{scaffold suffix does not contain its signature 'torch::Tensor dice_forward(torch::Tensor x);'}}
+  %r = dice.kernel_request "0123456789abcdef" level(1) (%x) : (tensor<4xf32>) -> tensor<4xf32>
+      scaffold <reference = "r", prefix = "", suffix = "torch::Tensor dice_forward(torch::Tensor x, torch::Tensor y);", signature = "torch::Tensor dice_forward(torch::Tensor x);", infill_prompt = "", end_to_end_prompt = ""> {
+  ^bb0(%a: tensor<4xf32>):
+    dice.yield %a : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// #dice.verdict
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// expected-error @+1 {{unknown verdict status 'approved'}}
+dice.kernel @k_0123456789abcdef : () -> () verdict #dice.verdict<approved> source "x"
+
+// -----
+
+// expected-error @+1 {{unknown verdict metric 'latency'}}
+dice.kernel @k_0123456789abcdef : () -> () verdict #dice.verdict<crashed, reason = "trap", latency = 1.0> source "x"
+
+// -----
+
+// expected-error @+1 {{verdict metric 'trials' given twice}}
+dice.kernel @k_0123456789abcdef : () -> () verdict #dice.verdict<crashed, reason = "trap", trials = 1, trials = 2> source "x"
+
+// -----
+
+// expected-error @+1 {{verdict metric 'max_abs_err' must be finite and non-negative, got -0.5}}
+dice.kernel @k_0123456789abcdef : () -> () verdict #dice.verdict<incorrect, reason = "wrong", max_abs_err = -0.5> source "x"
+
+// -----
+
+// expected-error @+1 {{incorrect verdict needs a reason a user can act on}}
+dice.kernel @k_0123456789abcdef : () -> () verdict #dice.verdict<incorrect, max_abs_err = 0.5> source "x"
+
+// -----
+
+// expected-error @+1 {{accepted verdict needs 'kernel_ms'}}
+dice.kernel @k_0123456789abcdef : () -> () verdict #dice.verdict<accepted, baseline_ms = 1.0, speedup = 2.0> source "x"
+
+// -----
+
+// expected-error @+1 {{slow verdict needs a positive 'kernel_ms'}}
+dice.kernel @k_0123456789abcdef : () -> () verdict #dice.verdict<slow, reason = "slow", kernel_ms = 0.0, baseline_ms = 1.0, speedup = 0.0> source "x"
+
+// -----
+
+// expected-error @+1 {{verdict speedup 3.0 does not match baseline_ms / kernel_ms = 2.0}}
+dice.kernel @k_0123456789abcdef : () -> () verdict #dice.verdict<accepted, kernel_ms = 0.5, baseline_ms = 1.0, speedup = 3.0> source "x"
+
+// -----
+
+// expected-error @+1 {{compile_error verdict cannot carry 'kernel_ms': no candidate code ran}}
+dice.kernel @k_0123456789abcdef : () -> () verdict #dice.verdict<compile_error, reason = "nvcc failed", kernel_ms = 0.5> source "x"
+
+//===----------------------------------------------------------------------===//
+// dice.kernel
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// expected-error @+1 {{symbol name must be 'k_' followed by the request fingerprint, got '@relu'}}
+dice.kernel @relu : () -> () verdict #dice.verdict<accepted, kernel_ms = 1.0, baseline_ms = 1.0, speedup = 1.0> source "x"
+
+// -----
+
+// expected-error @+1 {{signature input #1 must be a ranked tensor, got 'i32'}}
+dice.kernel @k_0123456789abcdef : (tensor<4xf32>, i32) -> () verdict #dice.verdict<accepted, kernel_ms = 1.0, baseline_ms = 1.0, speedup = 1.0> source "x"
+
+// -----
+
+// expected-error @+1 {{signature result #0 must be a ranked tensor, got 'tensor<*xf32>'}}
+dice.kernel @k_0123456789abcdef : () -> tensor<*xf32> verdict #dice.verdict<accepted, kernel_ms = 1.0, baseline_ms = 1.0, speedup = 1.0> source "x"
+
+// -----
+
+// expected-error @+1 {{kernel source must not be empty}}
+dice.kernel @k_0123456789abcdef : () -> () verdict #dice.verdict<accepted, kernel_ms = 1.0, baseline_ms = 1.0, speedup = 1.0> source "  "
+
+// -----
+
+// expected-error @+1 {{artifact path must not be empty when given}}
+dice.kernel @k_0123456789abcdef : () -> () verdict #dice.verdict<accepted, kernel_ms = 1.0, baseline_ms = 1.0, speedup = 1.0> source "x" artifact ""
+
+// -----
+
+func.func @kernel_inside_function() {
+  // expected-error @+1 {{expects parent op 'builtin.module'}}
+  dice.kernel @k_0123456789abcdef : () -> () verdict #dice.verdict<accepted, kernel_ms = 1.0, baseline_ms = 1.0, speedup = 1.0> source "x"
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// dice.call
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @undefined_callee(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{calls '@k_0123456789abcdef', which is not defined in the enclosing module}}
+  %r = dice.call @k_0123456789abcdef(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// expected-note @+1 {{callee defined here}}
+func.func @k_0123456789abcdef(%x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
+
+func.func @callee_not_a_kernel(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{callee '@k_0123456789abcdef' is a 'func.func', not a 'dice.kernel'}}
+  %r = dice.call @k_0123456789abcdef(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// expected-note @+1 {{kernel defined here}}
+dice.kernel @k_0123456789abcdef : (tensor<4xf32>) -> tensor<4xf32> verdict #dice.verdict<incorrect, reason = "wrong"> source "x"
+
+func.func @callee_not_accepted(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{calls kernel '@k_0123456789abcdef' whose verdict is 'incorrect'; only accepted kernels may be called}}
+  %r = dice.call @k_0123456789abcdef(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+dice.kernel @k_0123456789abcdef : (tensor<4xf32>) -> tensor<4xf32> verdict #dice.verdict<accepted, kernel_ms = 1.0, baseline_ms = 2.0, speedup = 2.0> source "x"
+
+func.func @operand_count(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{has 2 operands but 1 kernel inputs}}
+  %r = dice.call @k_0123456789abcdef(%x, %x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+dice.kernel @k_0123456789abcdef : (tensor<4xf32>) -> tensor<4xf32> verdict #dice.verdict<accepted, kernel_ms = 1.0, baseline_ms = 2.0, speedup = 2.0> source "x"
+
+func.func @operand_type(%x: tensor<4xf16>) -> tensor<4xf32> {
+  // expected-error @+1 {{operand #0 has type 'tensor<4xf16>' but kernel input #0 has type 'tensor<4xf32>'}}
+  %r = dice.call @k_0123456789abcdef(%x) : (tensor<4xf16>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+dice.kernel @k_0123456789abcdef : (tensor<4xf32>) -> tensor<4xf32> verdict #dice.verdict<accepted, kernel_ms = 1.0, baseline_ms = 2.0, speedup = 2.0> source "x"
+
+func.func @result_type(%x: tensor<4xf32>) -> tensor<2x2xf32> {
+  // expected-error @+1 {{result #0 has type 'tensor<2x2xf32>' but kernel result #0 has type 'tensor<4xf32>'}}
+  %r = dice.call @k_0123456789abcdef(%x) : (tensor<4xf32>) -> tensor<2x2xf32>
+  return %r : tensor<2x2xf32>
+}

@@ -1,0 +1,27 @@
+# lit configuration of the DICE compiler's FileCheck suites.
+import os
+import shutil
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "DICE"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.dice_obj_root, "test")
+# Inputs are data that tests read, not tests; the other folders belong to the
+# gtest and pytest suites.
+config.excludes = ["Inputs", "unit", "python", "torch_models", "CMakeLists.txt"]
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.add_tool_substitutions(["dice-opt"], [config.dice_tools_dir])
+
+config.substitutions.append(("%dice_src_root", config.dice_src_root))
+config.substitutions.append(("%dice_obj_root", config.dice_obj_root))
+config.substitutions.append(("%python", config.python_executable))
+
+# GPU suites (test/gpu) declare `REQUIRES: cuda-device`.
+if shutil.which("nvidia-smi") and os.system("nvidia-smi -L >/dev/null 2>&1") == 0:
+    config.available_features.add("cuda-device")

@@ -1,0 +1,160 @@
+//===- ConfigTest.cpp - dice.toml parsing ---------------------------------===//
+
+#include "dice/Config/Config.h"
+
+#include <gtest/gtest.h>
+
+using namespace dice;
+
+namespace {
+
+ConfigError expectError(std::string_view text) {
+  ConfigResult result = parseConfig(text, "dice.toml");
+  EXPECT_FALSE(result) << "accepted:\n" << text;
+  return result ? ConfigError{} : result.error();
+}
+
+TEST(Config, EmptyFileGivesDefaults) {
+  ConfigResult result = parseConfig("", "dice.toml");
+  ASSERT_TRUE(result) << result.error().format();
+  // The DICE evaluation setting (block 4, 4 steps, static, top_k 1).
+  EXPECT_EQ(result->sampling.blockLength, 4);
+  EXPECT_EQ(result->sampling.denoisingSteps, 4);
+  EXPECT_EQ(result->sampling.remasking, Remasking::Static);
+  EXPECT_EQ(result->sampling.topK, 1);
+  EXPECT_EQ(result->verifier.trials, 5);
+  EXPECT_DOUBLE_EQ(result->verifier.atol, 1e-4);
+  EXPECT_DOUBLE_EQ(result->verifier.halfAtol, 1e-2);
+  EXPECT_EQ(result->verifier.baseline, Baseline::Eager);
+  EXPECT_EQ(result->databasePath, ".dice/kernels.db");
+}
+
+TEST(Config, EveryKeyIsRead) {
+  ConfigResult result = loadConfigFile(DICE_TEST_INPUTS "/full.toml");
+  ASSERT_TRUE(result) << result.error().format();
+  const Config &c = *result;
+  EXPECT_EQ(c.modelPath, "/models/dice-8b");
+  EXPECT_EQ(c.sampling.blockLength, 8);
+  EXPECT_EQ(c.sampling.denoisingSteps, 2);
+  EXPECT_EQ(c.sampling.remasking, Remasking::Dynamic);
+  EXPECT_DOUBLE_EQ(c.sampling.threshold, 0.95);
+  EXPECT_DOUBLE_EQ(c.sampling.temperature, 0.7);
+  EXPECT_EQ(c.sampling.topK, 0);
+  EXPECT_DOUBLE_EQ(c.sampling.topP, 0.9);
+  EXPECT_EQ(c.sampling.maxTokens, 2048);
+  EXPECT_EQ(c.sampling.candidates, 16);
+  EXPECT_EQ(c.verifier.trials, 3);
+  EXPECT_DOUBLE_EQ(c.verifier.atol, 1e-5);
+  EXPECT_DOUBLE_EQ(c.verifier.rtol, 2e-5);
+  EXPECT_DOUBLE_EQ(c.verifier.halfAtol, 5e-3);
+  EXPECT_DOUBLE_EQ(c.verifier.halfRtol, 6e-3);
+  EXPECT_EQ(c.verifier.timingRuns, 50);
+  EXPECT_DOUBLE_EQ(c.verifier.minSpeedup, 1.1);
+  EXPECT_EQ(c.verifier.baseline, Baseline::Inductor);
+  EXPECT_DOUBLE_EQ(c.verifier.timeoutSeconds, 30);
+  EXPECT_EQ(c.verifier.workers, 4);
+  EXPECT_EQ(c.databasePath, "cache/kernels.db");
+  EXPECT_EQ(c.artifactDir, "cache/artifacts");
+}
+
+TEST(Config, IntegerAcceptedWhereFloatExpected) {
+  ConfigResult result = parseConfig("[sampling]\ntemperature = 1\n", "dice.toml");
+  ASSERT_TRUE(result) << result.error().format();
+  EXPECT_DOUBLE_EQ(result->sampling.temperature, 1.0);
+}
+
+TEST(Config, UnknownKeyNamesFileLineAndKey) {
+  ConfigError e = expectError("[sampling]\ntop_k = 2\ntopk = 3\n");
+  EXPECT_EQ(e.file, "dice.toml");
+  EXPECT_EQ(e.line, 3u);
+  EXPECT_EQ(e.key, "sampling.topk");
+  EXPECT_NE(e.message.find("unknown key"), std::string::npos);
+  EXPECT_NE(e.message.find("top_k"), std::string::npos) << "lists known keys";
+  EXPECT_EQ(e.format().rfind("dice.toml:3: error: sampling.topk: ", 0), 0u)
+      << e.format();
+}
+
+TEST(Config, UnknownSection) {
+  ConfigError e = expectError("[model]\npath = \"x\"\n\n[sampler]\ntop_k = 1\n");
+  EXPECT_EQ(e.line, 4u);
+  EXPECT_EQ(e.key, "sampler");
+  EXPECT_NE(e.message.find("unknown section"), std::string::npos);
+}
+
+TEST(Config, SectionMustBeATable) {
+  ConfigError e = expectError("sampling = 3\n");
+  EXPECT_EQ(e.key, "sampling");
+  EXPECT_NE(e.message.find("must be a table"), std::string::npos);
+}
+
+TEST(Config, WrongTypes) {
+  ConfigError e = expectError("[sampling]\ntop_k = 1.5\n");
+  EXPECT_EQ(e.line, 2u);
+  EXPECT_EQ(e.key, "sampling.top_k");
+  EXPECT_EQ(e.message, "must be an integer, got a float");
+
+  e = expectError("[verifier]\n\natol = \"small\"\n");
+  EXPECT_EQ(e.line, 3u);
+  EXPECT_EQ(e.message, "must be a number, got a string");
+
+  e = expectError("[model]\npath = 3\n");
+  EXPECT_EQ(e.message, "must be a string, got an integer");
+}
+
+TEST(Config, OutOfRange) {
+  ConfigError e = expectError("[sampling]\ntop_p = 1.5\n");
+  EXPECT_EQ(e.key, "sampling.top_p");
+  EXPECT_EQ(e.message, "must be in (0, 1], got 1.5");
+
+  e = expectError("[verifier]\ntrials = 0\n");
+  EXPECT_EQ(e.message, "must be in [1, 1000], got 0");
+
+  e = expectError("[verifier]\nmin_speedup = -1\n");
+  EXPECT_EQ(e.message, "must be in (0, inf), got -1");
+}
+
+TEST(Config, BadChoice) {
+  ConfigError e = expectError("[sampling]\nremasking = \"random\"\n");
+  EXPECT_EQ(e.key, "sampling.remasking");
+  EXPECT_EQ(e.message,
+            "must be one of \"static\", \"dynamic\", \"sequential\", got \"random\"");
+}
+
+TEST(Config, StepsCannotExceedBlock) {
+  ConfigError e = expectError("[sampling]\nblock_length = 4\ndenoising_steps = 8\n");
+  EXPECT_EQ(e.key, "sampling.denoising_steps");
+  EXPECT_EQ(e.line, 3u);
+}
+
+TEST(Config, SyntaxErrorHasLine) {
+  ConfigError e = expectError("[sampling]\ntop_k = = 3\n");
+  EXPECT_EQ(e.line, 2u);
+  EXPECT_TRUE(e.key.empty());
+  EXPECT_FALSE(e.message.empty());
+}
+
+TEST(Config, MissingFile) {
+  ConfigResult result = loadConfigFile("/nonexistent/dice.toml");
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().format(),
+            "/nonexistent/dice.toml: error: cannot open configuration file");
+}
+
+TEST(Config, OverridesUseTheSameChecks) {
+  Config c;
+  EXPECT_FALSE(applyConfigOverride(c, "sampling.top_k", "7"));
+  EXPECT_EQ(c.sampling.topK, 7);
+  EXPECT_FALSE(applyConfigOverride(c, "verifier.baseline", "\"inductor\""));
+  EXPECT_EQ(c.verifier.baseline, Baseline::Inductor);
+
+  std::optional<ConfigError> e = applyConfigOverride(c, "sampling.top_k", "-1");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->key, "sampling.top_k");
+  EXPECT_EQ(c.sampling.topK, 7) << "a rejected override changes nothing";
+
+  e = applyConfigOverride(c, "top_k", "1");
+  ASSERT_TRUE(e);
+  EXPECT_NE(e->message.find("dotted key"), std::string::npos);
+}
+
+} // namespace
