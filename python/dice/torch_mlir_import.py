@@ -1,0 +1,32 @@
+"""PyTorch -> linalg-on-tensors MLIR text, through torch-mlir.
+
+torch-mlir is built on a newer LLVM than the compiler's MLIR 22, so the two
+exchange MLIR as text only: no bytecode, no shared Python bindings. The text
+that the pinned torch-mlir prints for the project's models parses unchanged
+with MLIR 22 (docs/dependencies.md); ops of dialects MLIR 22 does not have,
+such as `tm_tensor.attention` for scaled_dot_product_attention, are left as
+they are and dice-opt reports them with their location.
+"""
+
+import warnings
+
+
+def export_linalg_on_tensors(module, inputs, func_name="forward", **options):
+    """Returns the linalg-on-tensors MLIR text of `module(*inputs)`.
+
+    `options` go to `torch_mlir.fx.export_and_import` (for example
+    `dynamic_shapes`).
+    """
+    from torch_mlir import fx
+
+    with warnings.catch_warnings():
+        # torch.export's pytree deprecation notices say nothing about the IR.
+        warnings.simplefilter("ignore", FutureWarning)
+        mlir = fx.export_and_import(
+            module,
+            *inputs,
+            output_type="linalg-on-tensors",
+            func_name=func_name,
+            **options,
+        )
+    return str(mlir).rstrip("\n") + "\n"
