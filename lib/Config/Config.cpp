@@ -180,7 +180,7 @@ public:
   /// Applies every key of `root` onto `config`; the first problem wins.
   std::optional<ConfigError> apply(const toml::table &root, Config &config) {
     // Where the steps/block relation was last set, to point at it if broken.
-    toml::source_region stepsWhere;
+    toml::source_region stepsWhere{};
     for (auto &&[sectionKey, sectionNode] : root) {
       std::string section(sectionKey.str());
       if (!isSection(section))

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Dice/DiceDialect.h"
+#include "Passes.h"
 #include "dice/Config/Config.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -58,6 +59,7 @@ int main(int argc, char **argv) {
                   mlir::LLVM::LLVMDialect>();
   mlir::registerAllExtensions(registry);
   mlir::registerAllPasses();
+  mlir::dice::registerDicePasses();
 
   auto [inputFile, outputFile] = mlir::registerAndParseCLIOptions(
       argc, argv, "DICE compiler driver\n", registry);

@@ -1,0 +1,38 @@
+//===- ReferenceBuilder.h - MLIR region -> reference program ----*- C++ -*-===//
+//
+// Renders linalg-on-tensors into the torch-level ReferenceProgram. Compiler
+// side only (MLIR). Ops it cannot render exactly are reported with a reason
+// instead of being approximated: the outline pass keeps them out of kernel
+// requests.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DICE_SCAFFOLD_REFERENCEBUILDER_H
+#define DICE_SCAFFOLD_REFERENCEBUILDER_H
+
+#include "dice/Scaffold/ReferenceProgram.h"
+
+#include "mlir/IR/Operation.h"
+#include "mlir/IR/Region.h"
+#include "mlir/Support/LLVM.h"
+
+#include <optional>
+#include <string>
+
+namespace dice {
+
+/// Why `op` cannot be rendered on its own, or nullopt when it can. Ops that
+/// only produce values (constants, tensor.empty, linalg.fill) are renderable.
+std::optional<std::string> whyNotRenderable(mlir::Operation *op);
+
+/// The program of a single-block region: its arguments are the inputs and
+/// its terminator's operands the outputs. On failure `whyNot` names the op.
+std::optional<ReferenceProgram> buildReferenceProgram(mlir::Region &region,
+                                                      std::string &whyNot);
+
+/// The element type's torch dtype, if it has one.
+std::optional<DType> toDType(mlir::Type elementType);
+
+} // namespace dice
+
+#endif // DICE_SCAFFOLD_REFERENCEBUILDER_H

@@ -1,0 +1,95 @@
+//===- ReferenceProgram.h - what a kernel request computes ------*- C++ -*-===//
+//
+// One small representation of a kernel request's computation: a straight-
+// line list of torch operations over tensors of static shape. It is rendered
+// once from the request's region (ReferenceBuilder, in the compiler) and
+// consumed by two backends: the Python printer (the KernelBench-format
+// `Model` shown to the DICE model) and the ATen executor (the verifier's
+// reference outputs and eager baseline). Both backends implement the same
+// closed vocabulary below, so the prompt, the check and the baseline cannot
+// disagree. Plain C++: no LLVM, no LibTorch; JSON travels between processes.
+//
+// Vocabulary (`fn`, its arguments and attributes):
+//   scalar                          attr value            0-d constant
+//   full                            shape, value          constant tensor
+//   add sub mul div maximum minimum pow atan2 remainder   (a, b)
+//   neg exp exp2 log log1p expm1 tanh sqrt rsqrt erf abs sin cos tan
+//   floor ceil round trunc sigmoid logical_not bitwise_not reciprocal  (a)
+//   gt ge lt le eq ne logical_and logical_or             (a, b) -> bool
+//   where                           (cond, a, b)
+//   to                              (a), dtype             cast
+//   permute                         (a), dims
+//   reshape expand                  (a), shape
+//   sum amax amin prod              (a), dims              reduce, no keepdim
+//   matmul                          (a, b)                 2-D and batched
+//   conv                            (x, w), stride, padding, dilation, groups
+//   max_pool avg_pool               (x), kernel, stride, padding, dilation
+//   pad                             (a), low, high, value  constant padding
+//   slice                           (a), offsets, sizes, strides
+//   insert_slice                    (src, dest), offsets, sizes, strides
+//   cat                             (a, b, ...), dim
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DICE_SCAFFOLD_REFERENCEPROGRAM_H
+#define DICE_SCAFFOLD_REFERENCEPROGRAM_H
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dice {
+
+/// Element types a reference program handles, named as torch names them.
+enum class DType { Float32, Float16, BFloat16, Float64, Int64, Int32, Int16, Int8, UInt8, Bool };
+
+/// "float32", "int64", ...: the `torch.<name>` spelling.
+const char *dtypeName(DType dtype);
+std::optional<DType> parseDType(const std::string &name);
+bool isFloatingPoint(DType dtype);
+
+struct TensorType {
+  std::vector<int64_t> shape; ///< static; empty for 0-d
+  DType dtype = DType::Float32;
+
+  int64_t numElements() const;
+  bool operator==(const TensorType &other) const = default;
+};
+
+/// One operation; its result is value number `inputs.size() + index`.
+struct RefOp {
+  std::string fn;
+  std::vector<int> args;                           ///< value numbers
+  std::map<std::string, std::vector<int64_t>> ints; ///< dims, shape, stride...
+  double value = 0;                                ///< scalar/full/pad value
+  TensorType type;                                 ///< result type
+};
+
+struct ReferenceProgram {
+  std::vector<TensorType> inputs; ///< values 0..inputs.size()-1
+  std::vector<RefOp> ops;
+  std::vector<int> outputs; ///< value numbers returned, in result order
+
+  /// Type of value `id`.
+  const TensorType &typeOf(int id) const;
+  /// Adds an op and returns its value number.
+  int add(RefOp op);
+
+  std::string toJson() const;
+  /// Parses what toJson wrote; on failure returns nullopt and sets `error`.
+  static std::optional<ReferenceProgram> fromJson(const std::string &text,
+                                                  std::string &error);
+  /// Checks arity, value numbering and attributes of every op; an empty
+  /// string means well-formed. Both backends call it before running.
+  std::string validate() const;
+};
+
+/// The KernelBench-format Python program (`class Model(nn.Module)`,
+/// `get_inputs()`, `get_init_inputs()`) that computes `program`.
+std::string renderPythonModel(const ReferenceProgram &program);
+
+} // namespace dice
+
+#endif // DICE_SCAFFOLD_REFERENCEPROGRAM_H

@@ -1,0 +1,255 @@
+//===- PythonPrinter.cpp - reference program -> KernelBench Python --------===//
+//
+// The program the DICE model reads: KernelBench's format, so that published
+// DICE weights see what they were trained on. Every op prints as the torch
+// call with exactly the semantics that AtenExecutor.cpp implements.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dice/Scaffold/ReferenceProgram.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+namespace dice {
+namespace {
+
+/// Shortest spelling that reads back as the same double, as Python's repr.
+std::string pythonFloat(double v) {
+  if (std::isnan(v))
+    return "float('nan')";
+  if (std::isinf(v))
+    return v > 0 ? "float('inf')" : "float('-inf')";
+  char buffer[32];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buffer, sizeof(buffer), "%.*g", precision, v);
+    if (std::strtod(buffer, nullptr) == v)
+      break;
+  }
+  std::string s(buffer);
+  if (s.find_first_of(".e") == std::string::npos)
+    s += ".0";
+  return s;
+}
+
+std::string literal(double v, DType dtype) {
+  if (dtype == DType::Bool)
+    return v != 0 ? "True" : "False";
+  if (!isFloatingPoint(dtype))
+    return std::to_string(static_cast<int64_t>(v));
+  return pythonFloat(v);
+}
+
+std::string tuple(const std::vector<int64_t> &values) {
+  std::string s = "(";
+  for (size_t i = 0; i < values.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(values[i]);
+  return s + (values.size() == 1 ? ",)" : ")");
+}
+
+std::string torchDType(DType dtype) {
+  return std::string("torch.") + dtypeName(dtype);
+}
+
+class Printer {
+public:
+  explicit Printer(const ReferenceProgram &program) : program(program) {}
+
+  std::string print() {
+    std::ostringstream os;
+    os << "import torch\nimport torch.nn as nn\n\n\n"
+       << "class Model(nn.Module):\n"
+       << "    def __init__(self):\n"
+       << "        super().__init__()\n\n"
+       << "    def forward(self";
+    for (size_t i = 0; i < program.inputs.size(); ++i)
+      os << ", " << name(i);
+    os << "):\n";
+    for (size_t i = 0; i < program.ops.size(); ++i)
+      printOp(os, program.ops[i], program.inputs.size() + i);
+    os << "        return ";
+    for (size_t i = 0; i < program.outputs.size(); ++i)
+      os << (i ? ", " : "") << name(program.outputs[i]);
+    os << "\n\n\ndef get_inputs():\n    return [";
+    for (size_t i = 0; i < program.inputs.size(); ++i)
+      os << (i ? ", " : "") << randomInput(program.inputs[i]);
+    os << "]\n\n\ndef get_init_inputs():\n    return []\n";
+    return os.str();
+  }
+
+private:
+  const ReferenceProgram &program;
+
+  std::string name(size_t id) const {
+    return (id < program.inputs.size() ? "x" : "t") + std::to_string(id);
+  }
+
+  bool isScalar(int id) const {
+    return id >= static_cast<int>(program.inputs.size()) &&
+           program.ops[id - program.inputs.size()].fn == "scalar";
+  }
+
+  /// A scalar argument prints as a Python literal where a tensor operand
+  /// sits beside it (torch promotes both the same way); alone, as a tensor.
+  std::string arg(const RefOp &op, size_t index) const {
+    int id = op.args[index];
+    if (!isScalar(id))
+      return name(id);
+    const RefOp &s = program.ops[id - program.inputs.size()];
+    bool hasTensor = false;
+    for (int a : op.args)
+      hasTensor |= !isScalar(a);
+    if (hasTensor && op.fn != "to" && op.fn != "where")
+      return literal(s.value, s.type.dtype);
+    if (op.fn == "where" && index > 0 && !isScalar(op.args[0]))
+      return literal(s.value, s.type.dtype);
+    return "torch.tensor(" + literal(s.value, s.type.dtype) +
+           ", dtype=" + torchDType(s.type.dtype) + ")";
+  }
+
+  std::string randomInput(const TensorType &type) const {
+    std::string shape = tuple(type.shape);
+    if (type.dtype == DType::Bool)
+      return "torch.rand(" + shape + ") > 0.5";
+    if (!isFloatingPoint(type.dtype))
+      return "torch.randint(0, 10, " + shape + ", dtype=" + torchDType(type.dtype) + ")";
+    return "torch.randn(" + shape + ", dtype=" + torchDType(type.dtype) + ")";
+  }
+
+  void printOp(std::ostream &os, const RefOp &op, size_t id) const {
+    if (op.fn == "scalar")
+      return; // printed inline where used
+    std::string out = "        " + name(id) + " = ";
+    auto ints = [&](const char *key) { return op.ints.at(key); };
+    const std::string &fn = op.fn;
+    static const std::map<std::string, std::string> unary = {
+        {"neg", "torch.neg"},     {"exp", "torch.exp"},     {"exp2", "torch.exp2"},
+        {"log", "torch.log"},     {"log1p", "torch.log1p"}, {"expm1", "torch.expm1"},
+        {"tanh", "torch.tanh"},   {"sqrt", "torch.sqrt"},   {"rsqrt", "torch.rsqrt"},
+        {"erf", "torch.erf"},     {"abs", "torch.abs"},     {"sin", "torch.sin"},
+        {"cos", "torch.cos"},     {"tan", "torch.tan"},     {"floor", "torch.floor"},
+        {"ceil", "torch.ceil"},   {"round", "torch.round"}, {"trunc", "torch.trunc"},
+        {"sigmoid", "torch.sigmoid"}, {"logical_not", "torch.logical_not"},
+        {"bitwise_not", "torch.bitwise_not"}, {"reciprocal", "torch.reciprocal"}};
+    static const std::map<std::string, std::string> binary = {
+        {"add", "torch.add"},         {"sub", "torch.sub"},
+        {"mul", "torch.mul"},         {"div", "torch.div"},
+        {"maximum", "torch.maximum"}, {"minimum", "torch.minimum"},
+        {"pow", "torch.pow"},         {"atan2", "torch.atan2"},
+        {"remainder", "torch.fmod"},  {"gt", "torch.gt"},
+        {"ge", "torch.ge"},           {"lt", "torch.lt"},
+        {"le", "torch.le"},           {"eq", "torch.eq"},
+        {"ne", "torch.ne"},           {"logical_and", "torch.logical_and"},
+        {"logical_or", "torch.logical_or"}};
+    if (auto it = unary.find(fn); it != unary.end()) {
+      os << out << it->second << "(" << arg(op, 0) << ")\n";
+    } else if (auto it = binary.find(fn); it != binary.end()) {
+      // torch.maximum and friends need tensors on both sides.
+      bool needsTensors = fn == "maximum" || fn == "minimum" || fn == "atan2";
+      std::string a = needsTensors ? tensorArg(op, 0) : arg(op, 0);
+      std::string b = needsTensors ? tensorArg(op, 1) : arg(op, 1);
+      os << out << it->second << "(" << a << ", " << b << ")\n";
+    } else if (fn == "where") {
+      os << out << "torch.where(" << arg(op, 0) << ", " << arg(op, 1) << ", "
+         << arg(op, 2) << ")\n";
+    } else if (fn == "to") {
+      os << out << arg(op, 0) << ".to(" << torchDType(op.type.dtype) << ")\n";
+    } else if (fn == "full") {
+      os << out << "torch.full(" << tuple(op.type.shape) << ", "
+         << literal(op.value, op.type.dtype) << ", dtype=" << torchDType(op.type.dtype)
+         << ")\n";
+    } else if (fn == "permute") {
+      os << out << name(op.args[0]) << ".permute" << tuple(ints("dims")) << "\n";
+    } else if (fn == "reshape") {
+      os << out << name(op.args[0]) << ".reshape" << tuple(op.type.shape) << "\n";
+    } else if (fn == "expand") {
+      os << out << name(op.args[0]) << ".expand" << tuple(op.type.shape) << "\n";
+    } else if (fn == "sum" || fn == "amax" || fn == "amin") {
+      os << out << "torch." << fn << "(" << name(op.args[0])
+         << ", dim=" << tuple(ints("dims")) << ")\n";
+    } else if (fn == "prod") {
+      // torch.prod reduces one dim at a time; highest first keeps numbering.
+      std::vector<int64_t> dims = ints("dims");
+      std::string expr = name(op.args[0]);
+      for (auto d = dims.rbegin(); d != dims.rend(); ++d)
+        expr = "torch.prod(" + expr + ", dim=" + std::to_string(*d) + ")";
+      os << out << expr << "\n";
+    } else if (fn == "matmul") {
+      os << out << "torch.matmul(" << name(op.args[0]) << ", " << name(op.args[1])
+         << ")\n";
+    } else if (fn == "conv") {
+      size_t spatial = program.typeOf(op.args[0]).shape.size() - 2;
+      os << out << "torch.nn.functional.conv" << spatial << "d(" << name(op.args[0])
+         << ", " << name(op.args[1]) << ", stride=" << tuple(ints("stride"))
+         << ", padding=" << tuple(ints("padding"))
+         << ", dilation=" << tuple(ints("dilation"))
+         << ", groups=" << ints("groups")[0] << ")\n";
+    } else if (fn == "max_pool") {
+      size_t spatial = ints("kernel").size();
+      os << out << "torch.nn.functional.max_pool" << spatial << "d(" << name(op.args[0])
+         << ", kernel_size=" << tuple(ints("kernel")) << ", stride=" << tuple(ints("stride"))
+         << ", padding=" << tuple(ints("padding"))
+         << ", dilation=" << tuple(ints("dilation")) << ")\n";
+    } else if (fn == "sum_pool") {
+      size_t spatial = ints("kernel").size();
+      os << out << "torch.nn.functional.avg_pool" << spatial << "d(" << name(op.args[0])
+         << ", kernel_size=" << tuple(ints("kernel")) << ", stride=" << tuple(ints("stride"))
+         << ", padding=" << tuple(ints("padding")) << ", divisor_override=1)\n";
+    } else if (fn == "pad") {
+      // F.pad lists (low, high) pairs from the last dimension backwards.
+      std::vector<int64_t> pairs;
+      const auto &low = ints("low"), &high = ints("high");
+      for (size_t d = low.size(); d-- > 0;) {
+        pairs.push_back(low[d]);
+        pairs.push_back(high[d]);
+      }
+      os << out << "torch.nn.functional.pad(" << name(op.args[0]) << ", "
+         << tuple(pairs) << ", value=" << literal(op.value, op.type.dtype) << ")\n";
+    } else if (fn == "slice") {
+      os << out << name(op.args[0]) << "[" << slices(op) << "]\n";
+    } else if (fn == "insert_slice") {
+      os << out << name(op.args[1]) << ".clone()\n";
+      os << "        " << name(id) << "[" << slices(op) << "] = " << name(op.args[0])
+         << ".reshape(" << name(id) << "[" << slices(op) << "].shape)\n";
+    } else if (fn == "cat") {
+      os << out << "torch.cat([";
+      for (size_t i = 0; i < op.args.size(); ++i)
+        os << (i ? ", " : "") << name(op.args[i]);
+      os << "], dim=" << ints("dim")[0] << ")\n";
+    } else {
+      os << out << "None  # unknown operation " << fn << "\n";
+    }
+  }
+
+  std::string tensorArg(const RefOp &op, size_t index) const {
+    int id = op.args[index];
+    if (!isScalar(id))
+      return name(id);
+    const RefOp &s = program.ops[id - program.inputs.size()];
+    return "torch.tensor(" + literal(s.value, s.type.dtype) +
+           ", dtype=" + torchDType(s.type.dtype) + ")";
+  }
+
+  static std::string slices(const RefOp &op) {
+    const auto &offsets = op.ints.at("offsets"), &sizes = op.ints.at("sizes"),
+               &strides = op.ints.at("strides");
+    std::string s;
+    for (size_t d = 0; d < offsets.size(); ++d) {
+      int64_t end = offsets[d] + (sizes[d] - 1) * strides[d] + 1;
+      s += (d ? ", " : "") + std::to_string(offsets[d]) + ":" + std::to_string(end);
+      if (strides[d] != 1)
+        s += ":" + std::to_string(strides[d]);
+    }
+    return s;
+  }
+};
+
+} // namespace
+
+std::string renderPythonModel(const ReferenceProgram &program) {
+  return Printer(program).print();
+}
+
+} // namespace dice

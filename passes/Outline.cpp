@@ -1,0 +1,385 @@
+//===- Outline.cpp - form dice.kernel_request ops -------------------------===//
+//
+// Each op of a function body gets a role: a rematerializable producer
+// (scalar or splat constant, tensor.empty, a fill of those), a weight (a
+// dense constant, or an op computing only from weights), or work (structured
+// linalg ops and tensor data movement). Work is grouped by granularity; each
+// group becomes a request whose operands are the tensors it reads from
+// outside, weights included, with its rematerializable producers cloned
+// inside. Work the reference program cannot render stays outside with a
+// remark.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Fingerprint.h"
+#include "Passes.h"
+
+#include "Dice/DiceOps.h"
+#include "dice/Scaffold/ReferenceBuilder.h"
+
+#include "mlir/Analysis/TopologicalSortUtils.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/EquivalenceClasses.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::dice {
+#define GEN_PASS_DEF_DICEOUTLINE
+#include "Passes.h.inc"
+} // namespace mlir::dice
+
+using namespace mlir;
+using namespace mlir::dice;
+
+namespace {
+
+enum class Role {
+  Rematerializable, ///< cloned into every request that uses it
+  Weight,           ///< stays outside; its value becomes an operand
+  Work,             ///< goes into a request
+  Other             ///< stays outside (terminators, unrenderable ops)
+};
+
+enum class Granularity { Op, Fusion, Function };
+
+bool isDataMovement(Operation *op) {
+  return isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp,
+             tensor::PadOp, tensor::ExtractSliceOp, tensor::InsertSliceOp,
+             tensor::ConcatOp>(op);
+}
+
+bool isReshape(Operation *op) {
+  return isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp>(op);
+}
+
+/// Compute-heavy ops that a fusion is built around.
+bool isAnchor(Operation *op) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  return linalgOp && linalgOp.getNumReductionLoops() > 0;
+}
+
+/// Ops that may join a producer's fusion group as its epilogue.
+bool isElementwiseLike(Operation *op) {
+  if (isReshape(op))
+    return true;
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  return linalgOp && !isa<linalg::FillOp>(op) &&
+         linalgOp.getNumReductionLoops() == 0;
+}
+
+bool isTensorOrScalar(Type type) {
+  return isa<RankedTensorType>(type) || type.isIntOrIndexOrFloat();
+}
+
+class BlockOutliner {
+public:
+  BlockOutliner(Block &block, Granularity granularity, bool &changed,
+                llvm::Statistic &numRequests, llvm::Statistic &numLeftOut)
+      : block(block), granularity(granularity), changed(changed),
+        numRequests(numRequests), numLeftOut(numLeftOut) {}
+
+  void run() {
+    assignRoles();
+    std::vector<std::vector<Operation *>> groups = formGroups();
+    for (auto &group : groups)
+      createRequest(group);
+    if (!changed)
+      return;
+    (void)sortTopologically(&block);
+    eraseDeadProducers();
+  }
+
+private:
+  Block &block;
+  Granularity granularity;
+  bool &changed;
+  llvm::Statistic &numRequests, &numLeftOut;
+  llvm::DenseMap<Operation *, Role> roles;
+  llvm::DenseMap<Operation *, unsigned> position;
+  /// tensor.pad ops that belong to their only consumer's group.
+  llvm::DenseSet<Operation *> ownedPads;
+
+  Role roleOf(Operation *op) const {
+    auto it = roles.find(op);
+    return it == roles.end() ? Role::Other : it->second;
+  }
+  Role roleOf(Value value) const {
+    Operation *def = value.getDefiningOp();
+    return def && def->getBlock() == &block ? roleOf(def) : Role::Other;
+  }
+
+  void assignRoles() {
+    unsigned index = 0;
+    for (Operation &op : block) {
+      position[&op] = index++;
+      roles[&op] = classify(&op);
+    }
+  }
+
+  Role classify(Operation *op) {
+    if (op->hasTrait<OpTrait::IsTerminator>())
+      return Role::Other;
+    if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+      Attribute value = constant.getValue();
+      if (!isa<ElementsAttr>(value))
+        return Role::Rematerializable; // a scalar
+      auto dense = dyn_cast<DenseElementsAttr>(value);
+      return dense && dense.isSplat() ? Role::Rematerializable : Role::Weight;
+    }
+    if (isa<tensor::EmptyOp>(op))
+      return Role::Rematerializable;
+    if (!isa<linalg::LinalgOp>(op) && !isDataMovement(op))
+      return Role::Other;
+
+    auto constantDerived = [&](Value v) {
+      Role r = roleOf(v);
+      return r == Role::Rematerializable || r == Role::Weight;
+    };
+    llvm::SetVector<Value> captured;
+    getUsedValuesDefinedAbove(op->getRegions(), captured);
+    if (llvm::all_of(op->getOperands(), constantDerived) &&
+        llvm::all_of(captured, constantDerived)) {
+      if (isa<linalg::FillOp>(op))
+        return Role::Rematerializable;
+      if (llvm::any_of(op->getOperands(),
+                       [&](Value v) { return roleOf(v) == Role::Weight; }))
+        return Role::Weight; // e.g. the transpose of a weight matrix
+    }
+    if (!llvm::all_of(op->getResultTypes(), isTensorOrScalar))
+      return Role::Other;
+    if (std::optional<std::string> why = ::dice::whyNotRenderable(op)) {
+      op->emitRemark() << "stays outside kernel requests: " << *why;
+      ++numLeftOut;
+      return Role::Other;
+    }
+    return Role::Work;
+  }
+
+  bool isOwnedPad(Operation *op) {
+    if (!isa<tensor::PadOp>(op) || !op->hasOneUse())
+      return false;
+    Operation *user = *op->getUsers().begin();
+    return user->getBlock() == &block && roleOf(user) == Role::Work &&
+           isa<linalg::LinalgOp>(user);
+  }
+
+  std::vector<std::vector<Operation *>> formGroups() {
+    std::vector<Operation *> work;
+    for (Operation &op : block)
+      if (roleOf(&op) == Role::Work)
+        work.push_back(&op);
+    for (Operation *op : work)
+      if (isOwnedPad(op))
+        ownedPads.insert(op);
+
+    std::vector<std::vector<Operation *>> groups;
+    if (granularity == Granularity::Function) {
+      if (!work.empty())
+        groups.push_back(work);
+      return groups;
+    }
+
+    llvm::DenseMap<Operation *, unsigned> groupOf;
+    for (Operation *op : work) {
+      if (ownedPads.contains(op))
+        continue; // joins its consumer below
+      if (granularity == Granularity::Op && isReshape(op))
+        continue; // a reshape alone is no kernel; it stays a view
+      std::optional<unsigned> joined;
+      if (granularity == Granularity::Fusion && isElementwiseLike(op))
+        joined = chooseProducerGroup(op, groups, groupOf);
+      unsigned g = joined ? *joined : groups.size();
+      if (!joined)
+        groups.emplace_back();
+      for (Value operand : op->getOperands())
+        if (Operation *def = operand.getDefiningOp(); def && ownedPads.contains(def)) {
+          groups[g].push_back(def);
+          groupOf[def] = g;
+        }
+      groups[g].push_back(op);
+      groupOf[op] = g;
+    }
+    for (auto &group : groups)
+      llvm::sort(group, [&](Operation *a, Operation *b) {
+        return position[a] < position[b];
+      });
+    return groups;
+  }
+
+  /// The group of a producer of `op` that `op` can join without making a
+  /// cycle, if any.
+  std::optional<unsigned>
+  chooseProducerGroup(Operation *op,
+                      const std::vector<std::vector<Operation *>> &groups,
+                      const llvm::DenseMap<Operation *, unsigned> &groupOf) {
+    for (Value operand : op->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      auto it = def ? groupOf.find(def) : groupOf.end();
+      if (it == groupOf.end())
+        continue;
+      if (!createsCycle(groups[it->second], op))
+        return it->second;
+    }
+    return std::nullopt;
+  }
+
+  /// Whether adding `op` to `group` would make the group depend on itself
+  /// through an op outside it.
+  bool createsCycle(const std::vector<Operation *> &group, Operation *op) {
+    llvm::DenseSet<Operation *> members(group.begin(), group.end());
+    // Everything reachable from the group through ops outside it, up to `op`.
+    llvm::DenseSet<Operation *> reached;
+    std::vector<Operation *> stack;
+    for (Operation *member : group)
+      for (Operation *user : member->getUsers())
+        if (!members.contains(user) && user != op)
+          stack.push_back(user);
+    while (!stack.empty()) {
+      Operation *current = stack.back();
+      stack.pop_back();
+      if (current->getBlock() != &block || !reached.insert(current).second)
+        continue;
+      if (position[current] > position[op])
+        continue;
+      for (Operation *user : current->getUsers())
+        stack.push_back(user);
+    }
+    return llvm::any_of(op->getOperands(), [&](Value v) {
+      Operation *def = v.getDefiningOp();
+      return def && reached.contains(def);
+    });
+  }
+
+  /// Adds `op`, and the rematerializable producers it reads, to `producers`.
+  void collectProducers(Operation *op, llvm::SetVector<Operation *> &producers) {
+    if (!producers.insert(op))
+      return;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp();
+          def && roleOf(def) == Role::Rematerializable)
+        collectProducers(def, producers);
+  }
+
+  void createRequest(std::vector<Operation *> &group) {
+    llvm::DenseSet<Operation *> members(group.begin(), group.end());
+    llvm::SetVector<Value> inputs;
+    llvm::SetVector<Operation *> producers;
+    auto consider = [&](Value value) {
+      Operation *def = value.getDefiningOp();
+      if (def && members.contains(def))
+        return;
+      if (def && roleOf(def) == Role::Rematerializable)
+        collectProducers(def, producers);
+      else
+        inputs.insert(value);
+    };
+    for (Operation *op : group) {
+      for (Value operand : op->getOperands())
+        consider(operand);
+      llvm::SetVector<Value> captured;
+      getUsedValuesDefinedAbove(op->getRegions(), captured);
+      for (Value value : captured)
+        consider(value);
+    }
+    if (llvm::any_of(inputs, [](Value v) {
+          return !isa<RankedTensorType>(v.getType());
+        })) {
+      group.front()->emitRemark()
+          << "stays outside kernel requests: it reads a scalar that is "
+             "computed at run time";
+      ++numLeftOut;
+      return;
+    }
+
+    SmallVector<Value> outputs;
+    for (Operation *op : group)
+      for (Value result : op->getResults())
+        if (llvm::any_of(result.getUsers(),
+                         [&](Operation *u) { return !members.contains(u); }))
+          outputs.push_back(result);
+    if (outputs.empty())
+      return; // nothing outside reads it
+
+    SmallVector<Location> locs;
+    for (Operation *op : group)
+      locs.push_back(op->getLoc());
+    OpBuilder builder(group.front());
+    Location loc = builder.getFusedLoc(locs);
+    int32_t level = granularity == Granularity::Op       ? 1
+                    : granularity == Granularity::Function ? 3
+                                                         : 2;
+    if (level == 2 && llvm::count_if(group, [](Operation *op) {
+                        return isa<linalg::LinalgOp>(op);
+                      }) == 1)
+      level = 1; // a fusion group of one op is a single-op task
+    auto request = KernelRequestOp::create(
+        builder, loc, ValueRange(outputs).getTypes(), inputs.getArrayRef(),
+        "00000000", level, /*scaffold=*/nullptr);
+
+    Block *body = builder.createBlock(&request.getBody());
+    IRMapping mapping;
+    for (Value input : inputs)
+      mapping.map(input, body->addArgument(input.getType(), input.getLoc()));
+    SmallVector<Operation *> ordered(producers.begin(), producers.end());
+    llvm::sort(ordered, [&](Operation *a, Operation *b) {
+      return position[a] < position[b];
+    });
+    for (Operation *producer : ordered)
+      builder.clone(*producer, mapping);
+    for (Operation *op : group)
+      builder.clone(*op, mapping);
+    SmallVector<Value> yielded;
+    for (Value output : outputs)
+      yielded.push_back(mapping.lookup(output));
+    YieldOp::create(builder, loc, yielded);
+
+    for (auto [output, result] : llvm::zip(outputs, request.getResults()))
+      output.replaceUsesWithIf(result, [&](OpOperand &use) {
+        return !members.contains(use.getOwner());
+      });
+    for (Operation *op : llvm::reverse(group))
+      op->erase();
+    request.setFingerprint(computeFingerprint(request));
+    ++numRequests;
+    changed = true;
+  }
+
+  void eraseDeadProducers() {
+    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block)))
+      if (roleOf(&op) == Role::Rematerializable && isOpTriviallyDead(&op))
+        op.erase();
+  }
+};
+
+struct OutlinePass : public mlir::dice::impl::DiceOutlineBase<OutlinePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    std::optional<Granularity> g =
+        llvm::StringSwitch<std::optional<Granularity>>(granularity)
+            .Case("op", Granularity::Op)
+            .Case("fusion", Granularity::Fusion)
+            .Case("function", Granularity::Function)
+            .Default(std::nullopt);
+    if (!g) {
+      getOperation().emitError()
+          << "dice-outline: granularity must be 'op', 'fusion' or 'function', "
+             "got '"
+          << granularity << "'";
+      return signalPassFailure();
+    }
+    bool changed = false;
+    for (func::FuncOp func : getOperation().getOps<func::FuncOp>())
+      for (Block &block : func.getBody())
+        BlockOutliner(block, *g, changed, numRequests, numLeftOut).run();
+    if (!changed)
+      markAllAnalysesPreserved();
+  }
+};
+
+} // namespace
