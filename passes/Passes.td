@@ -41,4 +41,20 @@ def DiceOutline : Pass<"dice-outline", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::dice::DiceDialect"];
 }
 
+def DiceScaffold : Pass<"dice-scaffold", "::mlir::ModuleOp"> {
+  let summary = "Attach the DICE scaffold and prompts to each kernel request";
+  let description = [{
+    Renders each `dice.kernel_request` into its reference program and
+    attaches a `#dice.scaffold`: the program (JSON, for the verifier), the
+    KernelBench-format reference the model reads, the prefix and suffix
+    around the hole (the suffix declares `dice_forward` with the exact
+    signature the compiler calls), and the kernel-infilling and end-to-end
+    prompts in the Qwen3 chat format. A request whose region cannot be
+    rendered is an error: `dice-outline` never forms one.
+  }];
+  let statistics = [
+    Statistic<"numScaffolded", "scaffolded", "Kernel requests scaffolded">
+  ];
+}
+
 #endif // DICE_PASSES_TD

@@ -2,6 +2,7 @@
 
 #include "Dice/DiceAttrs.h"
 #include "Dice/DiceDialect.h"
+#include "dice/Scaffold/ReferenceProgram.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -33,9 +34,13 @@ void DiceDialect::registerAttributes() {
 
 LogicalResult
 ScaffoldAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                     StringRef reference, StringRef prefix, StringRef suffix,
-                     StringRef signature, StringRef infillPrompt,
-                     StringRef endToEndPrompt) {
+                     StringRef program, StringRef reference, StringRef prefix,
+                     StringRef suffix, StringRef signature,
+                     StringRef infillPrompt, StringRef endToEndPrompt) {
+  std::string why;
+  if (!::dice::ReferenceProgram::fromJson(program.str(), why))
+    return emitError() << "scaffold program is not a reference program: "
+                       << why;
   if (reference.empty())
     return emitError() << "scaffold has an empty reference program";
   if (!signature.contains("dice_forward"))

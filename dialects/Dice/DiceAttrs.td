@@ -40,8 +40,10 @@ def Dice_ScaffoldAttr : Dice_Attr<"Scaffold", "scaffold"> {
   let description = [{
     The pieces of the DICE-format scaffold of a kernel request:
 
-    - `reference`: the KernelBench-format PyTorch program (`class Model`,
-      `get_inputs`, `get_init_inputs`) that states what the kernel computes;
+    - `program`: the reference program as JSON (the torch-level operations
+      the request computes; the verifier runs it for reference outputs);
+    - `reference`: that program printed in KernelBench format (`class Model`,
+      `get_inputs`, `get_init_inputs`), as the model reads it;
     - `prefix` and `suffix`: the compiler-written code around the hole; the
       suffix declares `dice_forward` with the exact signature the compiler
       calls;
@@ -51,13 +53,14 @@ def Dice_ScaffoldAttr : Dice_Attr<"Scaffold", "scaffold"> {
       (kernel infilling and end-to-end generation).
 
     ```mlir
-    #dice.scaffold<reference = "import torch...", prefix = "...",
+    #dice.scaffold<program = "{...}", reference = "import torch...", prefix = "...",
                    suffix = "...", signature = "torch::Tensor dice_forward(...)",
                    infill_prompt = "...", end_to_end_prompt = "...">
     ```
   }];
   let parameters = (ins
-    StringRefParameter<"reference program">:$reference,
+    StringRefParameter<"reference program as JSON">:$program,
+    StringRefParameter<"reference program in KernelBench format">:$reference,
     StringRefParameter<"code before the hole">:$prefix,
     StringRefParameter<"code after the hole">:$suffix,
     StringRefParameter<"C++ declaration of dice_forward">:$signature,

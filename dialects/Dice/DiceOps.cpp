@@ -1,6 +1,7 @@
 //===- DiceOps.cpp - dice dialect operations ------------------------------===//
 
 #include "Dice/DiceOps.h"
+#include "dice/Scaffold/ReferenceProgram.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -57,6 +58,21 @@ LogicalResult KernelRequestOp::verify() {
     return emitOpError() << "level must be 1 (single op), 2 (fusion) or 3 "
                             "(whole model), got "
                          << level;
+  if (ScaffoldAttr scaffold = getScaffoldAttr()) {
+    // The attribute verified that the program parses; here it must also be
+    // a function of exactly this request's operands and results.
+    std::string why;
+    auto program = ::dice::ReferenceProgram::fromJson(
+        scaffold.getProgram().str(), why);
+    if (program->inputs.size() != getInputs().size() ||
+        program->outputs.size() != getNumResults())
+      return emitOpError() << "scaffold program takes "
+                           << program->inputs.size() << " inputs and returns "
+                           << program->outputs.size()
+                           << " values, but the request has "
+                           << getInputs().size() << " operands and "
+                           << getNumResults() << " results";
+  }
   return success();
 }
 

@@ -694,6 +694,23 @@ Builder::translatePayloadOp(Operation *owner, Operation *op,
       {"math.atan2", "atan2"},    {"arith.select", "where"},
   };
   StringRef name = op->getName().getStringRef();
+  if (auto select = dyn_cast<arith::SelectOp>(op)) {
+    // select(a >u b, a, b) is max(a, b) and select(a <u b, a, b) min(a, b)
+    // when b is not NaN: how torch-mlir spells relu and clamp. Unordered
+    // predicates keep a NaN in `a`, as torch.maximum does.
+    auto cmp = select.getCondition().getDefiningOp<arith::CmpFOp>();
+    if (cmp && cmp.getLhs() == select.getTrueValue() &&
+        cmp.getRhs() == select.getFalseValue()) {
+      auto b = constantOf(args[2]);
+      using P = arith::CmpFPredicate;
+      if (b && !std::isnan(*b)) {
+        if (cmp.getPredicate() == P::UGT || cmp.getPredicate() == P::UGE)
+          return make("maximum", {args[1], args[2]});
+        if (cmp.getPredicate() == P::ULT || cmp.getPredicate() == P::ULE)
+          return make("minimum", {args[1], args[2]});
+      }
+    }
+  }
   if (auto it = direct.find(name); it != direct.end()) {
     if (it->second == "where") {
       std::vector<int64_t> shape = shapeOf(args);
@@ -827,6 +844,35 @@ LogicalResult Builder::translateTensorOp(Operation *op) {
 
 } // namespace
 
+/// Drops ops no output depends on (a fill that a matmul's identity init
+/// made unnecessary, a comparison a peephole replaced) and renumbers.
+static ReferenceProgram pruneDeadOps(const ReferenceProgram &program) {
+  int numInputs = static_cast<int>(program.inputs.size());
+  std::vector<bool> live(numInputs + program.ops.size(), false);
+  for (int out : program.outputs)
+    live[out] = true;
+  for (int i = static_cast<int>(program.ops.size()) - 1; i >= 0; --i)
+    if (live[numInputs + i])
+      for (int a : program.ops[i].args)
+        live[a] = true;
+  ReferenceProgram pruned;
+  pruned.inputs = program.inputs;
+  std::vector<int> renumber(live.size(), -1);
+  for (int i = 0; i < numInputs; ++i)
+    renumber[i] = i;
+  for (size_t i = 0; i < program.ops.size(); ++i) {
+    if (!live[numInputs + i])
+      continue;
+    RefOp op = program.ops[i];
+    for (int &a : op.args)
+      a = renumber[a];
+    renumber[numInputs + i] = pruned.add(std::move(op));
+  }
+  for (int out : program.outputs)
+    pruned.outputs.push_back(renumber[out]);
+  return pruned;
+}
+
 std::optional<std::string> whyNotRenderable(Operation *op) {
   // Render the op alone, its operands standing in as inputs; constants it
   // captures in its payload come along.
@@ -849,7 +895,8 @@ std::optional<std::string> whyNotRenderable(Operation *op) {
       continue;
     }
     if (failed(builder.addInput(operand)))
-      return builder.error;
+      return "'" + op->getName().getStringRef().str() + "' operand: " +
+             builder.error;
   }
   if (failed(builder.translate(op)))
     return builder.error;
@@ -875,6 +922,7 @@ std::optional<ReferenceProgram> buildReferenceProgram(Region &region,
       whyNot = builder.error;
       return std::nullopt;
     }
+  builder.program = pruneDeadOps(builder.program);
   std::string invalid = builder.program.validate();
   if (!invalid.empty()) {
     whyNot = "internal error: " + invalid;

@@ -134,7 +134,7 @@ func.func @yield_outside_request(%x: tensor<4xf32>) {
 func.func @empty_reference(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+2 {{scaffold has an empty reference program}}
   %r = dice.kernel_request "0123456789abcdef" level(1) (%x) : (tensor<4xf32>) -> tensor<4xf32>
-      scaffold <reference = "", prefix = "", suffix = "void dice_forward();", signature = "void dice_forward();", infill_prompt = "", end_to_end_prompt = ""> {
+      scaffold <program = "{\22inputs\22:[{\22shape\22:[4],\22dtype\22:\22float32\22}],\22ops\22:[],\22outputs\22:[0]}", reference = "", prefix = "", suffix = "void dice_forward();", signature = "void dice_forward();", infill_prompt = "", end_to_end_prompt = ""> {
   ^bb0(%a: tensor<4xf32>):
     dice.yield %a : tensor<4xf32>
   }
@@ -146,7 +146,7 @@ func.func @empty_reference(%x: tensor<4xf32>) -> tensor<4xf32> {
 func.func @signature_without_entry_point(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+2 {{scaffold signature must declare dice_forward, got 'torch::Tensor forward(torch::Tensor x);'}}
   %r = dice.kernel_request "0123456789abcdef" level(1) (%x) : (tensor<4xf32>) -> tensor<4xf32>
-      scaffold <reference = "r", prefix = "", suffix = "torch::Tensor forward(torch::Tensor x);", signature = "torch::Tensor forward(torch::Tensor x);", infill_prompt = "", end_to_end_prompt = ""> {
+      scaffold <program = "{\22inputs\22:[{\22shape\22:[4],\22dtype\22:\22float32\22}],\22ops\22:[],\22outputs\22:[0]}", reference = "r", prefix = "", suffix = "torch::Tensor forward(torch::Tensor x);", signature = "torch::Tensor forward(torch::Tensor x);", infill_prompt = "", end_to_end_prompt = ""> {
   ^bb0(%a: tensor<4xf32>):
     dice.yield %a : tensor<4xf32>
   }
@@ -158,8 +158,44 @@ func.func @signature_without_entry_point(%x: tensor<4xf32>) -> tensor<4xf32> {
 func.func @suffix_disagrees_with_signature(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+2 {{scaffold suffix does not contain its signature 'torch::Tensor dice_forward(torch::Tensor x);'}}
   %r = dice.kernel_request "0123456789abcdef" level(1) (%x) : (tensor<4xf32>) -> tensor<4xf32>
-      scaffold <reference = "r", prefix = "", suffix = "torch::Tensor dice_forward(torch::Tensor x, torch::Tensor y);", signature = "torch::Tensor dice_forward(torch::Tensor x);", infill_prompt = "", end_to_end_prompt = ""> {
+      scaffold <program = "{\22inputs\22:[{\22shape\22:[4],\22dtype\22:\22float32\22}],\22ops\22:[],\22outputs\22:[0]}", reference = "r", prefix = "", suffix = "torch::Tensor dice_forward(torch::Tensor x, torch::Tensor y);", signature = "torch::Tensor dice_forward(torch::Tensor x);", infill_prompt = "", end_to_end_prompt = ""> {
   ^bb0(%a: tensor<4xf32>):
+    dice.yield %a : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @program_not_json(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+2 {{scaffold program is not a reference program: not a JSON object}}
+  %r = dice.kernel_request "0123456789abcdef" level(1) (%x) : (tensor<4xf32>) -> tensor<4xf32>
+      scaffold <program = "x0 = torch.relu(x0)", reference = "r", prefix = "", suffix = "void dice_forward();", signature = "void dice_forward();", infill_prompt = "", end_to_end_prompt = ""> {
+  ^bb0(%a: tensor<4xf32>):
+    dice.yield %a : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @program_with_unknown_op(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+2 {{scaffold program is not a reference program: op 0 ('softplus'): unknown operation}}
+  %r = dice.kernel_request "0123456789abcdef" level(1) (%x) : (tensor<4xf32>) -> tensor<4xf32>
+      scaffold <program = "{\22inputs\22:[{\22shape\22:[4],\22dtype\22:\22float32\22}],\22ops\22:[{\22fn\22:\22softplus\22,\22args\22:[0],\22type\22:{\22shape\22:[4],\22dtype\22:\22float32\22}}],\22outputs\22:[1]}", reference = "r", prefix = "", suffix = "void dice_forward();", signature = "void dice_forward();", infill_prompt = "", end_to_end_prompt = ""> {
+  ^bb0(%a: tensor<4xf32>):
+    dice.yield %a : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @program_arity(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{scaffold program takes 1 inputs and returns 1 values, but the request has 2 operands and 1 results}}
+  %r = dice.kernel_request "0123456789abcdef" level(1) (%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+      scaffold <program = "{\22inputs\22:[{\22shape\22:[4],\22dtype\22:\22float32\22}],\22ops\22:[],\22outputs\22:[0]}", reference = "r", prefix = "", suffix = "void dice_forward();", signature = "void dice_forward();", infill_prompt = "", end_to_end_prompt = ""> {
+  ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
     dice.yield %a : tensor<4xf32>
   }
   return %r : tensor<4xf32>

@@ -43,10 +43,10 @@ func.func @multi_result() -> (tensor<2xf32>, tensor<3xi64>) {
 
 // A scaffolded whole-model request.
 // CHECK-LABEL: func.func @scaffolded
-// CHECK: dice.kernel_request "0123456789abcdef" level(3) (%{{.*}}) : (tensor<4xf16>) -> tensor<4xf16> scaffold <reference = "class Model(nn.Module): ...", prefix = "import torch\0A", suffix = "torch::Tensor dice_forward(torch::Tensor x);\0Aclass ModelNew: ...", signature = "torch::Tensor dice_forward(torch::Tensor x);", infill_prompt = "<|im_start|>user\0A...", end_to_end_prompt = "<|im_start|>user\0A..."> {
+// CHECK: dice.kernel_request "0123456789abcdef" level(3) (%{{.*}}) : (tensor<4xf16>) -> tensor<4xf16> scaffold <program = "{\22inputs\22:[{\22shape\22:[4],\22dtype\22:\22float16\22}],\22ops\22:[],\22outputs\22:[0]}", reference = "class Model(nn.Module): ...", prefix = "import torch\0A", suffix = "torch::Tensor dice_forward(torch::Tensor x);\0Aclass ModelNew: ...", signature = "torch::Tensor dice_forward(torch::Tensor x);", infill_prompt = "<|im_start|>user\0A...", end_to_end_prompt = "<|im_start|>user\0A..."> {
 func.func @scaffolded(%x: tensor<4xf16>) -> tensor<4xf16> {
   %r = dice.kernel_request "0123456789abcdef" level(3) (%x) : (tensor<4xf16>) -> tensor<4xf16>
-      scaffold #dice.scaffold<reference = "class Model(nn.Module): ...", prefix = "import torch\n", suffix = "torch::Tensor dice_forward(torch::Tensor x);\nclass ModelNew: ...", signature = "torch::Tensor dice_forward(torch::Tensor x);", infill_prompt = "<|im_start|>user\n...", end_to_end_prompt = "<|im_start|>user\n..."> {
+      scaffold #dice.scaffold<program = "{\22inputs\22:[{\22shape\22:[4],\22dtype\22:\22float16\22}],\22ops\22:[],\22outputs\22:[0]}", reference = "class Model(nn.Module): ...", prefix = "import torch\n", suffix = "torch::Tensor dice_forward(torch::Tensor x);\nclass ModelNew: ...", signature = "torch::Tensor dice_forward(torch::Tensor x);", infill_prompt = "<|im_start|>user\n...", end_to_end_prompt = "<|im_start|>user\n..."> {
   ^bb0(%a: tensor<4xf16>):
     dice.yield %a : tensor<4xf16>
   }

@@ -1,0 +1,45 @@
+//===- Scaffold.cpp - attach the DICE scaffold to kernel requests ---------===//
+
+#include "Passes.h"
+
+#include "Dice/DiceOps.h"
+#include "dice/Scaffold/ReferenceBuilder.h"
+#include "dice/Scaffold/Scaffold.h"
+
+namespace mlir::dice {
+#define GEN_PASS_DEF_DICESCAFFOLD
+#include "Passes.h.inc"
+} // namespace mlir::dice
+
+using namespace mlir;
+using namespace mlir::dice;
+
+namespace {
+
+struct ScaffoldPass : public mlir::dice::impl::DiceScaffoldBase<ScaffoldPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    WalkResult result = getOperation().walk([&](KernelRequestOp request) {
+      std::string whyNot;
+      std::optional<::dice::ReferenceProgram> program =
+          ::dice::buildReferenceProgram(request.getBody(), whyNot);
+      if (!program) {
+        request.emitOpError() << "cannot render its reference program: "
+                              << whyNot;
+        return WalkResult::interrupt();
+      }
+      ::dice::ScaffoldText text =
+          ::dice::renderScaffold(*program, request.getFingerprint().str());
+      request.setScaffoldAttr(ScaffoldAttr::get(
+          request.getContext(), program->toJson(), text.reference, text.prefix,
+          text.suffix, text.signature, text.infillPrompt, text.endToEndPrompt));
+      ++numScaffolded;
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,67 @@
+// RUN: dice-opt %s -split-input-file -verify-diagnostics --dice-outline=granularity=fusion | FileCheck %s
+
+// Ops the reference program cannot render stay outside requests, each with
+// a remark saying why; the rest is outlined around them.
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// CHECK-LABEL: func.func @dynamic_shape
+// CHECK-NOT: dice.kernel_request
+func.func @dynamic_shape(%x: tensor<?x4xf32>, %n: index) -> tensor<?x4xf32> {
+  %e = tensor.empty(%n) : tensor<?x4xf32>
+  // expected-remark @+1 {{stays outside kernel requests: 'linalg.generic' operand: dynamic shapes are not supported (tensor<?x4xf32>)}}
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<?x4xf32>) outs(%e : tensor<?x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %y = math.exp %a : f32
+    linalg.yield %y : f32
+  } -> tensor<?x4xf32>
+  return %r : tensor<?x4xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// The iota-like payload is left out; the exp that reads it is outlined.
+// CHECK-LABEL: func.func @index_payload
+// CHECK: %[[IOTA:.*]] = linalg.generic
+// CHECK: dice.kernel_request "{{[0-9a-f]+}}" level(1) (%[[IOTA]])
+// CHECK:   math.exp
+func.func @index_payload() -> tensor<2x3xf32> {
+  %e = tensor.empty() : tensor<2x3xf32>
+  // expected-remark @+1 {{stays outside kernel requests: 'linalg.generic' has a payload op 'linalg.index' with no exact torch equivalent}}
+  %iota = linalg.generic {indexing_maps = [#id], iterator_types = ["parallel", "parallel"]} outs(%e : tensor<2x3xf32>) {
+  ^bb0(%o: f32):
+    %i = linalg.index 1 : index
+    %c = arith.index_cast %i : index to i64
+    %f = arith.sitofp %c : i64 to f32
+    linalg.yield %f : f32
+  } -> tensor<2x3xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%iota : tensor<2x3xf32>) outs(%e : tensor<2x3xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %y = math.exp %a : f32
+    linalg.yield %y : f32
+  } -> tensor<2x3xf32>
+  return %r : tensor<2x3xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d0)>
+
+// A reduction whose combiner has no torch reduction stays outside.
+// CHECK-LABEL: func.func @xor_reduction
+// CHECK-NOT: dice.kernel_request
+func.func @xor_reduction(%x: tensor<4x4xi32>) -> tensor<4xi32> {
+  %zero = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<4xi32>
+  %init = linalg.fill ins(%zero : i32) outs(%e : tensor<4xi32>) -> tensor<4xi32>
+  // expected-remark @+1 {{stays outside kernel requests: 'linalg.generic' reduces with 'arith.xori', which has no torch reduction}}
+  %r = linalg.generic {indexing_maps = [#id, #col], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x4xi32>) outs(%init : tensor<4xi32>) {
+  ^bb0(%a: i32, %acc: i32):
+    %y = arith.xori %a, %acc : i32
+    linalg.yield %y : i32
+  } -> tensor<4xi32>
+  return %r : tensor<4xi32>
+}
