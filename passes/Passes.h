@@ -15,6 +15,10 @@ namespace mlir::dice {
 #define GEN_PASS_REGISTRATION
 #include "Passes.h.inc"
 
+/// The dice dialect and the upstream dialects of torch-mlir's output and of
+/// the GPU lowering, with their interface extensions: what DICE tools parse.
+void registerDiceDialects(DialectRegistry &registry);
+
 } // namespace mlir::dice
 
 #endif // DICE_PASSES_PASSES_H

@@ -65,6 +65,10 @@ public:
 
   /// Binds a region argument (or any outside value) to a new program input.
   LogicalResult addInput(Value value) {
+    if (!program.ops.empty()) {
+      error = "internal error: an input added after the first op";
+      return failure();
+    }
     auto type = tensorType(value);
     if (!type)
       return failure();
@@ -692,6 +696,7 @@ Builder::translatePayloadOp(Operation *owner, Operation *op,
       {"math.ceil", "ceil"},      {"math.roundeven", "round"},
       {"math.trunc", "trunc"},    {"math.powf", "pow"},
       {"math.atan2", "atan2"},    {"arith.select", "where"},
+      {"math.fpowi", "pow"},      {"math.ipowi", "pow"},
   };
   StringRef name = op->getName().getStringRef();
   if (auto select = dyn_cast<arith::SelectOp>(op)) {
@@ -873,33 +878,65 @@ static ReferenceProgram pruneDeadOps(const ReferenceProgram &program) {
   return pruned;
 }
 
-std::optional<std::string> whyNotRenderable(Operation *op) {
-  // Render the op alone, its operands standing in as inputs; constants it
-  // captures in its payload come along.
+std::optional<ReferenceProgram>
+buildOpProgram(Operation *op, SmallVectorImpl<Value> &inputs,
+               SmallVectorImpl<Value> &outputs, std::string &whyNot) {
+  // The op alone, its operands standing in as inputs; the constants it
+  // reads or captures in its payload come along. Inputs first: value
+  // numbers of ops follow the inputs.
   Builder builder;
-  llvm::SetVector<Value> captured;
-  getUsedValuesDefinedAbove(op->getRegions(), captured);
-  for (Value value : captured)
-    if (auto c = value.getDefiningOp<arith::ConstantOp>())
-      if (failed(builder.translate(c)))
-        return builder.error;
+  SmallVector<Operation *> constants;
+  llvm::DenseSet<Value> seen;
   for (Value operand : op->getOperands()) {
+    if (!seen.insert(operand).second)
+      continue;
     // Scalars, splats and empties are part of the op; a weight is an input.
     Operation *def = operand.getDefiningOp();
     auto constant = dyn_cast_or_null<arith::ConstantOp>(def);
     bool weight = constant && isa<ElementsAttr>(constant.getValue()) &&
                   !isa<SplatElementsAttr>(constant.getValue());
     if (def && !weight && isa<arith::ConstantOp, tensor::EmptyOp>(def)) {
-      if (failed(builder.translate(def)))
-        return builder.error;
+      constants.push_back(def);
       continue;
     }
-    if (failed(builder.addInput(operand)))
-      return "'" + op->getName().getStringRef().str() + "' operand: " +
-             builder.error;
+    if (failed(builder.addInput(operand))) {
+      whyNot = "'" + op->getName().getStringRef().str() + "' operand: " +
+               builder.error;
+      return std::nullopt;
+    }
+    inputs.push_back(operand);
   }
-  if (failed(builder.translate(op)))
-    return builder.error;
+  llvm::SetVector<Value> captured;
+  getUsedValuesDefinedAbove(op->getRegions(), captured);
+  for (Value value : captured)
+    if (auto c = value.getDefiningOp<arith::ConstantOp>())
+      constants.push_back(c);
+  for (Operation *constant : constants)
+    if (failed(builder.translate(constant))) {
+      whyNot = builder.error;
+      return std::nullopt;
+    }
+  if (failed(builder.translate(op))) {
+    whyNot = builder.error;
+    return std::nullopt;
+  }
+  for (Value result : op->getResults()) {
+    if (result.use_empty())
+      continue;
+    if (failed(builder.addOutput(result))) {
+      whyNot = builder.error;
+      return std::nullopt;
+    }
+    outputs.push_back(result);
+  }
+  return pruneDeadOps(builder.program);
+}
+
+std::optional<std::string> whyNotRenderable(Operation *op) {
+  SmallVector<Value> inputs, outputs;
+  std::string whyNot;
+  if (!buildOpProgram(op, inputs, outputs, whyNot))
+    return whyNot;
   return std::nullopt;
 }
 

@@ -30,6 +30,13 @@ std::optional<std::string> whyNotRenderable(mlir::Operation *op);
 std::optional<ReferenceProgram> buildReferenceProgram(mlir::Region &region,
                                                       std::string &whyNot);
 
+/// The program of one op outside any request: its tensor operands that are
+/// not constants become the inputs (appended to `inputs`), its results that
+/// are used become the outputs (appended to `outputs`).
+std::optional<ReferenceProgram>
+buildOpProgram(mlir::Operation *op, llvm::SmallVectorImpl<mlir::Value> &inputs,
+               llvm::SmallVectorImpl<mlir::Value> &outputs, std::string &whyNot);
+
 /// The element type's torch dtype, if it has one.
 std::optional<DType> toDType(mlir::Type elementType);
 

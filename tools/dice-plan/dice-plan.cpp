@@ -1,0 +1,242 @@
+//===- dice-plan.cpp - a function as an executable torch-level plan -------===//
+//
+// Reads a module (typically after dice-outline and dice-scaffold) and writes
+// one function as a plan: its weights (raw bytes), then each kernel request
+// and each op left outside requests as a reference program, in order. The
+// ATen executor (dice-reference-run --plan) and the printed Python programs
+// run it, which is how the tests check that outlining and rendering kept the
+// model's meaning. Format: docs/reference-program.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Dice/DiceOps.h"
+#include "Passes.h"
+#include "dice/Scaffold/ReferenceBuilder.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
+
+static llvm::cl::opt<std::string> inputFile(llvm::cl::Positional,
+                                            llvm::cl::desc("<input .mlir>"),
+                                            llvm::cl::init("-"));
+static llvm::cl::opt<std::string> outputFile("o", llvm::cl::desc("output JSON"),
+                                             llvm::cl::value_desc("file"),
+                                             llvm::cl::init("-"));
+static llvm::cl::opt<std::string>
+    functionName("function", llvm::cl::desc("function to plan (default: the first)"),
+                 llvm::cl::value_desc("name"), llvm::cl::init(""));
+
+namespace {
+
+llvm::json::Value typeJson(const ::dice::TensorType &type) {
+  llvm::json::Array shape;
+  for (int64_t d : type.shape)
+    shape.push_back(d);
+  return llvm::json::Object{{"shape", std::move(shape)},
+                            {"dtype", ::dice::dtypeName(type.dtype)}};
+}
+
+std::optional<::dice::TensorType> tensorTypeOf(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return std::nullopt;
+  auto dtype = ::dice::toDType(tensor.getElementType());
+  if (!dtype)
+    return std::nullopt;
+  return ::dice::TensorType{std::vector<int64_t>(tensor.getShape().begin(),
+                                               tensor.getShape().end()),
+                          *dtype};
+}
+
+std::string hex(ArrayRef<char> bytes) {
+  static const char *digits = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (char c : bytes) {
+    auto b = static_cast<unsigned char>(c);
+    out += digits[b >> 4];
+    out += digits[b & 15];
+  }
+  return out;
+}
+
+/// The raw little-endian bytes of a weight, if it has them.
+std::optional<ArrayRef<char>> weightBytes(Attribute value) {
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
+    if (AsmResourceBlob *blob = resource.getRawHandle().getBlob())
+      return blob->getData();
+    return std::nullopt;
+  }
+  if (auto dense = dyn_cast<DenseElementsAttr>(value);
+      dense && !dense.isSplat() && !dense.getElementType().isInteger(1))
+    return dense.getRawData();
+  return std::nullopt;
+}
+
+class Planner {
+public:
+  LogicalResult plan(func::FuncOp func) {
+    Block &body = func.getBody().front();
+    llvm::json::Array arguments;
+    for (BlockArgument arg : body.getArguments()) {
+      auto type = tensorTypeOf(arg.getType());
+      if (!type)
+        return func.emitError() << "dice-plan: argument #" << arg.getArgNumber()
+                                << " is not a static tensor";
+      ids[arg] = next++;
+      arguments.push_back(typeJson(*type));
+    }
+    for (Operation &op : body) {
+      if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+        for (Value v : ret.getOperands()) {
+          if (!ids.count(v))
+            return ret.emitError() << "dice-plan: returns a value the plan does not compute";
+          outputs.push_back(ids[v]);
+        }
+        continue;
+      }
+      if (failed(planOp(&op)))
+        return failure();
+    }
+    result = llvm::json::Object{{"function", func.getSymName()},
+                                {"arguments", std::move(arguments)},
+                                {"steps", std::move(steps)},
+                                {"outputs", std::move(outputs)}};
+    return success();
+  }
+
+  llvm::json::Value result = nullptr;
+
+private:
+  llvm::DenseMap<Value, int> ids;
+  int next = 0;
+  llvm::json::Array steps, outputs;
+
+  LogicalResult planOp(Operation *op) {
+    if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+      if (!isa<ElementsAttr>(constant.getValue()) ||
+          isa<SplatElementsAttr>(constant.getValue()))
+        return success(); // scalars and splats live inside their users
+      auto type = tensorTypeOf(constant.getType());
+      auto bytes = weightBytes(constant.getValue());
+      if (!type || !bytes)
+        return op->emitError() << "dice-plan: cannot read this weight's bytes";
+      ids[constant.getResult()] = next;
+      steps.push_back(llvm::json::Object{{"kind", "weight"},
+                                         {"result", next++},
+                                         {"type", typeJson(*type)},
+                                         {"data", hex(*bytes)}});
+      return success();
+    }
+    if (isa<tensor::EmptyOp>(op) || op->use_empty())
+      return success(); // destinations, and what nothing reads
+
+    SmallVector<Value> inputs, results;
+    std::optional<::dice::ReferenceProgram> program;
+    std::string whyNot, python;
+    llvm::json::Object step{{"kind", "program"}};
+    if (auto request = dyn_cast<mlir::dice::KernelRequestOp>(op)) {
+      if (mlir::dice::ScaffoldAttr scaffold = request.getScaffoldAttr()) {
+        program = ::dice::ReferenceProgram::fromJson(scaffold.getProgram().str(), whyNot);
+        python = scaffold.getReference().str();
+      } else {
+        program = ::dice::buildReferenceProgram(request.getBody(), whyNot);
+      }
+      inputs.assign(request.getInputs().begin(), request.getInputs().end());
+      results.assign(request.getResults().begin(), request.getResults().end());
+      step["request"] = request.getFingerprint().str();
+      step["level"] = request.getLevel();
+    } else {
+      program = ::dice::buildOpProgram(op, inputs, results, whyNot);
+    }
+    if (!program)
+      return op->emitError() << "dice-plan: " << whyNot;
+    if (python.empty())
+      python = ::dice::renderPythonModel(*program);
+
+    llvm::json::Array args, outs;
+    for (Value input : inputs) {
+      auto it = ids.find(input);
+      if (it == ids.end())
+        return op->emitError() << "dice-plan: reads a value the plan does not compute";
+      args.push_back(it->second);
+    }
+    for (Value value : results) {
+      ids[value] = next;
+      outs.push_back(next++);
+    }
+    auto parsed = llvm::json::parse(program->toJson());
+    if (!parsed)
+      return op->emitError() << "dice-plan: internal error: "
+                             << llvm::toString(parsed.takeError());
+    step["args"] = std::move(args);
+    step["results"] = std::move(outs);
+    step["program"] = std::move(*parsed);
+    step["python"] = python;
+    steps.push_back(std::move(step));
+    return success();
+  }
+};
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  llvm::cl::ParseCommandLineOptions(argc, argv, "DICE plan writer\n");
+
+  DialectRegistry registry;
+  mlir::dice::registerDiceDialects(registry);
+  MLIRContext context(registry);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  std::string error;
+  auto file = openInputFile(inputFile, &error);
+  if (!file) {
+    llvm::errs() << "dice-plan: " << error << "\n";
+    return 1;
+  }
+  sourceMgr.AddNewSourceBuffer(std::move(file), SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
+
+  func::FuncOp func;
+  for (auto candidate : module->getOps<func::FuncOp>())
+    if (!candidate.isExternal() &&
+        (functionName.empty() || candidate.getSymName() == functionName)) {
+      func = candidate;
+      break;
+    }
+  if (!func) {
+    llvm::errs() << "dice-plan: no function"
+                 << (functionName.empty() ? "" : " named '" + functionName + "'")
+                 << " with a body in " << inputFile << "\n";
+    return 1;
+  }
+
+  Planner planner;
+  if (failed(planner.plan(func)))
+    return 1;
+  auto output = openOutputFile(outputFile, &error);
+  if (!output) {
+    llvm::errs() << "dice-plan: " << error << "\n";
+    return 1;
+  }
+  output->os() << planner.result << "\n";
+  output->keep();
+  return 0;
+}
