@@ -25,7 +25,6 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
-#include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace mlir::dice {
@@ -57,13 +56,8 @@ bool isReshape(Operation *op) {
   return isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp>(op);
 }
 
-/// Compute-heavy ops that a fusion is built around.
-bool isAnchor(Operation *op) {
-  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-  return linalgOp && linalgOp.getNumReductionLoops() > 0;
-}
-
-/// Ops that may join a producer's fusion group as its epilogue.
+/// Ops that may join a producer's fusion group as its epilogue. Everything
+/// else (reductions: matmul, convolution, pooling, reduce) starts a group.
 bool isElementwiseLike(Operation *op) {
   if (isReshape(op))
     return true;

@@ -15,7 +15,7 @@ apt_packages=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   libclang-22-dev libclang-cpp22-dev clang-22
   # Libraries of lib/ and model/.
-  libtomlplusplus-dev nlohmann-json3-dev libsqlite3-dev libpcre2-dev
+  libtomlplusplus-dev nlohmann-json3-dev libsqlite3-dev libpcre2-dev libutf8proc-dev
   # Build and test tools.
   cmake ninja-build ccache g++ libgtest-dev python3 python3-venv
 )

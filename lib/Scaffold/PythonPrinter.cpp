@@ -6,11 +6,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dice/Scaffold/ReferenceOperands.h"
 #include "dice/Scaffold/ReferenceProgram.h"
 
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <set>
 #include <sstream>
 
 namespace dice {
@@ -55,7 +57,18 @@ std::string torchDType(DType dtype) {
 
 class Printer {
 public:
-  explicit Printer(const ReferenceProgram &program) : program(program) {}
+  explicit Printer(const ReferenceProgram &program) : program(program) {
+    // A scalar prints inline where an elementwise op uses it; anywhere else
+    // (a view, a reduction, an output) it needs a name of its own.
+    for (const RefOp &op : program.ops)
+      if (!isElementwise(op.fn))
+        for (int a : op.args)
+          if (isScalar(a))
+            namedScalars.insert(a);
+    for (int v : program.outputs)
+      if (isScalar(v))
+        namedScalars.insert(v);
+  }
 
   std::string print() {
     std::ostringstream os;
@@ -81,32 +94,66 @@ public:
 
 private:
   const ReferenceProgram &program;
+  std::set<int> namedScalars;
+
+  static bool isElementwise(const std::string &fn) {
+    return unaryCalls().count(fn) || binaryCalls().count(fn) || fn == "where" ||
+           fn == "to";
+  }
+
+  static const std::map<std::string, std::string> &unaryCalls() {
+    static const std::map<std::string, std::string> table = {
+        {"neg", "torch.neg"},     {"exp", "torch.exp"},     {"exp2", "torch.exp2"},
+        {"log", "torch.log"},     {"log1p", "torch.log1p"}, {"expm1", "torch.expm1"},
+        {"tanh", "torch.tanh"},   {"sqrt", "torch.sqrt"},   {"rsqrt", "torch.rsqrt"},
+        {"erf", "torch.erf"},     {"abs", "torch.abs"},     {"sin", "torch.sin"},
+        {"cos", "torch.cos"},     {"tan", "torch.tan"},     {"floor", "torch.floor"},
+        {"ceil", "torch.ceil"},   {"round", "torch.round"}, {"trunc", "torch.trunc"},
+        {"sigmoid", "torch.sigmoid"}, {"logical_not", "torch.logical_not"},
+        {"bitwise_not", "torch.bitwise_not"}, {"reciprocal", "torch.reciprocal"}};
+    return table;
+  }
+
+  static const std::map<std::string, std::string> &binaryCalls() {
+    static const std::map<std::string, std::string> table = {
+        {"add", "torch.add"},         {"sub", "torch.sub"},
+        {"mul", "torch.mul"},         {"div", "torch.div"},
+        {"maximum", "torch.maximum"}, {"minimum", "torch.minimum"},
+        {"pow", "torch.pow"},         {"atan2", "torch.atan2"},
+        {"remainder", "torch.fmod"},  {"gt", "torch.gt"},
+        {"ge", "torch.ge"},           {"lt", "torch.lt"},
+        {"le", "torch.le"},           {"eq", "torch.eq"},
+        {"ne", "torch.ne"},           {"logical_and", "torch.logical_and"},
+        {"logical_or", "torch.logical_or"}};
+    return table;
+  }
+
+  /// Constants are made on the inputs' device, as the executor makes them.
+  std::string device() const {
+    return program.inputs.empty() ? "" : ", device=x0.device";
+  }
+
+  std::string scalarTensor(const RefOp &s) const {
+    return "torch.tensor(" + literal(s.value, s.type.dtype) +
+           ", dtype=" + torchDType(s.type.dtype) + device() + ")";
+  }
 
   std::string name(size_t id) const {
     return (id < program.inputs.size() ? "x" : "t") + std::to_string(id);
   }
 
-  bool isScalar(int id) const {
-    return id >= static_cast<int>(program.inputs.size()) &&
-           program.ops[id - program.inputs.size()].fn == "scalar";
-  }
+  bool isScalar(int id) const { return isScalarValue(program, id); }
 
-  /// A scalar argument prints as a Python literal where a tensor operand
-  /// sits beside it (torch promotes both the same way); alone, as a tensor.
+  /// A scalar operand prints as a Python number where isLiteralOperand says
+  /// so, otherwise as a 0-d tensor (inline, or by name where it has one).
   std::string arg(const RefOp &op, size_t index) const {
     int id = op.args[index];
-    if (!isScalar(id))
+    if (!isScalar(id) || namedScalars.count(id))
       return name(id);
     const RefOp &s = program.ops[id - program.inputs.size()];
-    bool hasTensor = false;
-    for (int a : op.args)
-      hasTensor |= !isScalar(a);
-    if (hasTensor && op.fn != "to" && op.fn != "where")
+    if (isLiteralOperand(program, op, index))
       return literal(s.value, s.type.dtype);
-    if (op.fn == "where" && index > 0 && !isScalar(op.args[0]))
-      return literal(s.value, s.type.dtype);
-    return "torch.tensor(" + literal(s.value, s.type.dtype) +
-           ", dtype=" + torchDType(s.type.dtype) + ")";
+    return scalarTensor(s);
   }
 
   std::string randomInput(const TensorType &type) const {
@@ -119,38 +166,20 @@ private:
   }
 
   void printOp(std::ostream &os, const RefOp &op, size_t id) const {
-    if (op.fn == "scalar")
-      return; // printed inline where used
     std::string out = "        " + name(id) + " = ";
+    if (op.fn == "scalar") {
+      if (namedScalars.count(static_cast<int>(id)))
+        os << out << scalarTensor(op) << "\n";
+      return; // otherwise printed inline where used
+    }
     auto ints = [&](const char *key) { return op.ints.at(key); };
     const std::string &fn = op.fn;
-    static const std::map<std::string, std::string> unary = {
-        {"neg", "torch.neg"},     {"exp", "torch.exp"},     {"exp2", "torch.exp2"},
-        {"log", "torch.log"},     {"log1p", "torch.log1p"}, {"expm1", "torch.expm1"},
-        {"tanh", "torch.tanh"},   {"sqrt", "torch.sqrt"},   {"rsqrt", "torch.rsqrt"},
-        {"erf", "torch.erf"},     {"abs", "torch.abs"},     {"sin", "torch.sin"},
-        {"cos", "torch.cos"},     {"tan", "torch.tan"},     {"floor", "torch.floor"},
-        {"ceil", "torch.ceil"},   {"round", "torch.round"}, {"trunc", "torch.trunc"},
-        {"sigmoid", "torch.sigmoid"}, {"logical_not", "torch.logical_not"},
-        {"bitwise_not", "torch.bitwise_not"}, {"reciprocal", "torch.reciprocal"}};
-    static const std::map<std::string, std::string> binary = {
-        {"add", "torch.add"},         {"sub", "torch.sub"},
-        {"mul", "torch.mul"},         {"div", "torch.div"},
-        {"maximum", "torch.maximum"}, {"minimum", "torch.minimum"},
-        {"pow", "torch.pow"},         {"atan2", "torch.atan2"},
-        {"remainder", "torch.fmod"},  {"gt", "torch.gt"},
-        {"ge", "torch.ge"},           {"lt", "torch.lt"},
-        {"le", "torch.le"},           {"eq", "torch.eq"},
-        {"ne", "torch.ne"},           {"logical_and", "torch.logical_and"},
-        {"logical_or", "torch.logical_or"}};
+    const auto &unary = unaryCalls();
+    const auto &binary = binaryCalls();
     if (auto it = unary.find(fn); it != unary.end()) {
       os << out << it->second << "(" << arg(op, 0) << ")\n";
     } else if (auto it = binary.find(fn); it != binary.end()) {
-      // torch.maximum and friends need tensors on both sides.
-      bool needsTensors = fn == "maximum" || fn == "minimum" || fn == "atan2";
-      std::string a = needsTensors ? tensorArg(op, 0) : arg(op, 0);
-      std::string b = needsTensors ? tensorArg(op, 1) : arg(op, 1);
-      os << out << it->second << "(" << a << ", " << b << ")\n";
+      os << out << it->second << "(" << arg(op, 0) << ", " << arg(op, 1) << ")\n";
     } else if (fn == "where") {
       os << out << "torch.where(" << arg(op, 0) << ", " << arg(op, 1) << ", "
          << arg(op, 2) << ")\n";
@@ -159,7 +188,7 @@ private:
     } else if (fn == "full") {
       os << out << "torch.full(" << tuple(op.type.shape) << ", "
          << literal(op.value, op.type.dtype) << ", dtype=" << torchDType(op.type.dtype)
-         << ")\n";
+         << device() << ")\n";
     } else if (fn == "permute") {
       os << out << name(op.args[0]) << ".permute" << tuple(ints("dims")) << "\n";
     } else if (fn == "reshape") {
@@ -196,7 +225,12 @@ private:
       size_t spatial = ints("kernel").size();
       os << out << "torch.nn.functional.avg_pool" << spatial << "d(" << name(op.args[0])
          << ", kernel_size=" << tuple(ints("kernel")) << ", stride=" << tuple(ints("stride"))
-         << ", padding=" << tuple(ints("padding")) << ", divisor_override=1)\n";
+         << ", padding=" << tuple(ints("padding"));
+      // avg_pool1d has no divisor_override: undo its division instead.
+      if (spatial == 1)
+        os << ") * " << ints("kernel")[0] << "\n";
+      else
+        os << ", divisor_override=1)\n";
     } else if (fn == "pad") {
       // F.pad lists (low, high) pairs from the last dimension backwards.
       std::vector<int64_t> pairs;
@@ -223,15 +257,6 @@ private:
     }
   }
 
-  std::string tensorArg(const RefOp &op, size_t index) const {
-    int id = op.args[index];
-    if (!isScalar(id))
-      return name(id);
-    const RefOp &s = program.ops[id - program.inputs.size()];
-    return "torch.tensor(" + literal(s.value, s.type.dtype) +
-           ", dtype=" + torchDType(s.type.dtype) + ")";
-  }
-
   static std::string slices(const RefOp &op) {
     const auto &offsets = op.ints.at("offsets"), &sizes = op.ints.at("sizes"),
                &strides = op.ints.at("strides");
@@ -247,6 +272,30 @@ private:
 };
 
 } // namespace
+
+bool isScalarValue(const ReferenceProgram &program, int id) {
+  int n = static_cast<int>(program.inputs.size());
+  return id >= n && id < n + static_cast<int>(program.ops.size()) &&
+         program.ops[id - n].fn == "scalar";
+}
+
+bool isLiteralOperand(const ReferenceProgram &program, const RefOp &op,
+                      size_t index) {
+  if (index >= op.args.size() || !isScalarValue(program, op.args[index]))
+    return false;
+  const std::string &fn = op.fn;
+  if (fn == "where")
+    return index > 0 && !isScalarValue(program, op.args[0]);
+  if (op.args.size() != 2 || isScalarValue(program, op.args[1 - index]))
+    return false;
+  // Positions where torch's Python binding takes a number for a tensor.
+  static const std::set<std::string> numberFirst = {"add", "sub", "mul", "div",
+                                                    "pow"};
+  static const std::set<std::string> numberSecond = {
+      "add", "sub", "mul", "div", "pow", "remainder",
+      "gt",  "ge",  "lt",  "le",  "eq",  "ne"};
+  return index == 0 ? numberFirst.count(fn) > 0 : numberSecond.count(fn) > 0;
+}
 
 std::string renderPythonModel(const ReferenceProgram &program) {
   return Printer(program).print();
