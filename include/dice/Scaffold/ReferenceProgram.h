@@ -23,7 +23,7 @@
 //   sum amax amin prod              (a), dims              reduce, no keepdim
 //   matmul                          (a, b)                 2-D and batched
 //   conv                            (x, w), stride, padding, dilation, groups
-//   max_pool avg_pool               (x), kernel, stride, padding, dilation
+//   max_pool sum_pool               (x), kernel, stride, padding, dilation
 //   pad                             (a), low, high, value  constant padding
 //   slice                           (a), offsets, sizes, strides
 //   insert_slice                    (src, dest), offsets, sizes, strides

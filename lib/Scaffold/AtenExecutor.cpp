@@ -1,0 +1,481 @@
+//===- AtenExecutor.cpp - reference program -> ATen calls -----------------===//
+//
+// Each op is the ATen overload that the printed torch call dispatches to,
+// including where a constant is a Python number (at::Scalar, promoted as a
+// wrapped number) and where it is a 0-d tensor: see ReferenceOperands.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dice/Scaffold/AtenExecutor.h"
+#include "dice/Scaffold/ReferenceOperands.h"
+
+#include <ATen/ATen.h>
+#include <ATen/ScalarOps.h>
+
+#include <functional>
+#include <map>
+#include <sstream>
+
+namespace dice {
+namespace {
+
+std::string shapeString(at::IntArrayRef shape) {
+  std::ostringstream os;
+  os << "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    os << (i ? ", " : "") << shape[i];
+  os << "]";
+  return os.str();
+}
+
+std::string typeString(const TensorType &type) {
+  return std::string(dtypeName(type.dtype)) + " " + shapeString(type.shape);
+}
+
+std::string typeString(const at::Tensor &tensor) {
+  auto dtype = fromScalarType(tensor.scalar_type());
+  return std::string(dtype ? dtypeName(*dtype)
+                           : c10::toString(tensor.scalar_type())) +
+         " " + shapeString(tensor.sizes());
+}
+
+/// The number a constant prints as: Python bool, int or float.
+at::Scalar numberOf(double value, DType dtype) {
+  if (dtype == DType::Bool)
+    return at::Scalar(value != 0);
+  if (!isFloatingPoint(dtype))
+    return at::Scalar(static_cast<int64_t>(value));
+  return at::Scalar(value);
+}
+
+/// An operand of an elementwise op: a tensor, or a Python number.
+struct Operand {
+  at::Tensor tensor;
+  std::optional<at::Scalar> number;
+
+  /// What torch's Python binding makes of a number passed for a tensor.
+  at::Tensor asTensor() const {
+    return number ? at::native::wrapped_scalar_tensor(*number) : tensor;
+  }
+};
+
+using Unary = std::function<at::Tensor(const at::Tensor &)>;
+
+const std::map<std::string, Unary> &unaryOps() {
+  static const std::map<std::string, Unary> table = {
+      {"neg", [](const at::Tensor &a) { return at::neg(a); }},
+      {"exp", [](const at::Tensor &a) { return at::exp(a); }},
+      {"exp2", [](const at::Tensor &a) { return at::exp2(a); }},
+      {"log", [](const at::Tensor &a) { return at::log(a); }},
+      {"log1p", [](const at::Tensor &a) { return at::log1p(a); }},
+      {"expm1", [](const at::Tensor &a) { return at::expm1(a); }},
+      {"tanh", [](const at::Tensor &a) { return at::tanh(a); }},
+      {"sqrt", [](const at::Tensor &a) { return at::sqrt(a); }},
+      {"rsqrt", [](const at::Tensor &a) { return at::rsqrt(a); }},
+      {"erf", [](const at::Tensor &a) { return at::erf(a); }},
+      {"abs", [](const at::Tensor &a) { return at::abs(a); }},
+      {"sin", [](const at::Tensor &a) { return at::sin(a); }},
+      {"cos", [](const at::Tensor &a) { return at::cos(a); }},
+      {"tan", [](const at::Tensor &a) { return at::tan(a); }},
+      {"floor", [](const at::Tensor &a) { return at::floor(a); }},
+      {"ceil", [](const at::Tensor &a) { return at::ceil(a); }},
+      {"round", [](const at::Tensor &a) { return at::round(a); }},
+      {"trunc", [](const at::Tensor &a) { return at::trunc(a); }},
+      {"sigmoid", [](const at::Tensor &a) { return at::sigmoid(a); }},
+      {"logical_not", [](const at::Tensor &a) { return at::logical_not(a); }},
+      {"bitwise_not", [](const at::Tensor &a) { return at::bitwise_not(a); }},
+      {"reciprocal", [](const at::Tensor &a) { return at::reciprocal(a); }},
+  };
+  return table;
+}
+
+using Binary = std::function<at::Tensor(const Operand &, const Operand &)>;
+
+/// A binary op whose Python call takes a number only as its second operand
+/// (an at::Scalar overload).
+template <typename TensorFn, typename ScalarFn>
+Binary numberSecond(TensorFn tensorFn, ScalarFn scalarFn) {
+  return [=](const Operand &a, const Operand &b) {
+    return b.number ? scalarFn(a.tensor, *b.number)
+                    : tensorFn(a.tensor, b.tensor);
+  };
+}
+
+const std::map<std::string, Binary> &binaryOps() {
+  using T = const at::Tensor &;
+  using S = const at::Scalar &;
+  // add/sub/mul/div take numbers on either side as wrapped 0-d tensors.
+  auto wrapped = [](auto fn) -> Binary {
+    return [=](const Operand &a, const Operand &b) {
+      return fn(a.asTensor(), b.asTensor());
+    };
+  };
+  auto tensors = [](auto fn) -> Binary {
+    return [=](const Operand &a, const Operand &b) {
+      return fn(a.tensor, b.tensor);
+    };
+  };
+  static const std::map<std::string, Binary> table = {
+      {"add", wrapped([](T a, T b) { return at::add(a, b); })},
+      {"sub", wrapped([](T a, T b) { return at::sub(a, b); })},
+      {"mul", wrapped([](T a, T b) { return at::mul(a, b); })},
+      {"div", wrapped([](T a, T b) { return at::div(a, b); })},
+      {"pow",
+       [](const Operand &a, const Operand &b) {
+         if (a.number)
+           return at::pow(*a.number, b.tensor);
+         return b.number ? at::pow(a.tensor, *b.number)
+                         : at::pow(a.tensor, b.tensor);
+       }},
+      {"remainder", numberSecond([](T a, T b) { return at::fmod(a, b); },
+                                 [](T a, S b) { return at::fmod(a, b); })},
+      {"gt", numberSecond([](T a, T b) { return at::gt(a, b); },
+                          [](T a, S b) { return at::gt(a, b); })},
+      {"ge", numberSecond([](T a, T b) { return at::ge(a, b); },
+                          [](T a, S b) { return at::ge(a, b); })},
+      {"lt", numberSecond([](T a, T b) { return at::lt(a, b); },
+                          [](T a, S b) { return at::lt(a, b); })},
+      {"le", numberSecond([](T a, T b) { return at::le(a, b); },
+                          [](T a, S b) { return at::le(a, b); })},
+      {"eq", numberSecond([](T a, T b) { return at::eq(a, b); },
+                          [](T a, S b) { return at::eq(a, b); })},
+      {"ne", numberSecond([](T a, T b) { return at::ne(a, b); },
+                          [](T a, S b) { return at::ne(a, b); })},
+      {"maximum", tensors([](T a, T b) { return at::maximum(a, b); })},
+      {"minimum", tensors([](T a, T b) { return at::minimum(a, b); })},
+      {"atan2", tensors([](T a, T b) { return at::atan2(a, b); })},
+      {"logical_and", tensors([](T a, T b) { return at::logical_and(a, b); })},
+      {"logical_or", tensors([](T a, T b) { return at::logical_or(a, b); })},
+  };
+  return table;
+}
+
+/// A failed attribute or operand check inside an op; caught per op.
+struct OpError {
+  std::string message;
+};
+
+class Executor {
+public:
+  Executor(const ReferenceProgram &program, c10::Device device)
+      : program(program), device(device) {}
+
+  std::string run(const std::vector<at::Tensor> &inputs,
+                  std::vector<at::Tensor> &outputs) {
+    values = inputs;
+    for (size_t i = 0; i < program.ops.size(); ++i) {
+      const RefOp &op = program.ops[i];
+      std::string where = "op " + std::to_string(i) + " ('" + op.fn + "')";
+      at::Tensor result;
+      try {
+        result = apply(op);
+      } catch (const OpError &e) {
+        return where + ": " + e.message;
+      } catch (const c10::Error &e) {
+        return where + ": " + firstLine(e.what_without_backtrace());
+      } catch (const std::exception &e) {
+        return where + ": " + firstLine(e.what());
+      }
+      if (result.sizes() != at::IntArrayRef(op.type.shape) ||
+          result.scalar_type() != toScalarType(op.type.dtype))
+        return where + ": computes " + typeString(result) +
+               " but the program declares " + typeString(op.type);
+      values.push_back(std::move(result));
+    }
+    for (int v : program.outputs)
+      outputs.push_back(values[v]);
+    return "";
+  }
+
+private:
+  const ReferenceProgram &program;
+  c10::Device device;
+  std::vector<at::Tensor> values;
+
+  static std::string firstLine(const std::string &text) {
+    return text.substr(0, text.find('\n'));
+  }
+
+  at::TensorOptions options(DType dtype) const {
+    return at::TensorOptions().dtype(toScalarType(dtype)).device(device);
+  }
+
+  const std::vector<int64_t> &ints(const RefOp &op, const char *name) const {
+    return op.ints.at(name); // validate() made sure it exists
+  }
+
+  int64_t single(const RefOp &op, const char *name) const {
+    const auto &v = ints(op, name);
+    if (v.size() != 1)
+      throw OpError{std::string("attribute '") + name +
+                    "' must hold one integer"};
+    return v[0];
+  }
+
+  /// Spatial attributes of conv/pool: one entry per spatial dim of `x`.
+  const std::vector<int64_t> &spatial(const RefOp &op, const char *name,
+                                      const at::Tensor &x) const {
+    const auto &v = ints(op, name);
+    if (x.dim() < 3 || x.dim() > 5 ||
+        static_cast<int64_t>(v.size()) != x.dim() - 2)
+      throw OpError{std::string("attribute '") + name +
+                    "' needs one entry per "
+                    "spatial dim of a 3-d to 5-d input, which is " +
+                    typeString(x)};
+    return v;
+  }
+
+  Operand operand(const RefOp &op, size_t index) const {
+    int id = op.args[index];
+    if (isLiteralOperand(program, op, index)) {
+      const RefOp &s = program.ops[id - program.inputs.size()];
+      return {at::Tensor(), numberOf(s.value, s.type.dtype)};
+    }
+    return {values[id], std::nullopt};
+  }
+
+  const at::Tensor &arg(const RefOp &op, size_t index) const {
+    return values[op.args[index]];
+  }
+
+  /// `a[o0:e0:s0, o1:e1:s1, ...]`, a view, as the printer's slice spelling.
+  at::Tensor sliceView(const RefOp &op, at::Tensor a) const {
+    const auto &offsets = ints(op, "offsets"), &sizes = ints(op, "sizes"),
+               &strides = ints(op, "strides");
+    if (sizes.size() != offsets.size() || strides.size() != offsets.size() ||
+        static_cast<int64_t>(offsets.size()) > a.dim())
+      throw OpError{"offsets, sizes and strides need one entry per sliced dim "
+                    "of " +
+                    typeString(a)};
+    for (size_t d = 0; d < offsets.size(); ++d) {
+      if (strides[d] < 1 || sizes[d] < 1)
+        throw OpError{"sizes and strides must be positive"};
+      int64_t end = offsets[d] + (sizes[d] - 1) * strides[d] + 1;
+      a = a.slice(static_cast<int64_t>(d), offsets[d], end, strides[d]);
+    }
+    return a;
+  }
+
+  at::Tensor apply(const RefOp &op) const {
+    const std::string &fn = op.fn;
+    if (fn == "scalar")
+      return at::scalar_tensor(numberOf(op.value, op.type.dtype),
+                               options(op.type.dtype));
+    if (fn == "full")
+      return at::full(op.type.shape, numberOf(op.value, op.type.dtype),
+                      options(op.type.dtype));
+    if (auto it = unaryOps().find(fn); it != unaryOps().end())
+      return it->second(arg(op, 0));
+    if (auto it = binaryOps().find(fn); it != binaryOps().end())
+      return it->second(operand(op, 0), operand(op, 1));
+    if (fn == "where") {
+      Operand a = operand(op, 1), b = operand(op, 2);
+      const at::Tensor &cond = arg(op, 0);
+      if (a.number && b.number)
+        return at::where(cond, *a.number, *b.number);
+      if (a.number)
+        return at::where(cond, *a.number, b.tensor);
+      if (b.number)
+        return at::where(cond, a.tensor, *b.number);
+      return at::where(cond, a.tensor, b.tensor);
+    }
+    if (fn == "to")
+      return arg(op, 0).to(toScalarType(op.type.dtype));
+    if (fn == "permute")
+      return arg(op, 0).permute(ints(op, "dims"));
+    if (fn == "reshape")
+      return arg(op, 0).reshape(op.type.shape);
+    if (fn == "expand")
+      return arg(op, 0).expand(op.type.shape);
+    if (fn == "sum")
+      return at::sum(arg(op, 0), ints(op, "dims"));
+    if (fn == "amax")
+      return at::amax(arg(op, 0), ints(op, "dims"));
+    if (fn == "amin")
+      return at::amin(arg(op, 0), ints(op, "dims"));
+    if (fn == "prod") {
+      // One dim at a time, in reverse order, as the printer spells it.
+      at::Tensor a = arg(op, 0);
+      const auto &dims = ints(op, "dims");
+      for (auto d = dims.rbegin(); d != dims.rend(); ++d)
+        a = at::prod(a, *d);
+      return a;
+    }
+    if (fn == "matmul")
+      return at::matmul(arg(op, 0), arg(op, 1));
+    if (fn == "conv")
+      return conv(op);
+    if (fn == "max_pool")
+      return maxPool(op);
+    if (fn == "sum_pool")
+      return sumPool(op);
+    if (fn == "pad")
+      return pad(op);
+    if (fn == "slice")
+      return sliceView(op, arg(op, 0));
+    if (fn == "insert_slice") {
+      at::Tensor result = arg(op, 1).clone();
+      at::Tensor window = sliceView(op, result);
+      window.copy_(arg(op, 0).reshape(window.sizes()));
+      return result;
+    }
+    if (fn == "cat") {
+      std::vector<at::Tensor> parts;
+      for (size_t i = 0; i < op.args.size(); ++i)
+        parts.push_back(arg(op, i));
+      return at::cat(parts, single(op, "dim"));
+    }
+    throw OpError{"unknown operation"};
+  }
+
+  at::Tensor conv(const RefOp &op) const {
+    const at::Tensor &x = arg(op, 0), &w = arg(op, 1);
+    const auto &s = spatial(op, "stride", x), &p = spatial(op, "padding", x),
+               &d = spatial(op, "dilation", x);
+    int64_t groups = single(op, "groups");
+    switch (s.size()) {
+    case 1:
+      return at::conv1d(x, w, std::nullopt, s, p, d, groups);
+    case 2:
+      return at::conv2d(x, w, std::nullopt, s, p, d, groups);
+    default:
+      return at::conv3d(x, w, std::nullopt, s, p, d, groups);
+    }
+  }
+
+  at::Tensor maxPool(const RefOp &op) const {
+    const at::Tensor &x = arg(op, 0);
+    const auto &k = spatial(op, "kernel", x), &s = spatial(op, "stride", x),
+               &p = spatial(op, "padding", x), &d = spatial(op, "dilation", x);
+    switch (k.size()) {
+    case 1:
+      return at::max_pool1d(x, k, s, p, d);
+    case 2:
+      return at::max_pool2d(x, k, s, p, d);
+    default:
+      return at::max_pool3d(x, k, s, p, d);
+    }
+  }
+
+  /// avg_pool with the divisor fixed at 1; avg_pool1d has no divisor
+  /// override, so its average is multiplied back (as the printer does).
+  at::Tensor sumPool(const RefOp &op) const {
+    const at::Tensor &x = arg(op, 0);
+    const auto &k = spatial(op, "kernel", x), &s = spatial(op, "stride", x),
+               &p = spatial(op, "padding", x);
+    switch (k.size()) {
+    case 1:
+      return at::mul(at::avg_pool1d(x, k, s, p),
+                     at::native::wrapped_scalar_tensor(at::Scalar(k[0])));
+    case 2:
+      return at::avg_pool2d(x, k, s, p, /*ceil_mode=*/false,
+                            /*count_include_pad=*/true, /*divisor_override=*/1);
+    default:
+      return at::avg_pool3d(x, k, s, p, /*ceil_mode=*/false,
+                            /*count_include_pad=*/true, /*divisor_override=*/1);
+    }
+  }
+
+  /// F.pad's list runs (low, high) from the last padded dim backwards.
+  at::Tensor pad(const RefOp &op) const {
+    const at::Tensor &a = arg(op, 0);
+    const auto &low = ints(op, "low"), &high = ints(op, "high");
+    if (low.size() != high.size() || static_cast<int64_t>(low.size()) > a.dim())
+      throw OpError{"low and high need one entry per padded dim of " +
+                    typeString(a)};
+    std::vector<int64_t> pairs;
+    for (size_t d = low.size(); d-- > 0;) {
+      pairs.push_back(low[d]);
+      pairs.push_back(high[d]);
+    }
+    return at::constant_pad_nd(a, pairs, numberOf(op.value, op.type.dtype));
+  }
+};
+
+} // namespace
+
+c10::ScalarType toScalarType(DType dtype) {
+  switch (dtype) {
+  case DType::Float32:
+    return at::kFloat;
+  case DType::Float16:
+    return at::kHalf;
+  case DType::BFloat16:
+    return at::kBFloat16;
+  case DType::Float64:
+    return at::kDouble;
+  case DType::Int64:
+    return at::kLong;
+  case DType::Int32:
+    return at::kInt;
+  case DType::Int16:
+    return at::kShort;
+  case DType::Int8:
+    return at::kChar;
+  case DType::UInt8:
+    return at::kByte;
+  case DType::Bool:
+    return at::kBool;
+  }
+  return at::kFloat;
+}
+
+std::optional<DType> fromScalarType(c10::ScalarType type) {
+  for (DType d : {DType::Float32, DType::Float16, DType::BFloat16,
+                  DType::Float64, DType::Int64, DType::Int32, DType::Int16,
+                  DType::Int8, DType::UInt8, DType::Bool})
+    if (toScalarType(d) == type)
+      return d;
+  return std::nullopt;
+}
+
+std::string checkReferenceInputs(const ReferenceProgram &program,
+                                 const std::vector<at::Tensor> &inputs) {
+  if (inputs.size() != program.inputs.size())
+    return "the program takes " + std::to_string(program.inputs.size()) +
+           " inputs, got " + std::to_string(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::string name = "input " + std::to_string(i);
+    if (!inputs[i].defined())
+      return name + " is an undefined tensor";
+    const TensorType &want = program.inputs[i];
+    if (inputs[i].sizes() != at::IntArrayRef(want.shape) ||
+        inputs[i].scalar_type() != toScalarType(want.dtype))
+      return name + " is " + typeString(inputs[i]) + ", the program expects " +
+             typeString(want);
+    if (inputs[i].device() != inputs[0].device())
+      return name + " is on " + inputs[i].device().str() + ", input 0 on " +
+             inputs[0].device().str();
+  }
+  return "";
+}
+
+ReferenceRun runReferenceProgram(const ReferenceProgram &program,
+                                 const std::vector<at::Tensor> &inputs,
+                                 std::optional<c10::Device> device) {
+  ReferenceRun run;
+  run.error = program.validate();
+  if (run.error.empty())
+    run.error = checkReferenceInputs(program, inputs);
+  if (!run.ok())
+    return run;
+  c10::Device target = device.value_or(c10::Device(c10::kCPU));
+  if (!inputs.empty()) {
+    // "cuda" (no index) names whichever GPU the inputs are on.
+    c10::Device actual = inputs[0].device();
+    if (device &&
+        (device->type() != actual.type() ||
+         (device->has_index() && device->index() != actual.index()))) {
+      run.error = "the inputs are on " + actual.str() +
+                  ", the constants were asked for on " + device->str();
+      return run;
+    }
+    target = actual;
+  }
+  run.error = Executor(program, target).run(inputs, run.outputs);
+  if (!run.ok())
+    run.outputs.clear();
+  return run;
+}
+
+} // namespace dice

@@ -1,0 +1,54 @@
+//===- FunctionPlan.h - a whole function as reference steps -----*- C++ -*-===//
+//
+// A function plan: the function's arguments, the weights it closes over and
+// one reference program per kernel request (or other step), wired by value
+// numbers. Running it computes the whole function with ATen, the way the
+// verifier's end-to-end check does.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DICE_TOOLS_FUNCTIONPLAN_H
+#define DICE_TOOLS_FUNCTIONPLAN_H
+
+#include "dice/Scaffold/ReferenceProgram.h"
+
+#include <ATen/core/Tensor.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dice {
+
+struct PlanStep {
+  enum class Kind { Weight, Program } kind = Kind::Program;
+  // Weight: a constant tensor, from its raw little-endian bytes.
+  int result = -1;
+  TensorType type;
+  std::vector<uint8_t> bytes;
+  // Program: `program`'s inputs are `args`, its outputs become `results`.
+  std::vector<int> args, results;
+  ReferenceProgram program;
+  std::string request; ///< the kernel request's fingerprint, if any
+};
+
+struct FunctionPlan {
+  std::string function;
+  std::vector<TensorType> arguments; ///< values 0..arguments.size()-1
+  std::vector<PlanStep> steps;
+  std::vector<int> outputs;
+
+  /// Parses the plan JSON; on failure returns nullopt and sets `error`.
+  static std::optional<FunctionPlan> fromJson(const std::string &text,
+                                              std::string &error);
+};
+
+/// Runs `plan` on `arguments` (all on one device; weights are moved there).
+/// Returns an error naming the step, or an empty string.
+std::string runFunctionPlan(const FunctionPlan &plan,
+                            const std::vector<at::Tensor> &arguments,
+                            std::vector<at::Tensor> &outputs);
+
+} // namespace dice
+
+#endif // DICE_TOOLS_FUNCTIONPLAN_H

@@ -1,0 +1,175 @@
+//===- dice-tokenize.cpp - the DICE tokenizer on JSON lines ---------------===//
+//
+// Reads one JSON value per line on stdin and writes one per line on stdout,
+// so that scripts (and the parity tests) tokenize many texts in one process:
+//
+//   dice-tokenize --tokenizer DIR            "text"          -> [ids...]
+//   dice-tokenize --tokenizer DIR --decode   [ids...]        -> "text"
+//   dice-tokenize --tokenizer DIR --chat     "user"          -> "prompt"
+//                                            ["user","answer"] -> "sample"
+//   dice-tokenize --tokenizer DIR --benchmark FILE
+//       encodes FILE repeatedly and prints {"tokens":..,"tokens_per_second":..}
+//
+//===----------------------------------------------------------------------===//
+
+#include "dice/Model/Tokenizer.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+
+using json = nlohmann::json;
+
+namespace {
+
+enum class Mode { Encode, Decode, Chat, Benchmark };
+
+void usage() {
+  std::fprintf(stderr,
+               "usage: dice-tokenize --tokenizer DIR [--decode | --chat | "
+               "--benchmark FILE] < lines.jsonl\n");
+}
+
+/// The rendering of one --chat line, or false when the line is malformed.
+bool renderChat(const dice::Tokenizer &tokenizer, const json &line,
+                std::string &out) {
+  if (line.is_string()) {
+    out = tokenizer.applyChatTemplate(line.get<std::string>());
+    return true;
+  }
+  if (line.is_array() && line.size() == 2 && line[0].is_string() &&
+      line[1].is_string()) {
+    out = tokenizer.applyChatTemplate(line[0].get<std::string>(),
+                                      line[1].get<std::string>());
+    return true;
+  }
+  return false;
+}
+
+int benchmark(const dice::Tokenizer &tokenizer, const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    std::fprintf(stderr, "dice-tokenize: cannot read %s\n", path.c_str());
+    return 1;
+  }
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  std::string text = buffer.str();
+  using Clock = std::chrono::steady_clock;
+  // The first pass starts with an empty BPE cache; later ones find it full,
+  // as in a long-running process.
+  auto start = Clock::now();
+  size_t tokens = tokenizer.encode(text).size();
+  double firstSeconds =
+      std::chrono::duration<double>(Clock::now() - start).count();
+  size_t total = 0;
+  int runs = 0;
+  start = Clock::now();
+  double seconds = 0;
+  while (seconds < 1.0) {
+    total += tokenizer.encode(text).size();
+    ++runs;
+    seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  }
+  json result = {{"bytes", text.size()},
+                 {"tokens", tokens},
+                 {"runs", runs},
+                 {"first_pass_tokens_per_second", tokens / firstSeconds},
+                 {"tokens_per_second", total / seconds},
+                 {"megabytes_per_second", runs * text.size() / seconds / 1e6}};
+  std::cout << result.dump() << "\n";
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string dir, benchmarkFile;
+  Mode mode = Mode::Encode;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if ((arg == "--tokenizer" || arg == "--benchmark") && i + 1 < argc)
+      (arg == "--tokenizer" ? dir : benchmarkFile) = argv[++i];
+    else if (arg.rfind("--tokenizer=", 0) == 0)
+      dir = arg.substr(12);
+    else if (arg == "--decode")
+      mode = Mode::Decode;
+    else if (arg == "--chat")
+      mode = Mode::Chat;
+    else if (arg == "-h" || arg == "--help") {
+      usage();
+      return 0;
+    } else {
+      std::fprintf(stderr, "dice-tokenize: unknown argument '%s'\n", argv[i]);
+      usage();
+      return 2;
+    }
+  }
+  if (!benchmarkFile.empty())
+    mode = Mode::Benchmark;
+  if (dir.empty()) {
+    usage();
+    return 2;
+  }
+  dice::TokenizerOrError tokenizer = dice::Tokenizer::load(dir);
+  if (!tokenizer) {
+    std::fprintf(stderr, "%s\n", tokenizer.error().format().c_str());
+    return 1;
+  }
+  if (mode == Mode::Benchmark)
+    return benchmark(*tokenizer, benchmarkFile);
+
+  std::ios::sync_with_stdio(false);
+  std::string line;
+  for (unsigned lineNo = 1; std::getline(std::cin, line); ++lineNo) {
+    json input = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    auto fail = [&](const char *expected) {
+      std::fprintf(stderr, "<stdin>:%u: error: expected %s\n", lineNo, expected);
+      return 1;
+    };
+    if (input.is_discarded())
+      return fail("one JSON value per line");
+    switch (mode) {
+    case Mode::Encode: {
+      if (!input.is_string())
+        return fail("a JSON string");
+      std::cout << json(tokenizer->encode(input.get<std::string>())).dump()
+                << '\n';
+      break;
+    }
+    case Mode::Decode: {
+      std::vector<int32_t> ids;
+      bool ok = input.is_array();
+      for (const json &id : input) {
+        ok = ok && id.is_number_integer();
+        if (ok)
+          ids.push_back(id.get<int32_t>());
+      }
+      if (!ok)
+        return fail("a JSON array of token ids");
+      std::cout << json(tokenizer->decode(ids)).dump(
+                       -1, ' ', false, json::error_handler_t::replace)
+                << '\n';
+      break;
+    }
+    case Mode::Chat: {
+      std::string rendered;
+      if (!renderChat(*tokenizer, input, rendered))
+        return fail("a JSON string or a [user, answer] array of strings");
+      std::cout << json(rendered).dump(-1, ' ', false,
+                                       json::error_handler_t::replace)
+                << '\n';
+      break;
+    }
+    case Mode::Benchmark:
+      break;
+    }
+  }
+  return 0;
+}
