@@ -1,0 +1,34 @@
+//===- DiceInfillEngine.h - the embedded DICE model as an engine -*- C++ -*-===//
+//
+// Tokenizer + transformer + block-diffusion sampler behind
+// dice::InfillEngine. Plain C++: LLVM-built code may include this header;
+// the implementation is built with LibTorch.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DICE_MODEL_DICEINFILLENGINE_H
+#define DICE_MODEL_DICEINFILLENGINE_H
+
+#include "dice/Infill/InfillEngine.h"
+#include "dice/Model/ErrorOr.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace dice {
+
+struct DiceEngineOptions {
+  std::string device = "cuda"; ///< a torch device string: "cuda", "cuda:1", "cpu"
+  std::string dtype;           ///< "bfloat16", "float16", "float32"; empty: the checkpoint's
+  uint64_t seed = 0;           ///< sampling seed (each request restarts from it)
+};
+
+/// Loads the model folder (config, safetensors, tokenizer files) and returns
+/// an engine whose candidates are decoded by block diffusion. Never throws.
+ErrorOr<std::unique_ptr<InfillEngine>>
+createDiceInfillEngine(const std::string &modelDir, const DiceEngineOptions &options);
+
+} // namespace dice
+
+#endif // DICE_MODEL_DICEINFILLENGINE_H

@@ -1,0 +1,57 @@
+//===- ModelConfig.h - SDAR/Qwen3 checkpoint configuration ------*- C++ -*-===//
+//
+// The hyperparameters of a checkpoint, read from its `config.json` (and the
+// stop ids from `generation_config.json` when present). Plain C++: no
+// LibTorch, no LLVM.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DICE_MODEL_MODELCONFIG_H
+#define DICE_MODEL_MODELCONFIG_H
+
+#include "dice/Model/ErrorOr.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dice {
+
+/// Element type of weights and activations.
+enum class ModelDType { Float32, Float16, BFloat16 };
+
+struct ModelConfig {
+  int64_t hiddenSize = 0;
+  int64_t intermediateSize = 0;
+  int64_t numHiddenLayers = 0;
+  int64_t numAttentionHeads = 0;
+  int64_t numKeyValueHeads = 0;
+  int64_t headDim = 0; ///< hidden_size / heads when config.json omits it
+  double ropeTheta = 1e6;
+  double rmsNormEps = 1e-6;
+  int64_t vocabSize = 0;
+  int64_t blockSize = 4;           ///< block of the block-causal attention
+  int64_t maskTokenId = 151669;    ///< `<|MASK|>`
+  bool tieWordEmbeddings = false;  ///< lm_head reuses embed_tokens
+  ModelDType torchDtype = ModelDType::BFloat16; ///< dtype of the weights
+  /// Generation stops after a block holding one of these (generation_config
+  /// `eos_token_id`, else config.json's, else `<|im_end|>`/`<|endoftext|>`).
+  std::vector<int64_t> stopTokenIds;
+};
+
+/// Parses config.json text; `sourceName` names it in errors. Stop ids come
+/// from the config's `eos_token_id` when present.
+ErrorOr<ModelConfig> parseModelConfig(std::string_view json,
+                                      std::string_view sourceName);
+
+/// Reads `dir/config.json` and, when present, `dir/generation_config.json`.
+ErrorOr<ModelConfig> loadModelConfig(const std::string &dir);
+
+/// "float32", "float16", "bfloat16" (also "fp32", "fp16", "bf16").
+ErrorOr<ModelDType> parseModelDType(std::string_view name);
+std::string_view toString(ModelDType dtype);
+
+} // namespace dice
+
+#endif // DICE_MODEL_MODELCONFIG_H

@@ -1,0 +1,100 @@
+//===- DiceInfillEngine.cpp - the embedded DICE model as an engine --------===//
+
+#include "dice/Model/DiceInfillEngine.h"
+
+#include "dice/Model/BlockDiffusionSampler.h"
+#include "dice/Model/Tokenizer.h"
+#include "dice/Model/Transformer.h"
+
+#include <algorithm>
+#include <mutex>
+
+namespace dice {
+namespace {
+
+class DiceInfillEngine : public InfillEngine {
+public:
+  DiceInfillEngine(std::string name, Tokenizer tokenizer,
+                   std::unique_ptr<Transformer> model, uint64_t seed)
+      : engineName(std::move(name)), tokenizer(std::move(tokenizer)),
+        model(std::move(model)), denoiser(*this->model),
+        sampler(denoiser, samplerOptions(this->model->config(), seed)) {}
+
+  std::string name() const override { return engineName; }
+
+  CandidatesOrError generateCandidates(const std::string &prompt, int n,
+                                       const SamplingConfig &params) override {
+    // One model, one KV cache: requests take turns.
+    std::lock_guard<std::mutex> lock(mutex);
+    ErrorOr<std::vector<Candidate>> decoded =
+        sampler.generateCandidates(tokenizer.encode(prompt), n, params);
+    if (!decoded)
+      return {{}, engineName + ": " + decoded.error()};
+    const std::vector<int64_t> &stops = model->config().stopTokenIds;
+    for (Candidate &c : *decoded) {
+      std::vector<int32_t> text = c.tokens;
+      if (c.stopped && !text.empty() &&
+          std::count(stops.begin(), stops.end(), int64_t(text.back())))
+        text.pop_back(); // the stop id is not part of the answer's text
+      c.text = tokenizer.decode(text);
+    }
+    return {std::move(*decoded), ""};
+  }
+
+private:
+  static SamplerOptions samplerOptions(const ModelConfig &config, uint64_t seed) {
+    SamplerOptions options;
+    options.maskTokenId = config.maskTokenId;
+    options.stopTokenIds = config.stopTokenIds;
+    options.seed = seed;
+    return options;
+  }
+
+  std::string engineName;
+  Tokenizer tokenizer;
+  std::unique_ptr<Transformer> model;
+  TransformerDenoiser denoiser;
+  BlockDiffusionSampler sampler;
+  std::mutex mutex;
+};
+
+} // namespace
+
+ErrorOr<std::unique_ptr<InfillEngine>>
+createDiceInfillEngine(const std::string &modelDir, const DiceEngineOptions &options) {
+  TokenizerOrError tokenizer = Tokenizer::load(modelDir);
+  if (!tokenizer)
+    return ModelError{tokenizer.error().format()};
+  ErrorOr<ModelConfig> config = loadModelConfig(modelDir);
+  if (!config)
+    return ModelError{config.error()};
+  ModelDType dtype = config->torchDtype;
+  if (!options.dtype.empty()) {
+    ErrorOr<ModelDType> chosen = parseModelDType(options.dtype);
+    if (!chosen)
+      return ModelError{chosen.error()};
+    dtype = *chosen;
+  }
+  try {
+    torch::Device device(options.device);
+    if (device.is_cuda() && !torch::cuda::is_available())
+      return ModelError{"device '" + options.device +
+                        "' requested but no CUDA device is available"};
+    ErrorOr<std::unique_ptr<Transformer>> model =
+        Transformer::load(modelDir, device, toScalarType(dtype));
+    if (!model)
+      return ModelError{model.error()};
+    // The folder's last component ("dice:DICE-8B"). Plain string work:
+    // libtorch.so exports std::filesystem symbols that must not be reached.
+    std::string dir = modelDir;
+    while (dir.size() > 1 && dir.back() == '/')
+      dir.pop_back();
+    std::string name = "dice:" + dir.substr(dir.find_last_of('/') + 1);
+    return std::unique_ptr<InfillEngine>(std::make_unique<DiceInfillEngine>(
+        name, *tokenizer, std::move(*model), options.seed));
+  } catch (const std::exception &e) {
+    return ModelError{modelDir + ": " + e.what()};
+  }
+}
+
+} // namespace dice

@@ -1,0 +1,213 @@
+//===- ModelConfig.cpp - SDAR/Qwen3 checkpoint configuration --------------===//
+
+#include "dice/Model/ModelConfig.h"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+namespace dice {
+namespace {
+
+using nlohmann::json;
+
+ModelError keyError(std::string_view source, std::string_view key,
+                    std::string_view what) {
+  return {std::string(source) + ": " + std::string(key) + ": " +
+          std::string(what)};
+}
+
+/// Reads a positive integer key; `required` keys must be present.
+std::optional<ModelError> readInt(const json &j, std::string_view source,
+                                  const char *key, int64_t &out, bool required,
+                                  int64_t min = 1) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null())
+    return required ? std::optional(keyError(source, key, "missing"))
+                    : std::nullopt;
+  if (!it->is_number_integer())
+    return keyError(source, key, "expected an integer");
+  int64_t value = it->get<int64_t>();
+  if (value < min)
+    return keyError(source, key,
+                    "must be at least " + std::to_string(min) + ", got " +
+                        std::to_string(value));
+  out = value;
+  return std::nullopt;
+}
+
+std::optional<ModelError> readFloat(const json &j, std::string_view source,
+                                    const char *key, double &out) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null())
+    return std::nullopt;
+  if (!it->is_number())
+    return keyError(source, key, "expected a number");
+  out = it->get<double>();
+  if (!(out > 0))
+    return keyError(source, key, "must be positive");
+  return std::nullopt;
+}
+
+/// `eos_token_id` is an integer or a list of integers.
+std::optional<ModelError> readIds(const json &j, std::string_view source,
+                                  const char *key, std::vector<int64_t> &out) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null())
+    return std::nullopt;
+  std::vector<int64_t> ids;
+  if (it->is_number_integer()) {
+    ids.push_back(it->get<int64_t>());
+  } else if (it->is_array()) {
+    for (const json &id : *it) {
+      if (!id.is_number_integer())
+        return keyError(source, key, "expected integers");
+      ids.push_back(id.get<int64_t>());
+    }
+  } else {
+    return keyError(source, key, "expected an integer or a list of integers");
+  }
+  out = std::move(ids);
+  return std::nullopt;
+}
+
+ErrorOr<json> parseJson(std::string_view text, std::string_view source) {
+  try {
+    json j = json::parse(text);
+    if (!j.is_object())
+      return ModelError{std::string(source) + ": expected a JSON object"};
+    return j;
+  } catch (const json::parse_error &e) {
+    return ModelError{std::string(source) + ": invalid JSON at byte " +
+                      std::to_string(e.byte)};
+  }
+}
+
+ErrorOr<std::string> readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return ModelError{path + ": cannot open"};
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+} // namespace
+
+ErrorOr<ModelDType> parseModelDType(std::string_view name) {
+  if (name == "float32" || name == "fp32" || name == "float")
+    return ModelDType::Float32;
+  if (name == "float16" || name == "fp16" || name == "half")
+    return ModelDType::Float16;
+  if (name == "bfloat16" || name == "bf16")
+    return ModelDType::BFloat16;
+  return ModelError{"unknown dtype '" + std::string(name) +
+                    "' (expected float32, float16 or bfloat16)"};
+}
+
+std::string_view toString(ModelDType dtype) {
+  switch (dtype) {
+  case ModelDType::Float32:
+    return "float32";
+  case ModelDType::Float16:
+    return "float16";
+  case ModelDType::BFloat16:
+    return "bfloat16";
+  }
+  return "?";
+}
+
+ErrorOr<ModelConfig> parseModelConfig(std::string_view text,
+                                      std::string_view source) {
+  ErrorOr<json> parsed = parseJson(text, source);
+  if (!parsed)
+    return ModelError{parsed.error()};
+  const json &j = *parsed;
+
+  ModelConfig c;
+  for (auto error :
+       {readInt(j, source, "hidden_size", c.hiddenSize, true),
+        readInt(j, source, "intermediate_size", c.intermediateSize, true),
+        readInt(j, source, "num_hidden_layers", c.numHiddenLayers, true),
+        readInt(j, source, "num_attention_heads", c.numAttentionHeads, true),
+        readInt(j, source, "vocab_size", c.vocabSize, true),
+        readInt(j, source, "head_dim", c.headDim, false),
+        readInt(j, source, "block_size", c.blockSize, false),
+        readInt(j, source, "mask_token_id", c.maskTokenId, false, 0),
+        readFloat(j, source, "rope_theta", c.ropeTheta),
+        readFloat(j, source, "rms_norm_eps", c.rmsNormEps),
+        readIds(j, source, "eos_token_id", c.stopTokenIds)})
+    if (error)
+      return *error;
+
+  // Qwen3 configs may leave these out: defaults as in transformers.
+  c.numKeyValueHeads = c.numAttentionHeads;
+  if (auto error = readInt(j, source, "num_key_value_heads",
+                           c.numKeyValueHeads, false))
+    return *error;
+  if (c.headDim == 0) {
+    if (c.hiddenSize % c.numAttentionHeads != 0)
+      return keyError(source, "head_dim",
+                      "missing, and hidden_size is not a multiple of "
+                      "num_attention_heads");
+    c.headDim = c.hiddenSize / c.numAttentionHeads;
+  }
+  if (c.headDim % 2 != 0)
+    return keyError(source, "head_dim", "must be even (rotary embedding)");
+  if (c.numAttentionHeads % c.numKeyValueHeads != 0)
+    return keyError(source, "num_key_value_heads",
+                    "must divide num_attention_heads");
+  if (c.maskTokenId >= c.vocabSize)
+    return keyError(source, "mask_token_id", "outside the vocabulary");
+
+  if (auto it = j.find("tie_word_embeddings"); it != j.end() && !it->is_null()) {
+    if (!it->is_boolean())
+      return keyError(source, "tie_word_embeddings", "expected a boolean");
+    c.tieWordEmbeddings = it->get<bool>();
+  }
+  // transformers 5 writes `dtype`, older versions `torch_dtype`.
+  for (const char *key : {"torch_dtype", "dtype"}) {
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null())
+      continue;
+    if (!it->is_string())
+      return keyError(source, key, "expected a string");
+    ErrorOr<ModelDType> dtype = parseModelDType(it->get<std::string>());
+    if (!dtype)
+      return keyError(source, key, dtype.error());
+    c.torchDtype = *dtype;
+    break;
+  }
+  return c;
+}
+
+ErrorOr<ModelConfig> loadModelConfig(const std::string &dir) {
+  std::string path = dir + "/config.json";
+  ErrorOr<std::string> text = readFile(path);
+  if (!text)
+    return ModelError{text.error()};
+  ErrorOr<ModelConfig> config = parseModelConfig(*text, path);
+  if (!config)
+    return config;
+
+  // generation_config.json says where generation stops; it wins over
+  // config.json, whose eos_token_id is often only <|endoftext|>.
+  std::string genPath = dir + "/generation_config.json";
+  if (std::ifstream(genPath).good()) {
+    ErrorOr<std::string> genText = readFile(genPath);
+    if (!genText)
+      return ModelError{genText.error()};
+    ErrorOr<json> gen = parseJson(*genText, genPath);
+    if (!gen)
+      return ModelError{gen.error()};
+    if (auto error = readIds(*gen, genPath, "eos_token_id", config->stopTokenIds))
+      return *error;
+  }
+  if (config->stopTokenIds.empty())
+    config->stopTokenIds = {151645, 151643}; // <|im_end|>, <|endoftext|>
+  return config;
+}
+
+} // namespace dice

@@ -1,0 +1,170 @@
+"""Write a tiny random SDAR/Qwen3 checkpoint in Hugging Face layout.
+
+The model runtime's tests load it from C++ and from transformers and compare
+logits, so it has every feature of a real checkpoint (GQA, q/k norms, untied
+or tied head, block_size, mask token, stop ids) at a size a CPU runs in
+milliseconds:
+
+    python -m dice.tiny_checkpoint OUT_DIR [--dtype bfloat16] [--shards 2]
+
+With ``--tokenizer`` the vocabulary is the real one (151936 ids) and the
+tokenizer files are copied from $DICE_SDAR_DIR, so the whole engine runs.
+"""
+
+import argparse
+import json
+import os
+import shutil
+from pathlib import Path
+
+import torch
+from safetensors.torch import save_file
+
+SDAR_VOCAB = 151936
+SDAR_MASK, SDAR_STOPS = 151669, [151645, 151643]
+TOKENIZER_FILES = ["vocab.json", "merges.txt", "tokenizer_config.json",
+                   "added_tokens.json", "special_tokens_map.json",
+                   "chat_template.jinja"]
+
+
+def tiny_config(vocab_size=320, hidden_size=64, intermediate_size=96,
+                num_hidden_layers=2, num_attention_heads=4,
+                num_key_value_heads=2, head_dim=32, block_size=4,
+                tie_word_embeddings=False, dtype="bfloat16"):
+    """config.json in SDAR's format (model_type sdar), tiny sizes."""
+    full_vocab = vocab_size == SDAR_VOCAB
+    mask = SDAR_MASK if full_vocab else vocab_size - 1
+    stops = SDAR_STOPS if full_vocab else [vocab_size - 3, vocab_size - 2]
+    return {
+        "architectures": ["SDARForCausalLM"],
+        "model_type": "sdar",
+        "attention_bias": False,
+        "hidden_act": "silu",
+        "hidden_size": hidden_size,
+        "intermediate_size": intermediate_size,
+        "num_hidden_layers": num_hidden_layers,
+        "num_attention_heads": num_attention_heads,
+        "num_key_value_heads": num_key_value_heads,
+        "head_dim": head_dim,
+        "max_position_embeddings": 4096,
+        "rms_norm_eps": 1e-6,
+        "rope_theta": 1000000,
+        "rope_scaling": None,
+        "vocab_size": vocab_size,
+        "block_size": block_size,
+        "mask_token_id": mask,
+        "bos_token_id": stops[1],
+        "eos_token_id": stops[1],
+        "tie_word_embeddings": tie_word_embeddings,
+        "torch_dtype": dtype,
+    }
+
+
+def random_state_dict(config, seed=0):
+    """Weights named as in Hugging Face Qwen3 checkpoints, fp32.
+
+    Scales are chosen so that logits are far from uniform: numerics tests
+    then compare something that depends on every weight.
+    """
+    g = torch.Generator().manual_seed(seed)
+    h, i = config["hidden_size"], config["intermediate_size"]
+    d, v = config["head_dim"], config["vocab_size"]
+    q, kv = config["num_attention_heads"] * d, config["num_key_value_heads"] * d
+
+    def linear(out_features, in_features):
+        return torch.randn(out_features, in_features, generator=g) / in_features ** 0.5
+
+    def norm(size):
+        return 1.0 + 0.2 * torch.randn(size, generator=g)
+
+    tensors = {"model.embed_tokens.weight": torch.randn(v, h, generator=g),
+               "model.norm.weight": norm(h)}
+    for layer in range(config["num_hidden_layers"]):
+        p = f"model.layers.{layer}."
+        tensors.update({
+            p + "input_layernorm.weight": norm(h),
+            p + "self_attn.q_proj.weight": linear(q, h),
+            p + "self_attn.k_proj.weight": linear(kv, h),
+            p + "self_attn.v_proj.weight": linear(kv, h),
+            p + "self_attn.o_proj.weight": linear(h, q),
+            p + "self_attn.q_norm.weight": norm(d),
+            p + "self_attn.k_norm.weight": norm(d),
+            p + "post_attention_layernorm.weight": norm(h),
+            p + "mlp.gate_proj.weight": linear(i, h),
+            p + "mlp.up_proj.weight": linear(i, h),
+            p + "mlp.down_proj.weight": linear(h, i),
+        })
+    if not config["tie_word_embeddings"]:
+        tensors["lm_head.weight"] = linear(v, h) * 4.0
+    return tensors
+
+
+def write_tiny_checkpoint(out_dir, dtype="bfloat16", shards=1, seed=0,
+                          tokenizer=False, **sizes):
+    """Writes config.json, generation_config.json and the safetensors (one
+    file, or `shards` files and model.safetensors.index.json). Returns the
+    config dict."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    if tokenizer:
+        sizes["vocab_size"] = SDAR_VOCAB
+    config = tiny_config(dtype=dtype, **sizes)
+    (out / "config.json").write_text(json.dumps(config, indent=2))
+    stops = SDAR_STOPS if config["vocab_size"] == SDAR_VOCAB else \
+        [config["vocab_size"] - 3, config["vocab_size"] - 2]
+    (out / "generation_config.json").write_text(json.dumps(
+        {"bos_token_id": stops[1], "eos_token_id": stops,
+         "pad_token_id": stops[1]}, indent=2))
+
+    torch_dtype = getattr(torch, dtype)
+    tensors = {k: t.to(torch_dtype).contiguous()
+               for k, t in random_state_dict(config, seed).items()}
+    if shards <= 1:
+        save_file(tensors, str(out / "model.safetensors"),
+                  metadata={"format": "pt"})
+    else:
+        names = sorted(tensors)
+        weight_map = {}
+        for s in range(shards):
+            file = f"model-{s + 1:05d}-of-{shards:05d}.safetensors"
+            part = {k: tensors[k] for k in names[s::shards]}
+            save_file(part, str(out / file), metadata={"format": "pt"})
+            weight_map.update({k: file for k in part})
+        total = sum(t.numel() * t.element_size() for t in tensors.values())
+        (out / "model.safetensors.index.json").write_text(json.dumps(
+            {"metadata": {"total_size": total}, "weight_map": weight_map},
+            indent=2))
+
+    if tokenizer:
+        sdar = os.environ.get("DICE_SDAR_DIR")
+        if not sdar:
+            raise RuntimeError("--tokenizer needs DICE_SDAR_DIR (the folder "
+                               "with vocab.json, merges.txt, ...)")
+        for name in TOKENIZER_FILES:
+            if (Path(sdar) / name).exists():
+                shutil.copy(Path(sdar) / name, out / name)
+    return config
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out_dir")
+    parser.add_argument("--dtype", default="bfloat16",
+                        choices=["float32", "float16", "bfloat16"])
+    parser.add_argument("--shards", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--tie", action="store_true",
+                        help="tie_word_embeddings: no lm_head.weight")
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--tokenizer", action="store_true",
+                        help="real vocabulary; copy tokenizer files from "
+                             "$DICE_SDAR_DIR")
+    args = parser.parse_args()
+    write_tiny_checkpoint(args.out_dir, dtype=args.dtype, shards=args.shards,
+                          seed=args.seed, tokenizer=args.tokenizer,
+                          tie_word_embeddings=args.tie,
+                          num_hidden_layers=args.layers)
+
+
+if __name__ == "__main__":
+    main()
