@@ -77,15 +77,22 @@ public:
       : block(block), granularity(granularity), changed(changed),
         numRequests(numRequests), numLeftOut(numLeftOut) {}
 
-  void run() {
+  LogicalResult run() {
     assignRoles();
     std::vector<std::vector<Operation *>> groups = formGroups();
+    bool outlined = false;
     for (auto &group : groups)
-      createRequest(group);
-    if (!changed)
-      return;
-    (void)sortTopologically(&block);
+      outlined |= createRequest(group);
+    if (!outlined)
+      return success();
+    changed = true;
+    // Requests sit where their first op was; order them after their operands.
+    // Groups never form cycles, so this cannot fail on valid input.
+    if (!sortTopologically(&block))
+      return block.getParentOp()->emitError()
+             << "dice-outline: requests formed a cycle (internal error)";
     eraseDeadProducers();
+    return success();
   }
 
 private:
@@ -173,6 +180,16 @@ private:
 
     std::vector<std::vector<Operation *>> groups;
     if (granularity == Granularity::Function) {
+      // The whole body or nothing: an op left outside would sit between
+      // parts of the request.
+      for (Operation &op : block)
+        if (roleOf(&op) == Role::Other &&
+            !op.hasTrait<OpTrait::IsTerminator>()) {
+          op.emitRemark() << "the function stays outside a whole-function "
+                             "request: this op cannot be part of it";
+          ++numLeftOut;
+          return groups;
+        }
       if (!work.empty())
         groups.push_back(work);
       return groups;
@@ -259,7 +276,8 @@ private:
         collectProducers(def, producers);
   }
 
-  void createRequest(std::vector<Operation *> &group) {
+  /// Outlines `group` into one request; false when it is not outlined.
+  bool createRequest(std::vector<Operation *> &group) {
     llvm::DenseSet<Operation *> members(group.begin(), group.end());
     llvm::SetVector<Value> inputs;
     llvm::SetVector<Operation *> producers;
@@ -287,7 +305,7 @@ private:
           << "stays outside kernel requests: it reads a scalar that is "
              "computed at run time";
       ++numLeftOut;
-      return;
+      return false;
     }
 
     SmallVector<Value> outputs;
@@ -297,7 +315,7 @@ private:
                          [&](Operation *u) { return !members.contains(u); }))
           outputs.push_back(result);
     if (outputs.empty())
-      return; // nothing outside reads it
+      return false; // nothing outside reads it
 
     SmallVector<Location> locs;
     for (Operation *op : group)
@@ -340,7 +358,7 @@ private:
       op->erase();
     request.setFingerprint(computeFingerprint(request));
     ++numRequests;
-    changed = true;
+    return true;
   }
 
   void eraseDeadProducers() {
@@ -370,7 +388,9 @@ struct OutlinePass : public mlir::dice::impl::DiceOutlineBase<OutlinePass> {
     bool changed = false;
     for (func::FuncOp func : getOperation().getOps<func::FuncOp>())
       for (Block &block : func.getBody())
-        BlockOutliner(block, *g, changed, numRequests, numLeftOut).run();
+        if (failed(BlockOutliner(block, *g, changed, numRequests, numLeftOut)
+                       .run()))
+          return signalPassFailure();
     if (!changed)
       markAllAnalysesPreserved();
   }
