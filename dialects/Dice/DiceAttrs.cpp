@@ -71,22 +71,6 @@ std::optional<MetricKind> lookupMetric(StringRef name) {
       .Default(std::nullopt);
 }
 
-/// The shortest decimal spelling that reads back as exactly `value`, so that
-/// `2.4` prints as `2.4` rather than `2.400000e+00`.
-std::string formatMetric(double value) {
-  char buffer[32];
-  for (int precision = 1; precision <= 17; ++precision) {
-    std::snprintf(buffer, sizeof(buffer), "%.*g", precision, value);
-    if (std::strtod(buffer, nullptr) == value)
-      break;
-  }
-  std::string text(buffer);
-  // Keep it a float token: the parser reads `2` as an integer.
-  if (text.find_first_of(".eEn") == std::string::npos)
-    text += ".0";
-  return text;
-}
-
 bool carriesTimings(VerdictStatus status) {
   return status == VerdictStatus::accepted || status == VerdictStatus::slow;
 }
@@ -172,7 +156,7 @@ void VerdictAttr::print(AsmPrinter &printer) const {
   for (NamedAttribute metric : getMetrics()) {
     printer << ", " << metric.getName().getValue() << " = ";
     if (auto f = llvm::dyn_cast<FloatAttr>(metric.getValue()))
-      printer << formatMetric(f.getValueAsDouble());
+      printer << ::dice::formatFloat(f.getValueAsDouble());
     else if (auto i = llvm::dyn_cast<IntegerAttr>(metric.getValue()))
       printer << i.getInt();
     else
@@ -205,7 +189,7 @@ VerdictAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     if (!std::isfinite(value) || value < 0)
       return emitError() << "verdict metric '" << name
                          << "' must be finite and non-negative, got "
-                         << formatMetric(value);
+                         << ::dice::formatFloat(value);
   }
 
   if (status != VerdictStatus::accepted &&
@@ -235,9 +219,9 @@ VerdictAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     // Timings are printed with limited precision; allow rounding, nothing
     // more, so a hand-edited speedup cannot disagree with its timings.
     if (std::abs(speedup - implied) > 1e-3 * std::max(1.0, implied))
-      return emitError() << "verdict speedup " << formatMetric(speedup)
+      return emitError() << "verdict speedup " << ::dice::formatFloat(speedup)
                          << " does not match baseline_ms / kernel_ms = "
-                         << formatMetric(implied);
+                         << ::dice::formatFloat(implied);
   }
 
   if (nothingRan(status))

@@ -24,16 +24,7 @@ std::string pythonFloat(double v) {
     return "float('nan')";
   if (std::isinf(v))
     return v > 0 ? "float('inf')" : "float('-inf')";
-  char buffer[32];
-  for (int precision = 1; precision <= 17; ++precision) {
-    std::snprintf(buffer, sizeof(buffer), "%.*g", precision, v);
-    if (std::strtod(buffer, nullptr) == v)
-      break;
-  }
-  std::string s(buffer);
-  if (s.find_first_of(".e") == std::string::npos)
-    s += ".0";
-  return s;
+  return formatFloat(v);
 }
 
 std::string literal(double v, DType dtype) {

@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include <array>
+#include <cstdio>
+#include <cstdlib>
 #include <set>
 
 namespace dice {
@@ -111,6 +113,20 @@ std::optional<DType> parseDType(const std::string &name) {
 bool isFloatingPoint(DType dtype) {
   return dtype == DType::Float32 || dtype == DType::Float16 ||
          dtype == DType::BFloat16 || dtype == DType::Float64;
+}
+
+std::string formatFloat(double value) {
+  char buffer[32];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buffer, sizeof(buffer), "%.*g", precision, value);
+    if (std::strtod(buffer, nullptr) == value)
+      break;
+  }
+  std::string text(buffer);
+  // `2` would read back as an integer.
+  if (text.find_first_of(".eEn") == std::string::npos)
+    text += ".0";
+  return text;
 }
 
 int64_t TensorType::numElements() const {

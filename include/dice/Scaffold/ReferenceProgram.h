@@ -86,6 +86,11 @@ struct ReferenceProgram {
   std::string validate() const;
 };
 
+/// The shortest decimal spelling of a finite `value` that reads back as
+/// exactly `value`, always a float token (`2.0`, `0.1`, `1e-05`): how
+/// printed programs and verdicts keep numbers exact and readable.
+std::string formatFloat(double value);
+
 /// The KernelBench-format Python program (`class Model(nn.Module)`,
 /// `get_inputs()`, `get_init_inputs()`) that computes `program`.
 std::string renderPythonModel(const ReferenceProgram &program);
