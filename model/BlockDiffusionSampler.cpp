@@ -108,8 +108,12 @@ torch::Tensor selectUnmasked(Remasking rule, const torch::Tensor &masked,
 void TransformerDenoiser::start(const torch::Tensor &prefix, int64_t batch,
                                 int64_t capacity, int64_t blockSize) {
   if (!cache.keys.defined() || cache.batch() != batch ||
-      cache.capacity() < capacity)
+      cache.capacity() < capacity) {
+    // Graphs captured on the old cache would write into freed memory.
+    model.clearCudaGraphs();
+    cache = KVCache();
     cache = model.allocateCache(batch, capacity);
+  }
   cache.length = 0;
   if (prefix.numel() == 0)
     return;
@@ -121,11 +125,16 @@ void TransformerDenoiser::start(const torch::Tensor &prefix, int64_t batch,
 }
 
 torch::Tensor TransformerDenoiser::denoise(const torch::Tensor &block) {
-  return model.blockStep(block, cache);
+  return model.denoiseBlock(block, cache);
 }
 
 void TransformerDenoiser::commit(const torch::Tensor &block) {
-  model.storeBlock(block, cache);
+  model.commitBlock(block, cache);
+}
+
+torch::Tensor TransformerDenoiser::commitAndDenoise(const torch::Tensor &done,
+                                                    const torch::Tensor &next) {
+  return model.commitAndDenoise(done, next, cache);
 }
 
 BlockDiffusionSampler::BlockDiffusionSampler(Denoiser &denoiser,
@@ -191,6 +200,9 @@ BlockDiffusionSampler::generate(const std::vector<int32_t> &promptIds, int n,
   std::vector<bool> running(size_t(n), true);
   torch::Tensor runningRows = torch::ones({n}, i64.dtype(torch::kBool)); // [N]
   int64_t blocksDone = 0;
+  // A finished block is stored together with the next block's first step
+  // (one forward instead of two); until then it waits here.
+  torch::Tensor uncommitted;
 
   for (int64_t k = 0; k < numBlocks; ++k) {
     torch::Tensor block = answer.narrow(1, k * b, b).clone(); // [N, B]
@@ -201,7 +213,10 @@ BlockDiffusionSampler::generate(const std::vector<int32_t> &promptIds, int n,
       if (config.remasking != Remasking::Dynamic ? masksLeft == 0
                                                  : !masked.any().item<bool>())
         break;
-      torch::Tensor logits = denoiser.denoise(block); // [N, B, V]
+      torch::Tensor logits = uncommitted.defined()
+                                 ? denoiser.commitAndDenoise(uncommitted, block)
+                                 : denoiser.denoise(block); // [N, B, V]
+      uncommitted = torch::Tensor();
       auto [x0, x0Prob] = sampleTokens(logits, config.temperature, config.topK,
                                        config.topP, gen); // [N, B], [N, B]
       torch::Tensor unmask =
@@ -216,7 +231,9 @@ BlockDiffusionSampler::generate(const std::vector<int32_t> &promptIds, int n,
       masked = masked & ~unmask;
       masksLeft -= std::min(schedule[size_t(s)], masksLeft);
     }
-    denoiser.commit(block);
+    if (uncommitted.defined()) // no step ran in this block
+      denoiser.commit(uncommitted);
+    uncommitted = block;
     answer.narrow(1, k * b, b).copy_(block);
     blocksDone = k + 1;
 
@@ -244,6 +261,9 @@ BlockDiffusionSampler::generate(const std::vector<int32_t> &promptIds, int n,
     for (int64_t row : stoppedNow)
       runningRows[row] = false;
   }
+
+  if (uncommitted.defined())
+    denoiser.commit(uncommitted);
 
   // One transfer back at the end; cut each answer at its first stop id.
   torch::Tensor tokensHost = answer.cpu(), stepsHost = unmaskStep.cpu(),

@@ -44,9 +44,20 @@ public:
 
   /// Stores `block` ([N, B]): the prefix grows by B.
   virtual void commit(const torch::Tensor &block) = 0;
+
+  /// commit(done) then denoise(next): the sampler's step after a finished
+  /// block, which a model may run as one forward.
+  virtual torch::Tensor commitAndDenoise(const torch::Tensor &done,
+                                         const torch::Tensor &next) {
+    commit(done);
+    return denoise(next);
+  }
 };
 
-/// The transformer with its KV cache as a Denoiser.
+/// The transformer with its KV cache as a Denoiser: block steps run on
+/// fixed shapes (CUDA graphs on a GPU), and a finished block is stored in
+/// the same forward as the next block's first step. The logits `denoise`
+/// returns are valid until the next call.
 class TransformerDenoiser : public Denoiser {
 public:
   explicit TransformerDenoiser(Transformer &model) : model(model) {}
@@ -56,6 +67,8 @@ public:
              int64_t blockSize) override;
   torch::Tensor denoise(const torch::Tensor &block) override;
   void commit(const torch::Tensor &block) override;
+  torch::Tensor commitAndDenoise(const torch::Tensor &done,
+                                 const torch::Tensor &next) override;
 
 private:
   Transformer &model;

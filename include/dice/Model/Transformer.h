@@ -21,7 +21,9 @@
 namespace dice {
 
 /// The weights of one decoder layer, laid out as in the checkpoint
-/// (`nn.Linear` weights are [out, in]).
+/// (`nn.Linear` weights are [out, in]). The transformer fuses the q/k/v and
+/// gate/up projections when it is built: `wqkv` and `wGateUp` then own the
+/// memory and `wq`, `wk`, `wv`, `wGate`, `wUp` are row views of them.
 struct LayerWeights {
   torch::Tensor inputNorm;     // [H]
   torch::Tensor wq, wk, wv;    // [Hq*D, H], [Hkv*D, H], [Hkv*D, H]
@@ -30,6 +32,9 @@ struct LayerWeights {
   torch::Tensor postNorm;      // [H]
   torch::Tensor wGate, wUp;    // [I, H]
   torch::Tensor wDown;         // [H, I]
+  torch::Tensor wqkv;          // [(Hq+2*Hkv)*D, H]: wq; wk; wv
+  torch::Tensor wGateUp;       // [2*I, H]: wGate; wUp
+  torch::Tensor qkNorm;        // [Hq+Hkv, D]: qNorm per q head, kNorm per k head
 };
 
 struct TransformerWeights {
@@ -73,9 +78,14 @@ struct KVCache {
   void broadcastRow(int64_t row);
 };
 
+class StepGraphCache;
+
 class Transformer {
 public:
+  /// Takes the weights as loaded and fuses the q/k/v and gate/up
+  /// projections (one matrix product each instead of three and two).
   Transformer(ModelConfig config, TransformerWeights weights);
+  ~Transformer();
 
   /// Loads `dir` (config.json, safetensors) onto `device` in `dtype`. Never
   /// throws: every failure, LibTorch's included, is returned.
@@ -115,9 +125,54 @@ public:
     return forward(ids, cache, ids.size(1), /*storeKv=*/true, wantLogits);
   }
 
+  /// The block-step family on fixed shapes, as the sampler drives it: the
+  /// same results as blockStep / storeBlock, but every shape depends only on
+  /// (N, B) and a bucket of key positions, so on CUDA each call replays a
+  /// captured graph (see setUseCudaGraphs).
+  ///
+  /// One denoising step of `ids` ([N, B]) at cache.length; stores nothing.
+  /// Returns logits [N, B, V].
+  torch::Tensor denoiseBlock(const torch::Tensor &ids, KVCache &cache);
+  /// Stores the finished block `ids` ([N, B]); no logits.
+  void commitBlock(const torch::Tensor &ids, KVCache &cache);
+  /// Stores `done` ([N, B]) and runs a denoising step of `next` ([N, B]) at
+  /// the B positions after it, in one forward, so the weights are read once
+  /// for both. Returns the logits of `next` ([N, B, V]); cache.length grows
+  /// by B. The same result as commitBlock(done) then denoiseBlock(next).
+  torch::Tensor commitAndDenoise(const torch::Tensor &done,
+                                 const torch::Tensor &next, KVCache &cache);
+
+  /// Whether block steps on a CUDA device replay captured CUDA graphs (on by
+  /// default). A graph is captured per (batch, block shape, bucket of key
+  /// positions, cache) the first time it is needed; the logits a replay
+  /// returns live in the graph's output buffer and are overwritten by the
+  /// next replay of that graph.
+  void setUseCudaGraphs(bool use) { useGraphs = use; }
+  bool usesCudaGraphs() const;
+  /// Drops every captured graph and its buffers.
+  void clearCudaGraphs();
+
 private:
+  /// The fixed-shape forward of the block-step family: `ids` ([N, T]) at
+  /// the positions held in the device tensor `start` ([1] int64) onward,
+  /// attending to the first `keys` cache positions through a block-causal
+  /// mask that also hides positions past start + T. Writes the KV of all T
+  /// positions; logits for the last `logitPositions` positions (none: an
+  /// undefined tensor). Shapes depend only on (N, T, keys), so the same
+  /// call can be captured once and replayed at any start.
+  torch::Tensor stepForward(const torch::Tensor &ids, const torch::Tensor &start,
+                            KVCache &cache, int64_t blockSize, int64_t keys,
+                            int64_t logitPositions);
+  /// stepForward of `blocks` side by side ([N, T] together) at
+  /// cache.length, through a CUDA graph where possible.
+  torch::Tensor runStep(const std::vector<torch::Tensor> &blocks,
+                        KVCache &cache, int64_t blockSize,
+                        int64_t logitPositions);
+
   ModelConfig cfg;
   TransformerWeights w;
+  bool useGraphs = true;
+  std::unique_ptr<StepGraphCache> graphs;
 };
 
 } // namespace dice
