@@ -30,6 +30,9 @@ SOURCE_ROOT = Path(
 BUILD_DIR = Path(os.environ.get("DICE_BUILD_DIR", SOURCE_ROOT / "build"))
 MODEL_CHECK = BUILD_DIR / "bin" / "dice-model-check"
 TOLERANCE = 1e-4
+# The runtime's device (cpu in CI; cuda on a GPU machine runs the same checks
+# through the CUDA-graph decode path against transformers on the CPU).
+DEVICE = os.environ.get("DICE_TEST_DEVICE", "cpu")
 
 
 def torch_enabled():
@@ -44,6 +47,8 @@ pytestmark = pytest.mark.skipif(
 
 def model_check(*args):
     assert MODEL_CHECK.exists(), f"no dice-model-check at {MODEL_CHECK} (set DICE_BUILD_DIR)"
+    if "--device" not in args:
+        args = (*args, "--device", DEVICE)
     result = subprocess.run([str(MODEL_CHECK), *map(str, args)],
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
