@@ -1,0 +1,118 @@
+//===- KernelBuild.h - a candidate's kernel library -------------*- C++ -*-===//
+//
+// Builds the artifact of a candidate: a shared object holding the candidate's
+// CUDA source and a generated registration of `dice::k_<fingerprint>` with
+// the c10 dispatcher (CUDA key), compiled by nvcc with the include setup the
+// static analysis parses with. Loading the library registers the operator;
+// C++ calls it through the dispatcher, Python through
+// `torch.ops.dice.k_<fingerprint>`.
+//
+// Builds are content addressed: the key covers everything that reaches the
+// compiler, and a cached artifact is returned without compiling. Plain C++
+// and POSIX (no LLVM, no LibTorch), so the GPU worker builds with it too.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DICE_VERIFIER_KERNELBUILD_H
+#define DICE_VERIFIER_KERNELBUILD_H
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dice {
+
+/// The parts of a `dice_forward` declaration the registration needs.
+struct DiceForwardSignature {
+  std::string declaration;             ///< normalised, ending in ';'
+  std::vector<std::string> parameters; ///< names, in operand order
+  bool returnsList = false;            ///< std::vector<torch::Tensor>
+};
+
+/// Parses `torch::Tensor dice_forward(torch::Tensor x0, ...);` (the
+/// scaffold's signature): tensors in, a tensor or a vector of tensors out.
+std::optional<DiceForwardSignature>
+parseDiceForwardSignature(std::string_view declaration, std::string &error);
+
+/// The dispatcher schema, `k_<fp>(Tensor x0, Tensor x1) -> Tensor` (`Tensor[]`
+/// for several results).
+std::string operatorSchema(std::string_view fingerprint,
+                           const DiceForwardSignature &signature);
+
+/// The generated registration source for `signature`. It names no
+/// fingerprint (it reads the operator name from a symbol the candidate's
+/// object defines), so one compiled copy serves every request of the same
+/// signature.
+std::string registrationSource(const DiceForwardSignature &signature);
+
+struct KernelBuildOptions {
+  std::string nvccPath = "/usr/local/cuda/bin/nvcc";
+  std::string gpuArch = "sm_90";
+  /// Holds dice_prologue.h and the <torch/extension.h> override.
+  std::string prologueDir;
+  std::vector<std::string> includeDirs; ///< LibTorch's, CCCL's
+  /// LibTorch's lib/ directory. The library is linked against it (with
+  /// --no-undefined), so a dice_forward that does not match the signature
+  /// fails the build, not the load; the worker's already-loaded torch
+  /// libraries satisfy the dependencies at load time.
+  std::string torchLibraryDir;
+  /// Where artifacts and registration objects are kept.
+  std::string cacheDir;
+  double timeoutSeconds = 600; ///< per nvcc run
+  /// Compile the registration once per signature into an object of its own
+  /// and link it to each candidate; off: one TU with the registration
+  /// appended (about 13% more nvcc time per candidate).
+  bool separateRegistration = true;
+  std::vector<std::string> extraFlags; ///< appended to every nvcc compile
+};
+
+struct KernelBuildRequest {
+  std::string fingerprint; ///< [A-Za-z0-9_]+
+  std::string signature;   ///< the dice_forward declaration
+  std::string cudaSource;  ///< the extracted hole
+};
+
+enum class KernelBuildStatus {
+  Built,        ///< `artifactPath` holds the library
+  CompileError, ///< nvcc or the link rejected the candidate; see `diagnostics`
+  Timeout,      ///< nvcc ran past the deadline and was killed
+  ToolError     ///< the build could not run (no nvcc, bad request, disk)
+};
+
+std::string_view kernelBuildStatusName(KernelBuildStatus status);
+
+struct KernelBuildResult {
+  KernelBuildStatus status = KernelBuildStatus::ToolError;
+  std::string key;          ///< the cache key (SHA-256 hex)
+  std::string artifactPath; ///< the shared object, inside the cache
+  /// One sentence with the first error and its candidate line.
+  std::string reason;
+  /// The first lines of the compiler output, paths reduced to
+  /// `candidate.cu(LINE)` (candidate lines) and `dice_registration.cu(LINE)`.
+  std::string diagnostics;
+  double milliseconds = 0; ///< wall time of this call, cache hits included
+  bool cacheHit = false;
+
+  bool ok() const { return status == KernelBuildStatus::Built; }
+};
+
+/// The cache key of `request`: SHA-256 over the candidate source, the
+/// generated code, nvcc's version, every flag and the prologue's contents.
+std::optional<std::string> kernelBuildKey(const KernelBuildRequest &request,
+                                          const KernelBuildOptions &options,
+                                          std::string &error);
+
+/// Builds (or finds in the cache) the kernel library of `request`.
+KernelBuildResult buildKernelLibrary(const KernelBuildRequest &request,
+                                     const KernelBuildOptions &options);
+
+/// Builds every request with up to `jobs` nvcc processes at once; results
+/// in request order. Requests with the same key are built once.
+std::vector<KernelBuildResult>
+buildAll(const std::vector<KernelBuildRequest> &requests,
+         const KernelBuildOptions &options, unsigned jobs);
+
+} // namespace dice
+
+#endif // DICE_VERIFIER_KERNELBUILD_H

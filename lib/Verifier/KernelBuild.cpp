@@ -1,0 +1,689 @@
+//===- KernelBuild.cpp - a candidate's kernel library ---------------------===//
+
+#include "dice/Verifier/KernelBuild.h"
+
+#include "dice/Verifier/Sha256.h"
+#include "dice/Verifier/Subprocess.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace dice {
+
+namespace {
+
+/// Lines of compiler output kept in a result: enough for the first error
+/// and its context, little enough for a verdict reason and a prompt.
+constexpr size_t kDiagnosticLines = 20;
+
+/// The name of the candidate's file in every build directory and message.
+constexpr const char *kCandidateFile = "candidate.cu";
+constexpr const char *kRegistrationFile = "dice_registration.cu";
+constexpr const char *kDeclarationFile = "dice_forward_decl.h";
+
+std::string trim(std::string_view text) {
+  size_t begin = text.find_first_not_of(" \t\r\n");
+  if (begin == std::string_view::npos)
+    return "";
+  size_t end = text.find_last_not_of(" \t\r\n");
+  return std::string(text.substr(begin, end - begin + 1));
+}
+
+/// Collapses runs of whitespace, so declarations that differ only in
+/// spacing share a registration object.
+std::string collapseSpaces(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    bool space = c == ' ' || c == '\t' || c == '\n' || c == '\r';
+    if (space) {
+      if (!out.empty() && out.back() != ' ')
+        out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return trim(out);
+}
+
+bool isIdentifier(std::string_view text) {
+  if (text.empty() || std::isdigit(static_cast<unsigned char>(text[0])))
+    return false;
+  return std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+bool isTensorType(std::string_view type) {
+  static const std::regex tensor(
+      R"((const\s+)?((torch|at)::)?Tensor(\s*&)?)");
+  return std::regex_match(std::string(type), tensor);
+}
+
+std::optional<std::string> readFile(const fs::path &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return std::nullopt;
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+bool writeFile(const fs::path &path, std::string_view text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  return static_cast<bool>(out);
+}
+
+/// `extern "C"` so the registration object can name it without knowing the
+/// fingerprint; hidden so two loaded libraries never bind each other's.
+std::string nameDefinition(std::string_view fingerprint) {
+  return "\nextern \"C\" __attribute__((visibility(\"hidden\"))) const char "
+         "dice_kernel_name[] = \"k_" +
+         std::string(fingerprint) + "\";\n";
+}
+
+/// Force-included before the candidate. Hidden visibility makes a
+/// definition that does not match the declaration a link error (the hidden
+/// reference must be satisfied inside the library) and keeps libraries
+/// loaded into one worker from interposing each other's dice_forward.
+std::string declarationHeader(const DiceForwardSignature &signature) {
+  return "#pragma once\n__attribute__((visibility(\"hidden\"))) " +
+         signature.declaration + "\n";
+}
+
+std::string nvccVersion(const std::string &nvccPath, const fs::path &scratch,
+                        std::string &error) {
+  static std::mutex mutex;
+  static std::map<std::string, std::string> versions;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = versions.find(nvccPath); it != versions.end())
+    return it->second;
+  fs::path log = scratch / ("nvcc-version." + std::to_string(getpid()));
+  fs::remove(log);
+  ProcessResult run = runProcess({nvccPath, "--version"}, log.string(), 60);
+  std::string text = readFile(log).value_or("");
+  fs::remove(log);
+  if (!run.succeeded()) {
+    error = run.spawnError.empty() ? "'" + nvccPath + " --version' failed: " + trim(text)
+                                   : run.spawnError;
+    return "";
+  }
+  versions[nvccPath] = text;
+  return text;
+}
+
+/// Flags of every nvcc compile; paths inside a build directory are added by
+/// the caller, so the list itself can be part of a cache key.
+std::vector<std::string> compileFlags(const KernelBuildOptions &options) {
+  // The defines are the ones torch.utils.cpp_extension passes, which the
+  // static analysis also uses: both must agree on what parses.
+  std::vector<std::string> flags = {
+      "-std=c++17", "-O3", "-arch=" + options.gpuArch,
+      "--expt-relaxed-constexpr",
+      "-D__CUDA_NO_HALF_OPERATORS__", "-D__CUDA_NO_HALF_CONVERSIONS__",
+      "-D__CUDA_NO_BFLOAT16_CONVERSIONS__", "-D__CUDA_NO_HALF2_OPERATORS__",
+      "-Xcompiler", "-fPIC"};
+  if (!options.prologueDir.empty())
+    flags.push_back("-I" + options.prologueDir);
+  for (const std::string &dir : options.includeDirs) {
+    flags.push_back("-isystem");
+    flags.push_back(dir);
+  }
+  if (!options.prologueDir.empty()) {
+    flags.push_back("-include");
+    flags.push_back("dice_prologue.h");
+  }
+  flags.insert(flags.end(), options.extraFlags.begin(), options.extraFlags.end());
+  return flags;
+}
+
+std::vector<std::string> linkFlags(const KernelBuildOptions &options) {
+  // The CUDA runtime is shared, as in a torch extension: one runtime per
+  // process, the one torch loaded.
+  std::vector<std::string> flags = {"-shared", "-arch=" + options.gpuArch,
+                                    "-cudart", "shared"};
+  if (!options.torchLibraryDir.empty()) {
+    flags.insert(flags.end(),
+                 {"-Xlinker", "--no-undefined", "-L" + options.torchLibraryDir,
+                  "-Xlinker", "-rpath," + options.torchLibraryDir, "-lc10",
+                  "-lc10_cuda", "-ltorch_cpu", "-ltorch_cuda", "-ltorch"});
+  }
+  return flags;
+}
+
+/// What the headers contribute to a key without hashing all of LibTorch:
+/// the prologue files and torch's version header.
+void hashHeaders(Sha256 &hash, const KernelBuildOptions &options) {
+  std::vector<fs::path> files;
+  std::error_code ec;
+  if (!options.prologueDir.empty())
+    for (auto it = fs::recursive_directory_iterator(options.prologueDir, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+      if (it->is_regular_file())
+        files.push_back(it->path());
+  std::sort(files.begin(), files.end());
+  for (const std::string &dir : options.includeDirs)
+    if (fs::exists(fs::path(dir) / "torch" / "version.h"))
+      files.push_back(fs::path(dir) / "torch" / "version.h");
+  for (const fs::path &file : files) {
+    hash.updateField(file.string());
+    hash.updateField(readFile(file).value_or(""));
+  }
+}
+
+void hashToolchain(Sha256 &hash, const KernelBuildOptions &options,
+                   const std::string &version) {
+  hash.updateField(version);
+  for (const std::string &flag : compileFlags(options))
+    hash.updateField(flag);
+  for (const std::string &flag : linkFlags(options))
+    hash.updateField(flag);
+  hashHeaders(hash, options);
+}
+
+/// Rewrites build-directory paths away and keeps the first lines.
+std::string cleanDiagnostics(const std::string &log, const fs::path &buildDir) {
+  std::string prefix = buildDir.string() + "/";
+  std::stringstream in(log);
+  std::string out;
+  size_t kept = 0;
+  for (std::string line; std::getline(in, line) && kept < kDiagnosticLines;) {
+    for (size_t at; (at = line.find(prefix)) != std::string::npos;)
+      line.erase(at, prefix.size());
+    if (trim(line).empty())
+      continue;
+    out += line + "\n";
+    ++kept;
+  }
+  return out;
+}
+
+/// The first error as a sentence with the candidate's line.
+std::string firstError(const std::string &diagnostics,
+                       const DiceForwardSignature &signature) {
+  static const std::regex nvccStyle(
+      R"(candidate\.cu\((\d+)\): (?:catastrophic )?error:?\s*(.*))");
+  static const std::regex gccStyle(
+      R"(candidate\.cu:(\d+):\d+: (?:fatal )?error: (.*))");
+  static const std::regex registration(
+      R"(dice_registration\.cu[(:](\d+).*error:?\s*(.*))");
+  std::stringstream in(diagnostics);
+  std::string fallback;
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (std::regex_search(line, m, nvccStyle) ||
+        std::regex_search(line, m, gccStyle))
+      return "line " + m[1].str() + ": " + trim(m[2].str());
+    if (std::regex_search(line, m, registration))
+      return "dice_forward cannot be called as `" + signature.declaration +
+             "`: " + trim(m[2].str());
+    if (line.find("dice_forward") != std::string::npos &&
+        (line.find("undefined reference") != std::string::npos ||
+         line.find("isn't defined") != std::string::npos))
+      return "dice_forward is not defined with the request's signature `" +
+             signature.declaration + "`";
+    if (fallback.empty() && line.find("error") != std::string::npos)
+      fallback = trim(line);
+  }
+  return fallback;
+}
+
+std::atomic<unsigned> buildCounter{0};
+
+fs::path scratchDir(const KernelBuildOptions &options, std::string_view tag) {
+  return fs::path(options.cacheDir) / "tmp" /
+         (std::string(tag) + "." + std::to_string(getpid()) + "." +
+          std::to_string(buildCounter++));
+}
+
+fs::path entryDir(const KernelBuildOptions &options, const std::string &key) {
+  return fs::path(options.cacheDir) / key.substr(0, 2) / key;
+}
+
+/// Publishes a finished build directory under its key. Another process may
+/// have published the same key first; its entry is as good as ours.
+void publish(const fs::path &from, const fs::path &to) {
+  std::error_code ec;
+  fs::create_directories(to.parent_path(), ec);
+  fs::rename(from, to, ec);
+  if (ec)
+    fs::remove_all(from, ec);
+}
+
+/// Registration objects are shared by every build of a signature; one
+/// thread builds each, the others wait for it.
+std::shared_ptr<std::mutex> registrationLock(const std::string &key) {
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<std::mutex>> locks;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto &entry = locks[key];
+  if (!entry)
+    entry = std::make_shared<std::mutex>();
+  return entry;
+}
+
+struct Prepared {
+  DiceForwardSignature signature;
+  std::string version;
+  std::string key;
+  std::string registrationKey;
+};
+
+std::optional<Prepared> prepare(const KernelBuildRequest &request,
+                                const KernelBuildOptions &options,
+                                std::string &error) {
+  // The fingerprint becomes part of an operator name (`k_<fp>`) and a file
+  // name, so it may start with a digit but must stay a plain word.
+  if (!isIdentifier("k_" + request.fingerprint) ||
+      request.fingerprint.size() > 128) {
+    error = "fingerprint '" + request.fingerprint +
+            "' is not a name of letters, digits and '_'";
+    return std::nullopt;
+  }
+  if (options.cacheDir.empty()) {
+    error = "no build cache directory";
+    return std::nullopt;
+  }
+  Prepared p;
+  std::optional<DiceForwardSignature> signature =
+      parseDiceForwardSignature(request.signature, error);
+  if (!signature)
+    return std::nullopt;
+  p.signature = *signature;
+  std::error_code ec;
+  fs::create_directories(fs::path(options.cacheDir) / "tmp", ec);
+  if (ec) {
+    error = "cannot create " + options.cacheDir + ": " + ec.message();
+    return std::nullopt;
+  }
+  p.version = nvccVersion(options.nvccPath,
+                          fs::path(options.cacheDir) / "tmp", error);
+  if (p.version.empty())
+    return std::nullopt;
+
+  Sha256 registration;
+  registration.updateField("registration");
+  registration.updateField(registrationSource(p.signature));
+  hashToolchain(registration, options, p.version);
+  p.registrationKey = registration.finishHex();
+
+  Sha256 key;
+  key.updateField(options.separateRegistration ? "split" : "single");
+  key.updateField(request.cudaSource);
+  key.updateField(nameDefinition(request.fingerprint));
+  key.updateField(declarationHeader(p.signature));
+  key.updateField(registrationSource(p.signature));
+  hashToolchain(key, options, p.version);
+  p.key = key.finishHex();
+  return p;
+}
+
+/// Builds (or finds) the registration object of a signature.
+std::optional<fs::path> registrationObject(const Prepared &p,
+                                           const KernelBuildOptions &options,
+                                           std::string &error) {
+  fs::path object =
+      fs::path(options.cacheDir) / "registration" / (p.registrationKey + ".o");
+  std::shared_ptr<std::mutex> lock = registrationLock(object.string());
+  std::lock_guard<std::mutex> guard(*lock);
+  if (fs::exists(object))
+    return object;
+  fs::path dir = scratchDir(options, "registration");
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  fs::create_directories(object.parent_path(), ec);
+  fs::path source = dir / kRegistrationFile;
+  writeFile(source, registrationSource(p.signature));
+  std::vector<std::string> argv = {options.nvccPath};
+  for (const std::string &flag : compileFlags(options))
+    argv.push_back(flag);
+  fs::path built = dir / "registration.o";
+  argv.insert(argv.end(), {"-c", source.string(), "-o", built.string()});
+  fs::path log = dir / "build.log";
+  ProcessResult run = runProcess(argv, log.string(), options.timeoutSeconds);
+  if (!run.succeeded()) {
+    error = "the generated registration does not compile: " +
+            (run.spawnError.empty()
+                 ? cleanDiagnostics(readFile(log).value_or(""), dir)
+                 : run.spawnError);
+    fs::remove_all(dir, ec);
+    return std::nullopt;
+  }
+  fs::rename(built, object, ec);
+  fs::remove_all(dir, ec);
+  if (ec && !fs::exists(object)) {
+    error = "cannot store " + object.string() + ": " + ec.message();
+    return std::nullopt;
+  }
+  return object;
+}
+
+/// Reads a published entry: a library or a recorded compile error.
+std::optional<KernelBuildResult> lookup(const fs::path &entry,
+                                        const std::string &fingerprint) {
+  fs::path library = entry / ("k_" + fingerprint + ".so");
+  KernelBuildResult result;
+  if (fs::exists(library)) {
+    result.status = KernelBuildStatus::Built;
+    result.artifactPath = library.string();
+  } else if (fs::exists(entry / "compile_error.txt")) {
+    result.status = KernelBuildStatus::CompileError;
+    result.reason = readFile(entry / "compile_error.txt").value_or("");
+    result.diagnostics = readFile(entry / "diagnostics.txt").value_or("");
+  } else {
+    return std::nullopt;
+  }
+  result.cacheHit = true;
+  return result;
+}
+
+KernelBuildResult compileAndLink(const KernelBuildRequest &request,
+                                 const Prepared &p,
+                                 const KernelBuildOptions &options) {
+  KernelBuildResult result;
+  result.key = p.key;
+  // The registration object (first build of a signature) compiles beside
+  // the candidate: two nvcc processes instead of one after the other.
+  std::string registrationError;
+  std::optional<fs::path> registration;
+  std::thread registrationBuild;
+  if (options.separateRegistration)
+    registrationBuild = std::thread([&] {
+      registration = registrationObject(p, options, registrationError);
+    });
+  struct Joiner {
+    std::thread &thread;
+    ~Joiner() {
+      if (thread.joinable())
+        thread.join();
+    }
+  } joiner{registrationBuild};
+
+  fs::path dir = scratchDir(options, p.key.substr(0, 16));
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  std::string source = request.cudaSource + nameDefinition(request.fingerprint);
+  if (!options.separateRegistration)
+    source += "#line 1 \"" + std::string(kRegistrationFile) + "\"\n" +
+              registrationSource(p.signature);
+  if (!writeFile(dir / kCandidateFile, source) ||
+      !writeFile(dir / kDeclarationFile, declarationHeader(p.signature))) {
+    result.reason = "cannot write to " + dir.string();
+    return result;
+  }
+  std::string libraryName = "k_" + request.fingerprint + ".so";
+  fs::path log = dir / "build.log";
+
+  std::vector<std::string> compile = {options.nvccPath};
+  for (const std::string &flag : compileFlags(options))
+    compile.push_back(flag);
+  compile.insert(compile.end(),
+                 {"-include", (dir / kDeclarationFile).string()});
+  std::vector<std::vector<std::string>> steps;
+  if (options.separateRegistration) {
+    compile.insert(compile.end(), {"-c", (dir / kCandidateFile).string(), "-o",
+                                   (dir / "candidate.o").string()});
+    std::vector<std::string> link = {options.nvccPath};
+    for (const std::string &flag : linkFlags(options))
+      link.push_back(flag);
+    link.insert(link.end(), {(dir / "candidate.o").string(),
+                             "<registration>", "-o",
+                             (dir / libraryName).string()});
+    steps = {compile, link};
+  } else {
+    for (const std::string &flag : linkFlags(options))
+      if (flag != "-arch=" + options.gpuArch)
+        compile.push_back(flag);
+    compile.insert(compile.end(), {(dir / kCandidateFile).string(), "-o",
+                                   (dir / libraryName).string()});
+    steps = {compile};
+  }
+
+  for (const std::vector<std::string> &step : steps) {
+    if (&step == &steps.back() && registrationBuild.joinable()) {
+      registrationBuild.join();
+      if (!registration) {
+        result.reason = registrationError;
+        fs::remove_all(dir, ec);
+        return result;
+      }
+    }
+    std::vector<std::string> argv = step;
+    for (std::string &arg : argv)
+      if (arg == "<registration>")
+        arg = registration->string();
+    ProcessResult run = runProcess(argv, log.string(), options.timeoutSeconds);
+    if (run.succeeded())
+      continue;
+    std::string output = readFile(log).value_or("");
+    if (!run.spawnError.empty()) {
+      result.reason = run.spawnError;
+    } else if (run.timedOut) {
+      result.status = KernelBuildStatus::Timeout;
+      result.reason = "nvcc ran past " +
+                      std::to_string(static_cast<int>(options.timeoutSeconds)) +
+                      " s and was killed";
+      result.diagnostics = cleanDiagnostics(output, dir);
+    } else if (run.signal != 0) {
+      // Killed from outside (the OOM killer, a user): not the candidate's
+      // fault, so not recorded in the cache.
+      result.reason = "nvcc was killed by signal " + std::to_string(run.signal);
+      result.diagnostics = cleanDiagnostics(output, dir);
+    } else {
+      result.status = KernelBuildStatus::CompileError;
+      result.diagnostics = cleanDiagnostics(output, dir);
+      result.reason = firstError(result.diagnostics, p.signature);
+      if (result.reason.empty())
+        result.reason =
+            "nvcc failed with exit status " + std::to_string(run.exitCode);
+      // Compiling the same text again fails the same way: remember it.
+      fs::remove(dir / "candidate.o", ec);
+      writeFile(dir / "compile_error.txt", result.reason);
+      writeFile(dir / "diagnostics.txt", result.diagnostics);
+      publish(dir, entryDir(options, p.key));
+      return result;
+    }
+    fs::remove_all(dir, ec);
+    return result;
+  }
+  fs::remove(dir / "candidate.o", ec);
+  publish(dir, entryDir(options, p.key));
+  std::optional<KernelBuildResult> published =
+      lookup(entryDir(options, p.key), request.fingerprint);
+  if (!published) {
+    result.reason = "cannot store the library under " + options.cacheDir;
+    return result;
+  }
+  published->cacheHit = false;
+  published->key = p.key;
+  return *published;
+}
+
+} // namespace
+
+std::optional<DiceForwardSignature>
+parseDiceForwardSignature(std::string_view declaration, std::string &error) {
+  std::string text = collapseSpaces(declaration);
+  while (!text.empty() && text.back() == ';')
+    text = trim(text.substr(0, text.size() - 1));
+  size_t name = text.find("dice_forward");
+  size_t open = text.find('(', name);
+  size_t close = text.rfind(')');
+  if (name == std::string::npos || open == std::string::npos ||
+      close == std::string::npos || close < open ||
+      trim(text.substr(name + 12, open - name - 12)) != "" ||
+      close != text.size() - 1) {
+    error = "signature is not a declaration of dice_forward: '" +
+            std::string(declaration) + "'";
+    return std::nullopt;
+  }
+  DiceForwardSignature signature;
+  std::string result = trim(text.substr(0, name));
+  std::string compact;
+  for (char c : result)
+    if (c != ' ')
+      compact += c;
+  if (compact == "torch::Tensor" || compact == "at::Tensor") {
+    signature.returnsList = false;
+  } else if (compact == "std::vector<torch::Tensor>" ||
+             compact == "std::vector<at::Tensor>") {
+    signature.returnsList = true;
+  } else {
+    error = "dice_forward must return torch::Tensor or "
+            "std::vector<torch::Tensor>, not '" + result + "'";
+    return std::nullopt;
+  }
+  std::string params = trim(text.substr(open + 1, close - open - 1));
+  std::stringstream in(params);
+  for (std::string param; std::getline(in, param, ',');) {
+    param = trim(param);
+    size_t split = param.find_last_of(" &");
+    std::string type = split == std::string::npos ? "" : trim(param.substr(0, split + 1));
+    std::string pname = split == std::string::npos ? param : param.substr(split + 1);
+    if (!isIdentifier(pname) || !isTensorType(type)) {
+      error = "dice_forward parameter '" + param +
+              "' is not a named torch::Tensor";
+      return std::nullopt;
+    }
+    signature.parameters.push_back(pname);
+  }
+  signature.declaration = text + ";";
+  return signature;
+}
+
+std::string operatorSchema(std::string_view fingerprint,
+                           const DiceForwardSignature &signature) {
+  std::string schema = "k_" + std::string(fingerprint) + "(";
+  for (size_t i = 0; i < signature.parameters.size(); ++i)
+    schema += (i ? ", Tensor " : "Tensor ") + signature.parameters[i];
+  return schema + (signature.returnsList ? ") -> Tensor[]" : ") -> Tensor");
+}
+
+std::string registrationSource(const DiceForwardSignature &signature) {
+  std::string params, args;
+  for (size_t i = 0; i < signature.parameters.size(); ++i) {
+    params += (i ? ", const at::Tensor &" : "const at::Tensor &") +
+              signature.parameters[i];
+    args += (i ? ", " : "") + signature.parameters[i];
+  }
+  std::string result =
+      signature.returnsList ? "std::vector<at::Tensor>" : "at::Tensor";
+  std::string schemaTail = operatorSchema("", signature).substr(2);
+  return "// Registers the candidate's dice_forward as dice::<dice_kernel_name>"
+         " (CUDA).\n"
+         "#include <torch/library.h>\n"
+         "#include <string>\n"
+         "extern \"C\" __attribute__((visibility(\"hidden\"))) const char "
+         "dice_kernel_name[];\n"
+         "__attribute__((visibility(\"hidden\"))) " + signature.declaration + "\n"
+         "namespace {\n" +
+         result + " diceKernelEntry(" + params + ") {\n"
+         "  return dice_forward(" + args + ");\n"
+         "}\n"
+         "std::string diceKernelSchema() {\n"
+         "  return std::string(dice_kernel_name) + \"" + schemaTail + "\";\n"
+         "}\n"
+         "} // namespace\n"
+         "TORCH_LIBRARY_FRAGMENT(dice, m) { m.def(diceKernelSchema().c_str()); }\n"
+         "TORCH_LIBRARY_IMPL(dice, CUDA, m) {\n"
+         "  m.impl(dice_kernel_name, TORCH_FN(diceKernelEntry));\n"
+         "}\n";
+}
+
+std::string_view kernelBuildStatusName(KernelBuildStatus status) {
+  switch (status) {
+  case KernelBuildStatus::Built:
+    return "built";
+  case KernelBuildStatus::CompileError:
+    return "compile_error";
+  case KernelBuildStatus::Timeout:
+    return "timeout";
+  case KernelBuildStatus::ToolError:
+    return "tool_error";
+  }
+  return "tool_error";
+}
+
+std::optional<std::string> kernelBuildKey(const KernelBuildRequest &request,
+                                          const KernelBuildOptions &options,
+                                          std::string &error) {
+  std::optional<Prepared> p = prepare(request, options, error);
+  if (!p)
+    return std::nullopt;
+  return p->key;
+}
+
+KernelBuildResult buildKernelLibrary(const KernelBuildRequest &request,
+                                     const KernelBuildOptions &options) {
+  auto start = std::chrono::steady_clock::now();
+  KernelBuildResult result;
+  std::string error;
+  if (std::optional<Prepared> p = prepare(request, options, error)) {
+    if (std::optional<KernelBuildResult> hit =
+            lookup(entryDir(options, p->key), request.fingerprint)) {
+      result = *hit;
+      result.key = p->key;
+    } else {
+      result = compileAndLink(request, *p, options);
+    }
+  } else {
+    result.reason = error;
+  }
+  result.milliseconds = std::chrono::duration<double, std::milli>(
+                            std::chrono::steady_clock::now() - start)
+                            .count();
+  return result;
+}
+
+std::vector<KernelBuildResult>
+buildAll(const std::vector<KernelBuildRequest> &requests,
+         const KernelBuildOptions &options, unsigned jobs) {
+  std::vector<KernelBuildResult> results(requests.size());
+  // Identical requests build once: the first of each key does the work.
+  std::vector<size_t> firstOf(requests.size());
+  std::map<std::string, size_t> byKey;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    std::string error;
+    std::optional<std::string> key = kernelBuildKey(requests[i], options, error);
+    firstOf[i] = key ? byKey.emplace(*key, i).first->second : i;
+  }
+  std::vector<size_t> work;
+  for (size_t i = 0; i < requests.size(); ++i)
+    if (firstOf[i] == i)
+      work.push_back(i);
+
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t w; (w = next++) < work.size();)
+      results[work[w]] = buildKernelLibrary(requests[work[w]], options);
+  };
+  std::vector<std::thread> threads;
+  unsigned count = std::max(1u, std::min<unsigned>(jobs, work.size()));
+  for (unsigned t = 1; t < count; ++t)
+    threads.emplace_back(worker);
+  worker();
+  for (std::thread &thread : threads)
+    thread.join();
+  for (size_t i = 0; i < requests.size(); ++i)
+    if (firstOf[i] != i) {
+      results[i] = results[firstOf[i]];
+      results[i].cacheHit = true;
+      results[i].milliseconds = 0;
+    }
+  return results;
+}
+
+} // namespace dice

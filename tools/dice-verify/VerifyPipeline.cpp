@@ -1,0 +1,225 @@
+//===- VerifyPipeline.cpp - candidate to verdict, CPU side ----------------===//
+
+#include "VerifyPipeline.h"
+
+#include "dice/Scaffold/ReferenceProgram.h"
+#include "dice/Verifier/Extraction.h"
+#include "dice/Verifier/Sha256.h"
+#include "dice/Verifier/Subprocess.h"
+
+#ifdef DICE_HAVE_DECEPTION
+#include "dice/Deception/DeceptionAnalysis.h"
+#endif
+
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace dice {
+
+namespace {
+
+/// A candidate after the steps before the build.
+struct Pending {
+  Verdict verdict;
+  std::string cudaSource;
+  bool decided = false; ///< the verdict is final before the build
+};
+
+void decide(Pending &p, VerdictStatus status, std::string reason) {
+  p.verdict.status = status;
+  p.verdict.reason = std::move(reason);
+  p.decided = true;
+}
+
+/// The signature must be the request's: as many tensors as the program has
+/// inputs, a list exactly when it has several results.
+std::string checkAgainstProgram(const DiceForwardSignature &signature,
+                                const std::string &programJson) {
+  std::string error;
+  std::optional<ReferenceProgram> program =
+      ReferenceProgram::fromJson(programJson, error);
+  if (!program)
+    return "the reference program does not parse: " + error;
+  if (std::string problem = program->validate(); !problem.empty())
+    return "the reference program is malformed: " + problem;
+  if (signature.parameters.size() != program->inputs.size())
+    return "the signature takes " + std::to_string(signature.parameters.size()) +
+           " tensors, the program has " + std::to_string(program->inputs.size()) +
+           " inputs";
+  if (signature.returnsList != (program->outputs.size() > 1))
+    return "the signature returns " +
+           std::string(signature.returnsList ? "a list" : "one tensor") +
+           ", the program has " + std::to_string(program->outputs.size()) +
+           " results";
+  return "";
+}
+
+#ifdef DICE_HAVE_DECEPTION
+/// The precompiled prologue, kept in the cache beside the libraries; keyed
+/// by what it is built from and by this binary (the Clang inside it).
+std::string prologuePch(const AnalysisOptions &analysis,
+                        const std::string &cacheDir, std::string &error) {
+  Sha256 key;
+  key.updateField(analysis.prologueDir);
+  for (const std::string &dir : analysis.includeDirs)
+    key.updateField(dir);
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  key.updateField(self.string());
+  if (!ec)
+    key.updateField(std::to_string(
+        fs::last_write_time(self, ec).time_since_epoch().count()));
+  for (auto it = fs::recursive_directory_iterator(analysis.prologueDir, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+    if (it->is_regular_file()) {
+      std::ifstream in(it->path());
+      key.updateField(it->path().string());
+      key.updateField(std::string(std::istreambuf_iterator<char>(in), {}));
+    }
+  fs::path pch = fs::path(cacheDir) / "pch" / (key.finishHex() + ".pch");
+  if (fs::exists(pch))
+    return pch.string();
+  fs::create_directories(pch.parent_path(), ec);
+  fs::path partial = pch.string() + "." + std::to_string(getpid());
+  if (std::optional<std::string> failed = buildProloguePch(analysis, partial)) {
+    error = *failed;
+    return "";
+  }
+  fs::rename(partial, pch, ec);
+  return pch.string();
+}
+
+void analyse(std::vector<Pending> &pending, const PipelineOptions &options,
+             PipelineReport &report) {
+  AnalysisOptions analysis;
+  analysis.prologueDir = options.build.prologueDir;
+  analysis.includeDirs = options.build.includeDirs;
+  analysis.gpuArch = options.build.gpuArch;
+  bool any = false;
+  for (const Pending &p : pending)
+    any |= !p.decided;
+  if (!any)
+    return;
+  std::string error;
+  analysis.pchPath = prologuePch(analysis, options.build.cacheDir, error);
+  if (analysis.pchPath.empty())
+    report.notes.push_back("prologue PCH failed (" + error +
+                           "); analysing without it");
+  for (Pending &p : pending) {
+    if (p.decided)
+      continue;
+    DeceptionReport found = analyzeCandidate(p.cudaSource, analysis);
+    if (found.outcome == AnalysisOutcome::CompileError) {
+      decide(p, VerdictStatus::CompileError, found.error);
+    } else if (found.deceptive()) {
+      std::string reason;
+      for (const DeceptionFinding &finding : found.findings)
+        reason += (reason.empty() ? "" : "; ") + finding.format();
+      decide(p, VerdictStatus::Deceptive, reason);
+    }
+  }
+}
+#endif
+
+} // namespace
+
+bool haveCudaDevice() {
+  if (!fs::exists("/proc/driver/nvidia/version"))
+    return false;
+  std::string log = "/dev/null";
+  ProcessResult run = runProcess({"nvidia-smi", "-L"}, log, 20);
+  return run.succeeded();
+}
+
+PipelineReport verifyCandidates(const std::vector<Candidate> &candidates,
+                                const PipelineOptions &options) {
+  PipelineReport report;
+  std::vector<Pending> pending(candidates.size());
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const Candidate &c = candidates[i];
+    Pending &p = pending[i];
+    p.verdict.fingerprint = c.fingerprint;
+    std::string error;
+    std::optional<DiceForwardSignature> signature =
+        parseDiceForwardSignature(c.signature, error);
+    if (c.isCudaSource) {
+      p.cudaSource = c.text;
+    } else {
+      ExtractionResult extracted = extractCandidateSource(c.text);
+      if (!extracted.ok()) {
+        p.verdict.candidateHash = sha256Hex(c.text);
+        decide(p, VerdictStatus::CompileError, extracted.reason);
+        continue;
+      }
+      p.cudaSource = extracted.cudaSource;
+    }
+    p.verdict.candidateHash = sha256Hex(p.cudaSource);
+    if (!signature) {
+      decide(p, VerdictStatus::CompileError, error);
+      continue;
+    }
+    if (!c.programJson.empty())
+      if (std::string problem = checkAgainstProgram(*signature, c.programJson);
+          !problem.empty())
+        decide(p, VerdictStatus::CompileError, problem);
+  }
+
+#ifdef DICE_HAVE_DECEPTION
+  if (options.staticAnalysis)
+    analyse(pending, options, report);
+#else
+  if (options.staticAnalysis)
+    report.notes.push_back("static deception analysis skipped: built without "
+                           "the compiler half (DICE_ENABLE_COMPILER)");
+#endif
+
+  std::vector<KernelBuildRequest> requests;
+  std::vector<size_t> owners;
+  for (size_t i = 0; i < candidates.size(); ++i)
+    if (!pending[i].decided) {
+      requests.push_back({candidates[i].fingerprint, candidates[i].signature,
+                          pending[i].cudaSource});
+      owners.push_back(i);
+    }
+  std::vector<KernelBuildResult> built =
+      buildAll(requests, options.build, options.jobs);
+
+  bool device = haveCudaDevice();
+  if (!device && !requests.empty())
+    report.notes.push_back("no CUDA device: candidates are analysed and "
+                           "built, not run");
+  report.artifacts.assign(candidates.size(), "");
+  for (size_t r = 0; r < requests.size(); ++r) {
+    Pending &p = pending[owners[r]];
+    const KernelBuildResult &b = built[r];
+    p.verdict.compileMs = b.milliseconds;
+    if (!b.ok()) {
+      // A compile that never ends is the candidate's (template recursion, a
+      // huge unrolled loop); a build that cannot run is this machine's.
+      bool candidatesFault = b.status == KernelBuildStatus::CompileError ||
+                             b.status == KernelBuildStatus::Timeout;
+      std::string reason = b.reason;
+      if (candidatesFault && !b.diagnostics.empty())
+        reason += "\n" + b.diagnostics;
+      decide(p,
+             candidatesFault ? VerdictStatus::CompileError
+                             : VerdictStatus::Unverified,
+             candidatesFault ? reason : "the build could not run: " + reason);
+      continue;
+    }
+    report.artifacts[owners[r]] = b.artifactPath;
+    decide(p, VerdictStatus::Unverified,
+           device ? "built and analysed, not run: the GPU worker is not "
+                    "part of dice-verify yet"
+                  : "no CUDA device: built and analysed, not run");
+  }
+  for (Pending &p : pending)
+    report.verdicts.push_back(std::move(p.verdict));
+  return report;
+}
+
+} // namespace dice
