@@ -1,0 +1,153 @@
+//===- KernelDatabase.h - verified kernels, keyed by request ----*- C++ -*-===//
+//
+// The kernel database: every candidate of a kernel request with its verdict
+// and, where built, its kernel library, plus resolve's choice among them. A
+// warm database makes a rebuild reproducible and fast with no model call.
+//
+// One SQLite file (WAL, busy timeout, writes in BEGIN IMMEDIATE
+// transactions), so several dice-opt processes can share it. Plain C++ and
+// the SQLite C API: no LLVM, no LibTorch, and nothing throws, because the
+// compiler core calls it from -fno-exceptions code.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DICE_KERNELDB_KERNELDATABASE_H
+#define DICE_KERNELDB_KERNELDATABASE_H
+
+#include "dice/Verifier/Verdict.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+struct sqlite3;
+
+namespace dice {
+
+/// `PRAGMA application_id` of every kernel database: "DICE" in ASCII.
+inline constexpr int32_t kKernelDatabaseApplicationId = 0x44494345;
+/// `PRAGMA user_version`: the layout of the tables. A file with a newer
+/// version is refused rather than half understood.
+inline constexpr int kKernelDatabaseSchemaVersion = 1;
+
+/// What a kernel was made for. Candidates under one key are interchangeable;
+/// a different GPU architecture, scaffold or model makes a different key.
+struct KernelKey {
+  std::string fingerprint; ///< the request's fingerprint ("k_3f9a...")
+  std::string gpuArch;     ///< e.g. "sm_90"
+  int scaffoldVersion = 0; ///< kScaffoldVersion of the compiler that asked
+  std::string modelId;     ///< the model that wrote the candidates
+};
+
+/// One candidate of a request and what the verifier said about it.
+struct CandidateRecord {
+  std::string candidateHash; ///< SHA-256 of `source`; unique under a key
+  std::string source;        ///< the candidate's CUDA source
+  std::string verdictJson;   ///< Verdict::toJson() of its verdict
+  VerdictStatus status = VerdictStatus::Unverified;
+  std::optional<double> speedup;
+  /// The kernel library's bytes. put() stores it when present; candidates()
+  /// and chosen() leave it empty (see hasArtifact), artifact() reads it.
+  std::optional<std::vector<uint8_t>> artifact;
+  bool hasArtifact = false; ///< set on records read back
+  /// Seconds since the Unix epoch; put() fills in the current time when 0.
+  int64_t createdAt = 0;
+};
+
+/// What went wrong, and with which database file.
+struct KernelDatabaseError {
+  std::string path;
+  std::string message; ///< a sentence fragment: "is not a SQLite database"
+
+  /// `path: error: message`, the form compilers print.
+  std::string format() const;
+};
+
+/// A value of an operation, or the error that prevented it.
+template <typename T> class KernelDatabaseResult {
+public:
+  KernelDatabaseResult(T value) : value(std::move(value)) {}
+  KernelDatabaseResult(KernelDatabaseError error) : value(std::move(error)) {}
+
+  explicit operator bool() const { return std::holds_alternative<T>(value); }
+  T &operator*() { return std::get<T>(value); }
+  const T &operator*() const { return std::get<T>(value); }
+  T *operator->() { return &std::get<T>(value); }
+  const T *operator->() const { return &std::get<T>(value); }
+  const KernelDatabaseError &error() const {
+    return std::get<KernelDatabaseError>(value);
+  }
+
+private:
+  std::variant<T, KernelDatabaseError> value;
+};
+
+/// Success, or the error of an operation with no value.
+using KernelDatabaseStatus = std::optional<KernelDatabaseError>;
+
+class KernelDatabase;
+using KernelDatabaseOrError = KernelDatabaseResult<KernelDatabase>;
+
+enum class OpenMode {
+  ReadWrite, ///< creates the file and its schema when new
+  ReadOnly   ///< the file must exist and be a kernel database
+};
+
+class KernelDatabase {
+public:
+  /// Opens `path`, creating the schema when the file is new or empty. Refuses
+  /// a file that is not SQLite, a foreign SQLite database (another
+  /// application_id, or tables that are not ours), a newer schema version and
+  /// a file that fails `PRAGMA quick_check`.
+  static KernelDatabaseOrError open(const std::string &path,
+                                    OpenMode mode = OpenMode::ReadWrite,
+                                    int busyTimeoutMs = 30000);
+
+  KernelDatabase(KernelDatabase &&) noexcept;
+  KernelDatabase &operator=(KernelDatabase &&) noexcept;
+  ~KernelDatabase();
+
+  const std::string &path() const { return filePath; }
+
+  /// Stores a candidate under `key`; a record with the same candidate hash
+  /// is replaced (a re-verification). The verdict JSON must parse and agree
+  /// with the record on fingerprint, candidate hash and status.
+  KernelDatabaseStatus put(const KernelKey &key, const CandidateRecord &record);
+
+  /// Every candidate under `key`, in the order first stored, artifacts left
+  /// out.
+  KernelDatabaseResult<std::vector<CandidateRecord>>
+  candidates(const KernelKey &key) const;
+
+  /// Records resolve's decision; the candidate must be stored under `key`.
+  KernelDatabaseStatus choose(const KernelKey &key,
+                              const std::string &candidateHash);
+
+  /// The chosen candidate (artifact left out), or nothing when none was.
+  KernelDatabaseResult<std::optional<CandidateRecord>>
+  chosen(const KernelKey &key) const;
+
+  /// The stored kernel library of a candidate, or nothing when it has none.
+  /// A candidate not stored under `key` is an error.
+  KernelDatabaseResult<std::optional<std::vector<uint8_t>>>
+  artifact(const KernelKey &key, const std::string &candidateHash) const;
+
+private:
+  struct Closer {
+    void operator()(sqlite3 *db) const;
+  };
+
+  KernelDatabase(std::string path, sqlite3 *db);
+  KernelDatabaseError errorOf(const std::string &what) const;
+
+  std::string filePath;
+  std::unique_ptr<sqlite3, Closer> db;
+};
+
+} // namespace dice
+
+#endif // DICE_KERNELDB_KERNELDATABASE_H

@@ -1,0 +1,350 @@
+//===- KernelDatabaseTest.cpp - the SQLite kernel database ----------------===//
+
+#include "dice/KernelDB/KernelDatabase.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace dice;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// A fresh folder per test, removed afterwards.
+class KernelDatabaseTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    const auto *info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir = fs::temp_directory_path() /
+          ("dice-kernel-db-" + std::to_string(::getpid()) + "-" + info->name());
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  void TearDown() override { fs::remove_all(dir); }
+
+  std::string file(const std::string &name) const { return (dir / name).string(); }
+
+  fs::path dir;
+};
+
+KernelKey key(std::string arch = "sm_90", int scaffold = 1,
+              std::string model = "dice-8b") {
+  return {"k_3f9a", std::move(arch), scaffold, std::move(model)};
+}
+
+CandidateRecord record(const KernelKey &k, const std::string &hash,
+                       VerdictStatus status = VerdictStatus::Accepted) {
+  Verdict verdict;
+  verdict.fingerprint = k.fingerprint;
+  verdict.candidateHash = hash;
+  verdict.status = status;
+  if (status == VerdictStatus::Accepted || status == VerdictStatus::Slow)
+    verdict.setTimings(1.0, status == VerdictStatus::Accepted ? 2.0 : 0.5);
+  if (status != VerdictStatus::Accepted)
+    verdict.reason = "test verdict";
+  EXPECT_EQ(verdict.validate(), "");
+  CandidateRecord r;
+  r.candidateHash = hash;
+  r.source = "__global__ void k() {} // " + hash;
+  r.verdictJson = verdict.toJson();
+  r.status = status;
+  r.speedup = verdict.speedup;
+  return r;
+}
+
+KernelDatabase openOrDie(const std::string &path,
+                         OpenMode mode = OpenMode::ReadWrite) {
+  auto db = KernelDatabase::open(path, mode);
+  EXPECT_TRUE(db) << db.error().format();
+  return std::move(*db);
+}
+
+/// The error opening `path` gives; fails the test when it opens.
+std::string openError(const std::string &path) {
+  auto db = KernelDatabase::open(path);
+  EXPECT_FALSE(db) << path << " opened";
+  return db ? std::string() : db.error().format();
+}
+
+void rawExec(const std::string &path, const char *sql) {
+  sqlite3 *db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+}
+
+std::vector<uint8_t> bytes(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::vector<uint8_t> out(n);
+  for (auto &b : out)
+    b = static_cast<uint8_t>(rng());
+  return out;
+}
+
+} // namespace
+
+TEST_F(KernelDatabaseTest, RoundTripsRecordsAndArtifacts) {
+  std::string path = file("kernels.db");
+  KernelKey k = key();
+  CandidateRecord withLibrary = record(k, "aaaa");
+  withLibrary.artifact = bytes(70000, 1);
+  withLibrary.artifact->at(0) = 0; // blobs, not C strings
+  CandidateRecord without = record(k, "bbbb", VerdictStatus::Incorrect);
+  without.createdAt = 1700000000;
+  {
+    KernelDatabase db = openOrDie(path);
+    ASSERT_FALSE(db.put(k, withLibrary));
+    ASSERT_FALSE(db.put(k, without));
+  }
+  KernelDatabase db = openOrDie(path, OpenMode::ReadOnly);
+  auto records = db.candidates(k);
+  ASSERT_TRUE(records) << records.error().format();
+  ASSERT_EQ(records->size(), 2u);
+  const CandidateRecord &a = (*records)[0], &b = (*records)[1];
+  EXPECT_EQ(a.candidateHash, "aaaa");
+  EXPECT_EQ(a.source, withLibrary.source);
+  EXPECT_EQ(a.verdictJson, withLibrary.verdictJson);
+  EXPECT_EQ(a.status, VerdictStatus::Accepted);
+  EXPECT_EQ(a.speedup, 2.0);
+  EXPECT_TRUE(a.hasArtifact);
+  EXPECT_FALSE(a.artifact);
+  EXPECT_GT(a.createdAt, 0);
+  EXPECT_EQ(b.candidateHash, "bbbb");
+  EXPECT_EQ(b.status, VerdictStatus::Incorrect);
+  EXPECT_FALSE(b.speedup);
+  EXPECT_FALSE(b.hasArtifact);
+  EXPECT_EQ(b.createdAt, 1700000000);
+
+  auto library = db.artifact(k, "aaaa");
+  ASSERT_TRUE(library) << library.error().format();
+  ASSERT_TRUE(*library);
+  EXPECT_EQ(**library, *withLibrary.artifact);
+  auto none = db.artifact(k, "bbbb");
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(*none);
+  auto unknown = db.artifact(k, "cccc");
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error().format().find("no candidate cccc"), std::string::npos);
+}
+
+TEST_F(KernelDatabaseTest, PutReplacesAReverifiedCandidateInPlace) {
+  KernelDatabase db = openOrDie(file("kernels.db"));
+  KernelKey k = key();
+  ASSERT_FALSE(db.put(k, record(k, "aaaa", VerdictStatus::Unverified)));
+  ASSERT_FALSE(db.put(k, record(k, "bbbb", VerdictStatus::Slow)));
+  ASSERT_FALSE(db.put(k, record(k, "aaaa", VerdictStatus::Accepted)));
+  auto records = db.candidates(k);
+  ASSERT_TRUE(records);
+  ASSERT_EQ(records->size(), 2u);
+  EXPECT_EQ((*records)[0].candidateHash, "aaaa");
+  EXPECT_EQ((*records)[0].status, VerdictStatus::Accepted);
+}
+
+TEST_F(KernelDatabaseTest, PutRefusesVerdictsThatDisagree) {
+  KernelDatabase db = openOrDie(file("kernels.db"));
+  KernelKey k = key();
+  CandidateRecord bad = record(k, "aaaa");
+  bad.verdictJson = "{not json";
+  auto error = db.put(k, bad);
+  ASSERT_TRUE(error);
+  EXPECT_NE(error->message.find("invalid"), std::string::npos);
+  bad = record(k, "aaaa");
+  bad.candidateHash = "bbbb";
+  ASSERT_TRUE(db.put(k, bad));
+  bad = record(k, "aaaa");
+  bad.status = VerdictStatus::Slow;
+  ASSERT_TRUE(db.put(k, bad));
+  ASSERT_TRUE(db.put(key("sm_80"), record(KernelKey{"k_other"}, "aaaa")));
+  EXPECT_TRUE(db.candidates(k)->empty());
+}
+
+TEST_F(KernelDatabaseTest, KeysAreIsolated) {
+  KernelDatabase db = openOrDie(file("kernels.db"));
+  KernelKey k = key();
+  ASSERT_FALSE(db.put(k, record(k, "aaaa")));
+  ASSERT_FALSE(db.choose(k, "aaaa"));
+  for (const KernelKey &other :
+       {key("sm_80"), key("sm_90", 2), key("sm_90", 1, "dice-1.7b"),
+        KernelKey{"k_beef", "sm_90", 1, "dice-8b"}}) {
+    auto records = db.candidates(other);
+    ASSERT_TRUE(records);
+    EXPECT_TRUE(records->empty());
+    auto choice = db.chosen(other);
+    ASSERT_TRUE(choice);
+    EXPECT_FALSE(*choice);
+    EXPECT_FALSE(db.artifact(other, "aaaa"));
+    EXPECT_TRUE(db.choose(other, "aaaa"));
+  }
+  EXPECT_EQ(db.candidates(k)->size(), 1u);
+}
+
+TEST_F(KernelDatabaseTest, ChoosesAmongStoredCandidates) {
+  std::string path = file("kernels.db");
+  KernelKey k = key();
+  {
+    KernelDatabase db = openOrDie(path);
+    auto nothing = db.chosen(k);
+    ASSERT_TRUE(nothing);
+    EXPECT_FALSE(*nothing);
+    ASSERT_FALSE(db.put(k, record(k, "aaaa")));
+    ASSERT_FALSE(db.put(k, record(k, "bbbb")));
+    auto error = db.choose(k, "cccc");
+    ASSERT_TRUE(error);
+    EXPECT_NE(error->format().find("no such candidate"), std::string::npos);
+    ASSERT_FALSE(db.choose(k, "aaaa"));
+    ASSERT_EQ((*db.chosen(k))->candidateHash, "aaaa");
+    ASSERT_FALSE(db.choose(k, "bbbb"));
+  }
+  KernelDatabase db = openOrDie(path);
+  auto choice = db.chosen(k);
+  ASSERT_TRUE(choice);
+  ASSERT_TRUE(*choice);
+  EXPECT_EQ((*choice)->candidateHash, "bbbb");
+  EXPECT_EQ((*choice)->source, record(k, "bbbb").source);
+}
+
+TEST_F(KernelDatabaseTest, RefusesFilesThatAreNotSQLite) {
+  std::string path = file("random.db");
+  {
+    std::ofstream out(path, std::ios::binary);
+    auto noise = bytes(8192, 7);
+    out.write(reinterpret_cast<const char *>(noise.data()), noise.size());
+  }
+  std::string error = openError(path);
+  EXPECT_NE(error.find(path + ": error: is not a SQLite database"),
+            std::string::npos)
+      << error;
+  std::string text = file("notes.txt");
+  std::ofstream(text) << "hello";
+  EXPECT_NE(openError(text).find("is not a SQLite database"), std::string::npos);
+}
+
+TEST_F(KernelDatabaseTest, RefusesATruncatedDatabase) {
+  std::string path = file("kernels.db");
+  {
+    KernelDatabase db = openOrDie(path);
+    for (int i = 0; i < 40; ++i) {
+      KernelKey k = key();
+      k.fingerprint = "k_" + std::to_string(i);
+      CandidateRecord r = record(k, "hash" + std::to_string(i));
+      r.artifact = bytes(6000, i);
+      ASSERT_FALSE(db.put(k, r));
+    }
+  } // the last connection checkpoints the WAL into the file
+  ASSERT_FALSE(fs::exists(path + "-wal"));
+  fs::resize_file(path, fs::file_size(path) / 2);
+  std::string error = openError(path);
+  EXPECT_EQ(error.rfind(path + ": error: ", 0), 0u) << error;
+  EXPECT_TRUE(error.find("is damaged") != std::string::npos ||
+              error.find("fails its integrity check") != std::string::npos)
+      << error;
+}
+
+TEST_F(KernelDatabaseTest, RefusesForeignSQLiteDatabases) {
+  std::string plain = file("app.db");
+  rawExec(plain, "CREATE TABLE users (name TEXT)");
+  std::string error = openError(plain);
+  EXPECT_NE(error.find("not a dice kernel database"), std::string::npos) << error;
+  EXPECT_NE(error.find("users"), std::string::npos) << error;
+
+  std::string other = file("other.db");
+  rawExec(other, "PRAGMA application_id = 1234; CREATE TABLE t (x)");
+  error = openError(other);
+  EXPECT_NE(error.find("another application"), std::string::npos) << error;
+
+  // Ours in name, but someone added a table: not trusted either.
+  std::string altered = file("altered.db");
+  openOrDie(altered);
+  rawExec(altered, "CREATE TABLE extra (x)");
+  error = openError(altered);
+  EXPECT_NE(error.find("'extra'"), std::string::npos) << error;
+
+  // The foreign file was left as it was (no WAL switch, no schema).
+  sqlite3 *db = nullptr;
+  ASSERT_EQ(sqlite3_open(plain.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt *stmt = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &stmt, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(stmt), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char *>(sqlite3_column_text(stmt, 0)),
+               "delete");
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+}
+
+TEST_F(KernelDatabaseTest, RefusesANewerSchemaVersion) {
+  std::string path = file("kernels.db");
+  openOrDie(path);
+  std::string sql = "PRAGMA user_version = " +
+                    std::to_string(kKernelDatabaseSchemaVersion + 1);
+  rawExec(path, sql.c_str());
+  std::string error = openError(path);
+  EXPECT_NE(error.find(path + ": error: has kernel database schema version 2, "
+                              "newer than"),
+            std::string::npos)
+      << error;
+}
+
+TEST_F(KernelDatabaseTest, ReadOnlyNeedsAnExistingDatabase) {
+  std::string path = file("missing.db");
+  auto db = KernelDatabase::open(path, OpenMode::ReadOnly);
+  ASSERT_FALSE(db);
+  EXPECT_NE(db.error().format().find("no such kernel database"),
+            std::string::npos);
+  EXPECT_FALSE(fs::exists(path));
+}
+
+TEST_F(KernelDatabaseTest, ConcurrentWritersLoseNothing) {
+  // Children race to create the schema too: none exists before they start.
+  std::string path = file("kernels.db");
+  constexpr int kWriters = 3, kRecords = 60;
+  KernelKey k = key();
+  std::vector<pid_t> children;
+  for (int w = 0; w < kWriters; ++w) {
+    pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      auto db = KernelDatabase::open(path);
+      if (!db) {
+        std::fprintf(stderr, "%s\n", db.error().format().c_str());
+        ::_exit(2);
+      }
+      for (int i = 0; i < kRecords; ++i) {
+        std::string hash = "w" + std::to_string(w) + "-" + std::to_string(i);
+        if (auto error = db->put(k, record(k, hash))) {
+          std::fprintf(stderr, "%s\n", error->format().c_str());
+          ::_exit(3);
+        }
+        if (i % 10 == 0 && (!db->candidates(k) || db->choose(k, hash)))
+          ::_exit(4);
+      }
+      ::_exit(0);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+  }
+  KernelDatabase db = openOrDie(path); // runs quick_check
+  auto records = db.candidates(k);
+  ASSERT_TRUE(records);
+  EXPECT_EQ(records->size(), size_t(kWriters * kRecords));
+  std::set<std::string> hashes;
+  for (const auto &r : *records)
+    hashes.insert(r.candidateHash);
+  EXPECT_EQ(hashes.size(), size_t(kWriters * kRecords));
+  EXPECT_TRUE(*db.chosen(k));
+}
