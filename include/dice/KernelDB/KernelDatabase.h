@@ -37,7 +37,7 @@ inline constexpr int kKernelDatabaseSchemaVersion = 1;
 /// What a kernel was made for. Candidates under one key are interchangeable;
 /// a different GPU architecture, scaffold or model makes a different key.
 struct KernelKey {
-  std::string fingerprint; ///< the request's fingerprint ("k_3f9a...")
+  std::string fingerprint; ///< the request's fingerprint ("3f9a0c1d2e4b5a69")
   std::string gpuArch;     ///< e.g. "sm_90"
   int scaffoldVersion = 0; ///< kScaffoldVersion of the compiler that asked
   std::string modelId;     ///< the model that wrote the candidates
