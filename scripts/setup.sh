@@ -42,6 +42,9 @@ if [[ ! -x $venv/bin/python || ! -f $stamp || $(cat "$stamp") != "$want" ]]; the
   echo "$want" >"$stamp"
 fi
 
+# ccache keys on paths relative to the checkout, so a fresh clone elsewhere
+# reuses what an earlier build compiled.
+export CCACHE_BASEDIR=$root
 if [[ ! -f $build/build.ninja ]]; then
   step "configuring $build"
   cmake -G Ninja -S "$root" -B "$build" \
