@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "VerifyPipeline.h"
+#include "dice/Verifier/CandidateVerifier.h"
 
 #include <nlohmann/json.hpp>
 
@@ -82,17 +82,8 @@ std::string defaultCache() {
   return (fs::temp_directory_path() / "dice-kernels").string();
 }
 
-std::vector<std::string> splitDirs(const std::string &joined) {
-  std::vector<std::string> dirs;
-  std::stringstream in(joined);
-  for (std::string dir; std::getline(in, dir, '|');)
-    if (!dir.empty())
-      dirs.push_back(dir);
-  return dirs;
-}
-
 /// Reads a batch file: one JSON object per non-empty line.
-bool readBatchFile(const fs::path &path, std::vector<Candidate> &out,
+bool readBatchFile(const fs::path &path, std::vector<VerificationRequest> &out,
                    std::string &error) {
   std::optional<std::string> text = readFile(path);
   if (!text) {
@@ -111,7 +102,7 @@ bool readBatchFile(const fs::path &path, std::vector<Candidate> &out,
       error = where + "not a JSON object";
       return false;
     }
-    Candidate c;
+    VerificationRequest c;
     auto text = [&](const char *key, std::string &into) {
       auto it = entry.find(key);
       if (it != entry.end() && it->is_string())
@@ -139,15 +130,15 @@ bool readBatchFile(const fs::path &path, std::vector<Candidate> &out,
   return true;
 }
 
-void printTable(const std::vector<Candidate> &candidates,
-                const PipelineReport &report) {
+void printTable(const std::vector<VerificationRequest> &candidates,
+                const std::vector<VerificationResult> &results) {
   size_t width = 9;
-  for (const Candidate &c : candidates)
+  for (const VerificationRequest &c : candidates)
     width = std::max(width, c.name.size());
   std::printf("%-*s  %-13s  %10s  %s\n", int(width), "candidate", "status",
               "compile_ms", "reason");
   for (size_t i = 0; i < candidates.size(); ++i) {
-    const Verdict &v = report.verdicts[i];
+    const Verdict &v = results[i].verdict;
     std::string reason = v.reason.substr(0, v.reason.find('\n'));
     char ms[32] = "-";
     if (v.compileMs)
@@ -163,11 +154,9 @@ void printTable(const std::vector<Candidate> &candidates,
 int main(int argc, char **argv) {
   std::string fingerprint, signature, candidatePath, programPath, batch;
   std::string cache = defaultCache();
-  PipelineOptions options;
-  options.build.nvccPath = DICE_NVCC;
-  options.build.prologueDir = DICE_CANDIDATE_PROLOGUE_DIR;
-  options.build.includeDirs = splitDirs(DICE_CANDIDATE_INCLUDE_DIRS);
-  options.build.torchLibraryDir = DICE_TORCH_LIBRARY_DIR;
+  CandidateVerifierOptions options;
+  options.build = defaultKernelBuildOptions(cache);
+  options.workerPath = defaultWorkerPath();
   bool json = false, allowUnverified = false;
 
   for (int i = 1; i < argc; ++i) {
@@ -227,6 +216,7 @@ int main(int argc, char **argv) {
     }
   }
   options.build.cacheDir = cache;
+  options.scratchDir = (fs::path(cache) / "workers").string();
 
   std::string program;
   if (!programPath.empty()) {
@@ -236,7 +226,7 @@ int main(int argc, char **argv) {
     program = *text;
   }
 
-  std::vector<Candidate> candidates;
+  std::vector<VerificationRequest> candidates;
   if (!batch.empty() && !candidatePath.empty())
     return usageError("give --candidate or --batch, not both");
   if (!candidatePath.empty()) {
@@ -263,23 +253,26 @@ int main(int argc, char **argv) {
   } else {
     return usageError("nothing to verify: give --candidate or --batch");
   }
-  for (const Candidate &c : candidates)
+  for (const VerificationRequest &c : candidates)
     if (c.fingerprint.empty() || c.signature.empty())
       return usageError(c.name + ": needs --fingerprint and --signature");
 
-  PipelineReport report = verifyCandidates(candidates, options);
-  for (const std::string &note : report.notes)
+  std::unique_ptr<CandidateVerifier> verifier =
+      createCandidateVerifier(options);
+  std::vector<VerificationResult> results = verifier->verify(candidates);
+  for (const std::string &note : verifier->takeNotes())
     std::fprintf(stderr, "dice-verify: note: %s\n", note.c_str());
   if (json)
-    for (const Verdict &v : report.verdicts)
-      std::printf("%s\n", v.toJson().c_str());
+    for (const VerificationResult &r : results)
+      std::printf("%s\n", r.verdict.toJson().c_str());
   else
-    printTable(candidates, report);
+    printTable(candidates, results);
 
   bool success = std::all_of(
-      report.verdicts.begin(), report.verdicts.end(), [&](const Verdict &v) {
-        return v.status == VerdictStatus::Accepted ||
-               (allowUnverified && v.status == VerdictStatus::Unverified);
+      results.begin(), results.end(), [&](const VerificationResult &r) {
+        return r.verdict.status == VerdictStatus::Accepted ||
+               (allowUnverified &&
+                r.verdict.status == VerdictStatus::Unverified);
       });
   return success ? 0 : 1;
 }

@@ -1,6 +1,13 @@
-//===- VerifyPipeline.cpp - candidate to verdict, CPU side ----------------===//
+//===- CandidateVerifier.cpp - candidates in, verdicts out ----------------===//
+//
+// The stages in order: extraction, static deception analysis (with the
+// compiler half), the kernel library builds (in parallel), and the dynamic
+// checks in sandboxed GPU workers. A stage decides a candidate's verdict or
+// passes it on; nothing a candidate does can end the run.
+//
+//===----------------------------------------------------------------------===//
 
-#include "VerifyPipeline.h"
+#include "dice/Verifier/CandidateVerifier.h"
 
 #include "dice/Scaffold/ReferenceProgram.h"
 #include "dice/Verifier/Extraction.h"
@@ -11,8 +18,11 @@
 #include "dice/Deception/DeceptionAnalysis.h"
 #endif
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <utility>
 
 #include <unistd.h>
 
@@ -93,8 +103,9 @@ std::string prologuePch(const AnalysisOptions &analysis,
   return pch.string();
 }
 
-void analyse(std::vector<Pending> &pending, const PipelineOptions &options,
-             PipelineReport &report) {
+void analyse(std::vector<Pending> &pending,
+             const CandidateVerifierOptions &options,
+             std::vector<std::string> &notes) {
   AnalysisOptions analysis;
   analysis.prologueDir = options.build.prologueDir;
   analysis.includeDirs = options.build.includeDirs;
@@ -107,7 +118,7 @@ void analyse(std::vector<Pending> &pending, const PipelineOptions &options,
   std::string error;
   analysis.pchPath = prologuePch(analysis, options.build.cacheDir, error);
   if (analysis.pchPath.empty())
-    report.notes.push_back("prologue PCH failed (" + error +
+    notes.push_back("prologue PCH failed (" + error +
                            "); analysing without it");
   for (Pending &p : pending) {
     if (p.decided)
@@ -135,12 +146,57 @@ bool haveCudaDevice() {
   return run.succeeded();
 }
 
-PipelineReport verifyCandidates(const std::vector<Candidate> &candidates,
-                                const PipelineOptions &options) {
-  PipelineReport report;
-  std::vector<Pending> pending(candidates.size());
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    const Candidate &c = candidates[i];
+KernelBuildOptions defaultKernelBuildOptions(const std::string &cacheDir) {
+  KernelBuildOptions build;
+  build.nvccPath = DICE_NVCC;
+  build.prologueDir = DICE_CANDIDATE_PROLOGUE_DIR;
+  std::stringstream dirs(DICE_CANDIDATE_INCLUDE_DIRS);
+  for (std::string dir; std::getline(dirs, dir, '|');)
+    if (!dir.empty())
+      build.includeDirs.push_back(dir);
+  build.torchLibraryDir = DICE_TORCH_LIBRARY_DIR;
+  build.cacheDir = cacheDir;
+  return build;
+}
+
+std::string defaultWorkerPath() {
+  // DICE_VERIFY_WORKER points an installation at another worker binary
+  // (a GPU node's own build).
+  if (const char *path = std::getenv("DICE_VERIFY_WORKER"); path && *path)
+    return path;
+  std::string built = DICE_WORKER_PATH;
+  return !built.empty() && access(built.c_str(), X_OK) == 0 ? built : "";
+}
+
+namespace {
+
+class PipelineVerifier final : public CandidateVerifier {
+public:
+  explicit PipelineVerifier(CandidateVerifierOptions options)
+      : options(std::move(options)) {}
+
+  std::vector<VerificationResult>
+  verify(const std::vector<VerificationRequest> &requests) override;
+
+  std::vector<std::string> takeNotes() override {
+    return std::exchange(notes, {});
+  }
+
+private:
+  void note(std::string text) {
+    if (std::find(notes.begin(), notes.end(), text) == notes.end())
+      notes.push_back(std::move(text));
+  }
+
+  CandidateVerifierOptions options;
+  std::vector<std::string> notes;
+};
+
+std::vector<VerificationResult>
+PipelineVerifier::verify(const std::vector<VerificationRequest> &requests) {
+  std::vector<Pending> pending(requests.size());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const VerificationRequest &c = requests[i];
     Pending &p = pending[i];
     p.verdict.fingerprint = c.fingerprint;
     std::string error;
@@ -168,32 +224,34 @@ PipelineReport verifyCandidates(const std::vector<Candidate> &candidates,
         decide(p, VerdictStatus::CompileError, problem);
   }
 
+  if (options.staticAnalysis) {
 #ifdef DICE_HAVE_DECEPTION
-  if (options.staticAnalysis)
-    analyse(pending, options, report);
+    std::vector<std::string> analysisNotes;
+    analyse(pending, options, analysisNotes);
+    for (std::string &text : analysisNotes)
+      note(std::move(text));
 #else
-  if (options.staticAnalysis)
-    report.notes.push_back("static deception analysis skipped: built without "
-                           "the compiler half (DICE_ENABLE_COMPILER)");
+    note("static deception analysis skipped: built without the compiler "
+         "half (DICE_ENABLE_COMPILER)");
 #endif
+  }
 
-  std::vector<KernelBuildRequest> requests;
+  std::vector<KernelBuildRequest> builds;
   std::vector<size_t> owners;
-  for (size_t i = 0; i < candidates.size(); ++i)
+  for (size_t i = 0; i < requests.size(); ++i)
     if (!pending[i].decided) {
-      requests.push_back({candidates[i].fingerprint, candidates[i].signature,
-                          pending[i].cudaSource});
+      builds.push_back({requests[i].fingerprint, requests[i].signature,
+                        pending[i].cudaSource});
       owners.push_back(i);
     }
   std::vector<KernelBuildResult> built =
-      buildAll(requests, options.build, options.jobs);
+      buildAll(builds, options.build, std::max(1u, options.jobs));
 
-  bool device = haveCudaDevice();
-  if (!device && !requests.empty())
-    report.notes.push_back("no CUDA device: candidates are analysed and "
-                           "built, not run");
-  report.artifacts.assign(candidates.size(), "");
-  for (size_t r = 0; r < requests.size(); ++r) {
+  std::vector<VerificationResult> results(requests.size());
+  bool device = !builds.empty() && haveCudaDevice();
+  if (!device && !builds.empty())
+    note("no CUDA device: candidates are analysed and built, not run");
+  for (size_t r = 0; r < builds.size(); ++r) {
     Pending &p = pending[owners[r]];
     const KernelBuildResult &b = built[r];
     p.verdict.compileMs = b.milliseconds;
@@ -211,15 +269,23 @@ PipelineReport verifyCandidates(const std::vector<Candidate> &candidates,
              candidatesFault ? reason : "the build could not run: " + reason);
       continue;
     }
-    report.artifacts[owners[r]] = b.artifactPath;
+    results[owners[r]].artifactPath = b.artifactPath;
     decide(p, VerdictStatus::Unverified,
-           device ? "built and analysed, not run: the GPU worker is not "
-                    "part of dice-verify yet"
+           device ? "built and analysed, not run: no GPU worker"
                   : "no CUDA device: built and analysed, not run");
   }
-  for (Pending &p : pending)
-    report.verdicts.push_back(std::move(p.verdict));
-  return report;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    results[i].verdict = std::move(pending[i].verdict);
+    results[i].cudaSource = std::move(pending[i].cudaSource);
+  }
+  return results;
+}
+
+} // namespace
+
+std::unique_ptr<CandidateVerifier>
+createCandidateVerifier(CandidateVerifierOptions options) {
+  return std::make_unique<PipelineVerifier>(std::move(options));
 }
 
 } // namespace dice

@@ -1,0 +1,83 @@
+//===- CandidateVerifier.h - candidates in, verdicts out --------*- C++ -*-===//
+//
+// The verifier as the compiler and the tools see it: extraction, static
+// deception analysis (where the compiler half is built), the kernel library
+// build, and the dynamic checks and timing in sandboxed GPU workers. Plain
+// C++ (no LLVM types, no LibTorch, no exceptions across it), so the
+// `dice-verify` pass, the `dice-verify` tool and the trainer share it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DICE_VERIFIER_CANDIDATEVERIFIER_H
+#define DICE_VERIFIER_CANDIDATEVERIFIER_H
+
+#include "dice/Config/Config.h"
+#include "dice/Verifier/KernelBuild.h"
+#include "dice/Verifier/Verdict.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dice {
+
+/// One candidate kernel for one request.
+struct VerificationRequest {
+  std::string name;        ///< file name or batch line, for tables
+  std::string fingerprint; ///< the request's fingerprint
+  std::string signature;   ///< the dice_forward declaration
+  /// The reference program (ReferenceProgram JSON). The dynamic checks need
+  /// it; without it a built candidate stays `unverified`.
+  std::string programJson;
+  std::string text;          ///< the model's answer, or CUDA source
+  bool isCudaSource = false; ///< `text` is the hole itself, not an answer
+};
+
+struct VerificationResult {
+  Verdict verdict;
+  std::string cudaSource;   ///< the extracted hole; empty when none
+  std::string artifactPath; ///< the kernel library; empty when none was built
+};
+
+struct CandidateVerifierOptions {
+  KernelBuildOptions build;
+  VerifierConfig checks;   ///< trials, tolerances, timing, timeout, workers
+  unsigned jobs = 1;       ///< builds at once
+  bool staticAnalysis = true;
+  /// The GPU worker executable; empty: never run candidates (`unverified`).
+  std::string workerPath;
+  /// Where workers get their scratch directories.
+  std::string scratchDir;
+};
+
+class CandidateVerifier {
+public:
+  virtual ~CandidateVerifier() = default;
+
+  /// One result per request, in order. Never throws and never dies with a
+  /// candidate: a crash costs that candidate a `crashed` verdict.
+  virtual std::vector<VerificationResult>
+  verify(const std::vector<VerificationRequest> &requests) = 0;
+
+  /// What holds for the whole run, said once ("no CUDA device: ..."); the
+  /// notes gathered since the last call.
+  virtual std::vector<std::string> takeNotes() = 0;
+};
+
+std::unique_ptr<CandidateVerifier>
+createCandidateVerifier(CandidateVerifierOptions options);
+
+/// This installation's build setup: its nvcc, prologue, LibTorch include
+/// and library directories, with artifacts cached under `cacheDir`.
+KernelBuildOptions defaultKernelBuildOptions(const std::string &cacheDir);
+
+/// This installation's GPU worker (`dice-verify-worker` beside the tools);
+/// empty when it was not built.
+std::string defaultWorkerPath();
+
+/// Whether this machine has a usable NVIDIA driver and device.
+bool haveCudaDevice();
+
+} // namespace dice
+
+#endif // DICE_VERIFIER_CANDIDATEVERIFIER_H
