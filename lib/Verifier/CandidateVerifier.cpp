@@ -155,6 +155,11 @@ KernelBuildOptions defaultKernelBuildOptions(const std::string &cacheDir) {
     if (!dir.empty())
       build.includeDirs.push_back(dir);
   build.torchLibraryDir = DICE_TORCH_LIBRARY_DIR;
+  // Light first where the bridge is built; Auto falls back to the full
+  // headers for a candidate the light API cannot compile.
+  build.lightIncludeDir = DICE_LIGHT_INCLUDE_DIR;
+  build.lightBridgeLibrary = DICE_LIGHT_BRIDGE_LIBRARY;
+  build.mode = KernelBuildMode::Auto;
   build.cacheDir = cacheDir;
   return build;
 }
@@ -239,7 +244,10 @@ PipelineVerifier::verify(const std::vector<VerificationRequest> &requests) {
   std::vector<KernelBuildRequest> builds;
   std::vector<size_t> owners;
   for (size_t i = 0; i < requests.size(); ++i)
-    if (!pending[i].decided) {
+    if (!pending[i].decided && options.analysisOnly)
+      decide(pending[i], VerdictStatus::Unverified,
+             "passed the static analysis; not built or run (analysis only)");
+    else if (!pending[i].decided) {
       builds.push_back({requests[i].fingerprint, requests[i].signature,
                         pending[i].cudaSource});
       owners.push_back(i);

@@ -164,6 +164,53 @@ std::vector<std::string> linkFlags(const KernelBuildOptions &options) {
   return flags;
 }
 
+/// Whether `dir` holds LibTorch's headers, which a light build must not see:
+/// a candidate including one the light API lacks should fail fast, not parse
+/// half of LibTorch against the light types.
+bool holdsTorchHeaders(const std::string &dir) {
+  std::error_code ec;
+  return fs::exists(fs::path(dir) / "ATen", ec) ||
+         fs::exists(fs::path(dir) / "torch" / "torch.h", ec) ||
+         fs::exists(fs::path(dir) / "c10", ec);
+}
+
+/// Flags of a light compile: the full build's defines (what parses must not
+/// depend on the mode), hidden visibility, the light headers, and the
+/// include directories other than LibTorch's (CCCL).
+std::vector<std::string> lightCompileFlags(const KernelBuildOptions &options) {
+  std::vector<std::string> flags = {
+      "-std=c++17", "-O3", "-arch=" + options.gpuArch,
+      "--expt-relaxed-constexpr",
+      "-D__CUDA_NO_HALF_OPERATORS__", "-D__CUDA_NO_HALF_CONVERSIONS__",
+      "-D__CUDA_NO_BFLOAT16_CONVERSIONS__", "-D__CUDA_NO_HALF2_OPERATORS__",
+      "-Xcompiler", "-fPIC", "-Xcompiler", "-fvisibility=hidden",
+      "-I" + options.lightIncludeDir};
+  for (const std::string &dir : options.includeDirs) {
+    if (holdsTorchHeaders(dir))
+      continue;
+    flags.push_back("-isystem");
+    flags.push_back(dir);
+  }
+  flags.insert(flags.end(), {"-include", "dice_prologue.h"});
+  flags.insert(flags.end(), options.extraFlags.begin(), options.extraFlags.end());
+  return flags;
+}
+
+/// A light library needs the bridge and the shared CUDA runtime only; the
+/// bridge brings LibTorch, which the caller's process has loaded anyway.
+std::vector<std::string> lightLinkFlags(const KernelBuildOptions &options) {
+  fs::path bridge(options.lightBridgeLibrary);
+  return {"-shared", "-cudart", "shared", "-Xlinker", "--no-undefined",
+          "-L" + bridge.parent_path().string(),
+          "-l:" + bridge.filename().string(), "-Xlinker",
+          "-rpath," + bridge.parent_path().string()};
+}
+
+bool lightConfigured(const KernelBuildOptions &options) {
+  return !options.lightIncludeDir.empty() &&
+         !options.lightBridgeLibrary.empty();
+}
+
 /// What the headers contribute to a key without hashing all of LibTorch:
 /// the prologue files and torch's version header.
 void hashHeaders(Sha256 &hash, const KernelBuildOptions &options) {
@@ -192,6 +239,27 @@ void hashToolchain(Sha256 &hash, const KernelBuildOptions &options,
   for (const std::string &flag : linkFlags(options))
     hash.updateField(flag);
   hashHeaders(hash, options);
+}
+
+void hashLightToolchain(Sha256 &hash, const KernelBuildOptions &options,
+                        const std::string &version) {
+  hash.updateField(version);
+  for (const std::string &flag : lightCompileFlags(options))
+    hash.updateField(flag);
+  for (const std::string &flag : lightLinkFlags(options))
+    hash.updateField(flag);
+  // The light headers include the bridge's ABI (dice_light/bridge.h).
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(options.lightIncludeDir, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+    if (it->is_regular_file())
+      files.push_back(it->path());
+  std::sort(files.begin(), files.end());
+  for (const fs::path &file : files) {
+    hash.updateField(file.string());
+    hash.updateField(readFile(file).value_or(""));
+  }
 }
 
 /// Rewrites build-directory paths away and keeps the first lines.
@@ -280,6 +348,7 @@ struct Prepared {
   std::string version;
   std::string key;
   std::string registrationKey;
+  std::string lightKey; ///< empty where no light build is configured
 };
 
 std::optional<Prepared> prepare(const KernelBuildRequest &request,
@@ -328,6 +397,16 @@ std::optional<Prepared> prepare(const KernelBuildRequest &request,
   key.updateField(registrationSource(p.signature));
   hashToolchain(key, options, p.version);
   p.key = key.finishHex();
+
+  if (lightConfigured(options)) {
+    Sha256 light;
+    light.updateField("light");
+    light.updateField(request.cudaSource);
+    light.updateField(declarationHeader(p.signature));
+    light.updateField(lightEntrySource(request.fingerprint, p.signature));
+    hashLightToolchain(light, options, p.version);
+    p.lightKey = light.finishHex();
+  }
   return p;
 }
 
@@ -388,6 +467,44 @@ std::optional<KernelBuildResult> lookup(const fs::path &entry,
   }
   result.cacheHit = true;
   return result;
+}
+
+/// Fills `result` for a failed nvcc run of the build in `dir`: compile
+/// errors are published under `entry` (compiling the same text again fails
+/// the same way), anything else is dropped.
+void finishFailedStep(const ProcessResult &run, const std::string &output,
+                      const fs::path &dir,
+                      const DiceForwardSignature &signature,
+                      const KernelBuildOptions &options, const fs::path &entry,
+                      KernelBuildResult &result) {
+  std::error_code ec;
+  if (!run.spawnError.empty()) {
+    result.reason = run.spawnError;
+  } else if (run.timedOut) {
+    result.status = KernelBuildStatus::Timeout;
+    result.reason = "nvcc ran past " +
+                    std::to_string(static_cast<int>(options.timeoutSeconds)) +
+                    " s and was killed";
+    result.diagnostics = cleanDiagnostics(output, dir);
+  } else if (run.signal != 0) {
+    // Killed from outside (the OOM killer, a user): not the candidate's
+    // fault, so not recorded in the cache.
+    result.reason = "nvcc was killed by signal " + std::to_string(run.signal);
+    result.diagnostics = cleanDiagnostics(output, dir);
+  } else {
+    result.status = KernelBuildStatus::CompileError;
+    result.diagnostics = cleanDiagnostics(output, dir);
+    result.reason = firstError(result.diagnostics, signature);
+    if (result.reason.empty())
+      result.reason =
+          "nvcc failed with exit status " + std::to_string(run.exitCode);
+    fs::remove(dir / "candidate.o", ec);
+    writeFile(dir / "compile_error.txt", result.reason);
+    writeFile(dir / "diagnostics.txt", result.diagnostics);
+    publish(dir, entry);
+    return;
+  }
+  fs::remove_all(dir, ec);
 }
 
 KernelBuildResult compileAndLink(const KernelBuildRequest &request,
@@ -468,35 +585,8 @@ KernelBuildResult compileAndLink(const KernelBuildRequest &request,
     ProcessResult run = runProcess(argv, log.string(), options.timeoutSeconds);
     if (run.succeeded())
       continue;
-    std::string output = readFile(log).value_or("");
-    if (!run.spawnError.empty()) {
-      result.reason = run.spawnError;
-    } else if (run.timedOut) {
-      result.status = KernelBuildStatus::Timeout;
-      result.reason = "nvcc ran past " +
-                      std::to_string(static_cast<int>(options.timeoutSeconds)) +
-                      " s and was killed";
-      result.diagnostics = cleanDiagnostics(output, dir);
-    } else if (run.signal != 0) {
-      // Killed from outside (the OOM killer, a user): not the candidate's
-      // fault, so not recorded in the cache.
-      result.reason = "nvcc was killed by signal " + std::to_string(run.signal);
-      result.diagnostics = cleanDiagnostics(output, dir);
-    } else {
-      result.status = KernelBuildStatus::CompileError;
-      result.diagnostics = cleanDiagnostics(output, dir);
-      result.reason = firstError(result.diagnostics, p.signature);
-      if (result.reason.empty())
-        result.reason =
-            "nvcc failed with exit status " + std::to_string(run.exitCode);
-      // Compiling the same text again fails the same way: remember it.
-      fs::remove(dir / "candidate.o", ec);
-      writeFile(dir / "compile_error.txt", result.reason);
-      writeFile(dir / "diagnostics.txt", result.diagnostics);
-      publish(dir, entryDir(options, p.key));
-      return result;
-    }
-    fs::remove_all(dir, ec);
+    finishFailedStep(run, readFile(log).value_or(""), dir, p.signature,
+                     options, entryDir(options, p.key), result);
     return result;
   }
   fs::remove(dir / "candidate.o", ec);
@@ -509,6 +599,60 @@ KernelBuildResult compileAndLink(const KernelBuildRequest &request,
   }
   published->cacheHit = false;
   published->key = p.key;
+  return *published;
+}
+
+/// The light build: one nvcc run, candidate and generated entry in one TU,
+/// linked against the bridge. Only the entry is exported (a version
+/// script), so loaded libraries cannot interpose each other.
+KernelBuildResult compileLight(const KernelBuildRequest &request,
+                               const Prepared &p,
+                               const KernelBuildOptions &options) {
+  KernelBuildResult result;
+  result.key = p.lightKey;
+  result.mode = KernelBuildMode::Light;
+  fs::path dir = scratchDir(options, "light." + p.lightKey.substr(0, 16));
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  std::string entry = "dice_light_entry_k_" + request.fingerprint;
+  std::string source = request.cudaSource + "\n#line 1 \"" +
+                       std::string(kRegistrationFile) + "\"\n" +
+                       lightEntrySource(request.fingerprint, p.signature);
+  if (!writeFile(dir / kCandidateFile, source) ||
+      !writeFile(dir / kDeclarationFile, declarationHeader(p.signature)) ||
+      !writeFile(dir / "exports.map",
+                 "{\n  global: " + entry + ";\n  local: *;\n};\n")) {
+    result.reason = "cannot write to " + dir.string();
+    return result;
+  }
+  std::string libraryName = "k_" + request.fingerprint + ".so";
+  std::vector<std::string> argv = {options.nvccPath};
+  for (const std::string &flag : lightCompileFlags(options))
+    argv.push_back(flag);
+  argv.insert(argv.end(), {"-include", (dir / kDeclarationFile).string()});
+  for (const std::string &flag : lightLinkFlags(options))
+    argv.push_back(flag);
+  argv.insert(argv.end(),
+              {"-Xlinker", "--version-script=" + (dir / "exports.map").string(),
+               (dir / kCandidateFile).string(), "-o",
+               (dir / libraryName).string()});
+  fs::path log = dir / "build.log";
+  ProcessResult run = runProcess(argv, log.string(), options.timeoutSeconds);
+  if (!run.succeeded()) {
+    finishFailedStep(run, readFile(log).value_or(""), dir, p.signature,
+                     options, entryDir(options, p.lightKey), result);
+    return result;
+  }
+  publish(dir, entryDir(options, p.lightKey));
+  std::optional<KernelBuildResult> published =
+      lookup(entryDir(options, p.lightKey), request.fingerprint);
+  if (!published) {
+    result.reason = "cannot store the library under " + options.cacheDir;
+    return result;
+  }
+  published->cacheHit = false;
+  published->key = p.lightKey;
+  published->mode = KernelBuildMode::Light;
   return *published;
 }
 
@@ -603,6 +747,52 @@ std::string registrationSource(const DiceForwardSignature &signature) {
          "}\n";
 }
 
+std::string lightEntrySource(std::string_view fingerprint,
+                             const DiceForwardSignature &signature) {
+  std::string name = "k_" + std::string(fingerprint);
+  std::string entry = "dice_light_entry_" + name;
+  size_t arity = signature.parameters.size();
+  std::string locals, args;
+  for (size_t i = 0; i < arity; ++i) {
+    std::string index = std::to_string(i);
+    // Named lvalues: dice_forward may take its tensors by reference.
+    locals += "    ::dice_light::Tensor a" + index +
+              " = ::dice_light::Tensor::borrow(inputs[" + index + "]);\n";
+    args += (i ? ", a" : "a") + index;
+  }
+  return "// Generated: the C entry and the dispatcher registration of a light "
+         "build.\n"
+         "extern \"C\" __attribute__((visibility(\"default\"))) int " + entry +
+         "(const DiceLightHandle *inputs, size_t numInputs, DiceLightHandle "
+         "**outputs, size_t *numOutputs, char **error) {\n"
+         "  return ::dice_light::detail::runEntry([&] {\n"
+         "    if (numInputs != " + std::to_string(arity) + ")\n"
+         "      throw ::dice_light::Error(\"" + name + " takes " +
+         std::to_string(arity) + " tensors\");\n" +
+         locals +
+         "    return dice_forward(" + args + ");\n"
+         "  }, outputs, numOutputs, error);\n"
+         "}\n"
+         "namespace {\n"
+         "const ::dice_light::detail::Registration diceLightRegistration(\"" +
+         name + "\", \"" + operatorSchema(fingerprint, signature) + "\", " +
+         std::to_string(arity) + ", " +
+         (signature.returnsList ? "true" : "false") + ", &" + entry + ");\n"
+         "} // namespace\n";
+}
+
+std::string_view kernelBuildModeName(KernelBuildMode mode) {
+  switch (mode) {
+  case KernelBuildMode::Auto:
+    return "auto";
+  case KernelBuildMode::Light:
+    return "light";
+  case KernelBuildMode::Full:
+    return "full";
+  }
+  return "full";
+}
+
 std::string_view kernelBuildStatusName(KernelBuildStatus status) {
   switch (status) {
   case KernelBuildStatus::Built:
@@ -623,6 +813,8 @@ std::optional<std::string> kernelBuildKey(const KernelBuildRequest &request,
   std::optional<Prepared> p = prepare(request, options, error);
   if (!p)
     return std::nullopt;
+  if (options.mode != KernelBuildMode::Full && !p->lightKey.empty())
+    return p->lightKey;
   return p->key;
 }
 
@@ -631,16 +823,43 @@ KernelBuildResult buildKernelLibrary(const KernelBuildRequest &request,
   auto start = std::chrono::steady_clock::now();
   KernelBuildResult result;
   std::string error;
-  if (std::optional<Prepared> p = prepare(request, options, error)) {
-    if (std::optional<KernelBuildResult> hit =
-            lookup(entryDir(options, p->key), request.fingerprint)) {
-      result = *hit;
-      result.key = p->key;
-    } else {
-      result = compileAndLink(request, *p, options);
-    }
-  } else {
+  std::optional<Prepared> p = prepare(request, options, error);
+  bool tryLight = options.mode == KernelBuildMode::Light ||
+                  (options.mode == KernelBuildMode::Auto && p &&
+                   !p->lightKey.empty());
+  if (!p) {
     result.reason = error;
+  } else if (tryLight && p->lightKey.empty()) {
+    result.reason = "a light build needs the light include directory and "
+                    "the bridge library";
+  } else {
+    std::string lightFailure;
+    if (tryLight) {
+      if (std::optional<KernelBuildResult> hit =
+              lookup(entryDir(options, p->lightKey), request.fingerprint)) {
+        result = *hit;
+        result.key = p->lightKey;
+        result.mode = KernelBuildMode::Light;
+      } else {
+        result = compileLight(request, *p, options);
+      }
+      // Only a candidate the light headers reject is worth the full build;
+      // its diagnostics, not the light ones, are the candidate's.
+      if (options.mode == KernelBuildMode::Auto &&
+          result.status == KernelBuildStatus::CompileError)
+        lightFailure = result.reason;
+    }
+    if (!tryLight || !lightFailure.empty()) {
+      if (std::optional<KernelBuildResult> hit =
+              lookup(entryDir(options, p->key), request.fingerprint)) {
+        result = *hit;
+        result.key = p->key;
+      } else {
+        result = compileAndLink(request, *p, options);
+      }
+      result.mode = KernelBuildMode::Full;
+      result.lightFailure = lightFailure;
+    }
   }
   result.milliseconds = std::chrono::duration<double, std::milli>(
                             std::chrono::steady_clock::now() - start)

@@ -1,8 +1,15 @@
-//===- KernelBuildTest.cpp - kernel library build, without nvcc -----------===//
+//===- KernelBuildTest.cpp - kernel library build -------------------------===//
 //
 // The parts of the build that need no compiler: the signature, the schema
 // and registration it generates, the cache key's hash, the deadline of a
-// child process. The nvcc build itself is tested by test_dice_verify.py.
+// child process. Then the light build with nvcc (skipped where nvcc or the
+// bridge library is missing): the honest corpus builds light, a candidate
+// beyond the light API falls back to the full headers, compile errors keep
+// their candidate line, and a loaded library registers its operator. The
+// full build alone is tested by test_dice_verify.py.
+//
+// DICE_KERNEL_BUILD_TEST_CACHE, when set, is the build cache the nvcc tests
+// use (and keep); test_light_build.py loads the libraries from it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +18,17 @@
 #include "dice/Verifier/Subprocess.h"
 
 #include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include <dlfcn.h>
+#include <sys/resource.h>
 
 using namespace dice;
 
@@ -110,5 +128,248 @@ TEST(Subprocess, DeadlineKillsTheWholeGroup) {
   ProcessResult missing = runProcess({"/nonexistent/tool"}, log, 10);
   EXPECT_FALSE(missing.succeeded());
 }
+
+TEST(KernelBuild, LightEntryCallsDiceForwardAndRegisters) {
+  std::string error;
+  auto signature = parseDiceForwardSignature(
+      "std::vector<torch::Tensor> dice_forward(torch::Tensor &x0, torch::Tensor x1);",
+      error);
+  ASSERT_TRUE(signature) << error;
+  std::string source = lightEntrySource("ab12", *signature);
+  EXPECT_NE(source.find("int dice_light_entry_k_ab12("), std::string::npos) << source;
+  // Lvalues, so a dice_forward taking references binds.
+  EXPECT_NE(source.find("a0 = ::dice_light::Tensor::borrow(inputs[0]);"),
+            std::string::npos);
+  EXPECT_NE(source.find("return dice_forward(a0, a1);"), std::string::npos);
+  EXPECT_NE(source.find("if (numInputs != 2)"), std::string::npos);
+  EXPECT_NE(source.find("diceLightRegistration(\"k_ab12\", "
+                        "\"k_ab12(Tensor x0, Tensor x1) -> Tensor[]\", 2, true, "
+                        "&dice_light_entry_k_ab12)"),
+            std::string::npos)
+      << source;
+  EXPECT_EQ(kernelBuildModeName(KernelBuildMode::Light), "light");
+}
+
+TEST(KernelBuild, LightModeWithoutBridgeIsAToolError) {
+  KernelBuildOptions options;
+  options.cacheDir = ::testing::TempDir() + "/dice-kernel-build-light";
+  options.nvccPath = "/bin/true";
+  options.mode = KernelBuildMode::Light;
+  KernelBuildResult result = buildKernelLibrary(
+      {"00ab", "torch::Tensor dice_forward(torch::Tensor x0);", "x"}, options);
+  EXPECT_EQ(result.status, KernelBuildStatus::ToolError);
+  EXPECT_NE(result.reason.find("bridge"), std::string::npos) << result.reason;
+}
+
+#if defined(DICE_NVCC) && defined(DICE_LIGHT_BRIDGE_LIBRARY)
+
+namespace fs = std::filesystem;
+
+std::string readText(const fs::path &path) {
+  std::ifstream in(path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+/// The dice_forward declaration of a corpus kernel, from its definition.
+std::string declarationOf(const std::string &source) {
+  static const std::regex definition(
+      R"(((?:std::vector<\s*torch::Tensor\s*>|torch::Tensor)\s+dice_forward\s*\([^)]*\)))");
+  std::smatch m;
+  if (!std::regex_search(source, m, definition))
+    return "";
+  return m[1].str() + ";";
+}
+
+std::string outputOf(const std::string &command) {
+  std::string out;
+  if (FILE *pipe = popen(command.c_str(), "r")) {
+    char buffer[4096];
+    for (size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;)
+      out.append(buffer, n);
+    pclose(pipe);
+  }
+  return out;
+}
+
+/// The symbols a library defines in its dynamic symbol table.
+std::set<std::string> exportedSymbols(const std::string &library) {
+  std::stringstream in(outputOf("nm -D --defined-only " + library));
+  std::set<std::string> names;
+  for (std::string line; std::getline(in, line);) {
+    std::stringstream fields(line);
+    std::string address, kind, name;
+    if (fields >> address >> kind >> name)
+      names.insert(name);
+  }
+  return names;
+}
+
+class LightBuild : public ::testing::Test {
+protected:
+  void SetUp() override {
+    if (!fs::exists(DICE_NVCC))
+      GTEST_SKIP() << "no nvcc at '" DICE_NVCC "'";
+    if (!fs::exists(DICE_LIGHT_BRIDGE_LIBRARY))
+      GTEST_SKIP() << "no bridge library at '" DICE_LIGHT_BRIDGE_LIBRARY "'";
+    options.nvccPath = DICE_NVCC;
+    options.prologueDir = DICE_CANDIDATE_PROLOGUE_DIR;
+    std::stringstream dirs(DICE_CANDIDATE_INCLUDE_DIRS);
+    for (std::string dir; std::getline(dirs, dir, '|');)
+      if (!dir.empty())
+        options.includeDirs.push_back(dir);
+    options.torchLibraryDir = DICE_TORCH_LIBRARY_DIR;
+    options.lightIncludeDir = DICE_LIGHT_INCLUDE_DIR;
+    options.lightBridgeLibrary = DICE_LIGHT_BRIDGE_LIBRARY;
+    const char *cache = std::getenv("DICE_KERNEL_BUILD_TEST_CACHE");
+    options.cacheDir = cache ? std::string(cache)
+                             : ::testing::TempDir() + "/dice-light-build-cache";
+  }
+
+  /// CPU time of the finished children (nvcc and its tools) so far.
+  static double childCpuSeconds() {
+    rusage usage{};
+    getrusage(RUSAGE_CHILDREN, &usage);
+    return usage.ru_utime.tv_sec + usage.ru_stime.tv_sec +
+           (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+  }
+
+  KernelBuildOptions options;
+};
+
+TEST_F(LightBuild, HonestCorpusBuildsLightAndExportsOnlyItsEntry) {
+  options.mode = KernelBuildMode::Light;
+  std::vector<KernelBuildRequest> requests;
+  std::vector<std::string> names;
+  for (const auto &entry : fs::directory_iterator(DICE_VERIFIER_CORPUS)) {
+    std::string name = entry.path().stem().string();
+    if (name.rfind("honest_", 0) != 0 || entry.path().extension() != ".cu")
+      continue;
+    std::string source = readText(entry.path());
+    std::string declaration = declarationOf(source);
+    ASSERT_FALSE(declaration.empty()) << name;
+    requests.push_back({"light_" + name.substr(7), declaration, source});
+    names.push_back(name);
+  }
+  ASSERT_GE(requests.size(), 14u);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    double cpu = childCpuSeconds();
+    KernelBuildResult result = buildKernelLibrary(requests[i], options);
+    std::printf("light build %-32s %s %6.2f s wall %6.2f s CPU%s\n",
+                names[i].c_str(),
+                std::string(kernelBuildStatusName(result.status)).c_str(),
+                result.milliseconds / 1000, childCpuSeconds() - cpu,
+                result.cacheHit ? " (cache hit)" : "");
+    ASSERT_TRUE(result.ok()) << names[i] << ": " << result.reason << "\n"
+                             << result.diagnostics;
+    EXPECT_EQ(result.mode, KernelBuildMode::Light);
+    // Everything but the C entry is local: libraries loaded into one
+    // process never bind each other's kernels, helpers or templates.
+    EXPECT_EQ(exportedSymbols(result.artifactPath),
+              (std::set<std::string>{"dice_light_entry_k_" +
+                                     requests[i].fingerprint}))
+        << names[i];
+    std::string needed = outputOf("readelf -d " + result.artifactPath);
+    EXPECT_NE(needed.find("libDiceLightBridge.so"), std::string::npos) << needed;
+    EXPECT_EQ(needed.find("libtorch"), std::string::npos) << needed;
+    EXPECT_EQ(needed.find("libc10"), std::string::npos) << needed;
+  }
+}
+
+TEST_F(LightBuild, HonestAddRegistersFromCpp) {
+  std::string source =
+      readText(fs::path(DICE_VERIFIER_CORPUS) / "honest_add.cu");
+  KernelBuildResult result = buildKernelLibrary(
+      {"light_add", declarationOf(source), source}, options);
+  ASSERT_TRUE(result.ok()) << result.reason << "\n" << result.diagnostics;
+  EXPECT_EQ(result.mode, KernelBuildMode::Light);
+
+  // Loading the library loads the bridge and LibTorch behind it.
+  void *library = dlopen(result.artifactPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(library, nullptr) << dlerror();
+  void *bridge = dlopen(DICE_LIGHT_BRIDGE_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(bridge, nullptr) << dlerror();
+  using SchemaFn = char *(*)(const char *);
+  auto schemaOf =
+      reinterpret_cast<SchemaFn>(dlsym(bridge, "dice_light_registered_schema"));
+  ASSERT_NE(schemaOf, nullptr);
+  char *schema = schemaOf("k_light_add");
+  ASSERT_NE(schema, nullptr);
+  EXPECT_EQ(std::string(schema), "dice::k_light_add(Tensor x0, Tensor x1) -> Tensor");
+  std::free(schema);
+  // Unloading deregisters, so a rebuilt candidate can be loaded again.
+  ASSERT_EQ(dlclose(library), 0);
+  EXPECT_EQ(schemaOf("k_light_add"), nullptr);
+  dlclose(bridge);
+}
+
+TEST_F(LightBuild, CpuOnlyCandidateBuildsLight) {
+  // Used by test_light_build.py: runs on CPU tensors (no kernel launch), so
+  // the entry, the factories and list results are checked without a GPU.
+  std::string source = R"(#include <torch/extension.h>
+#include <vector>
+std::vector<torch::Tensor> dice_forward(torch::Tensor x0, torch::Tensor x1) {
+  TORCH_CHECK(x0.dim() == 2, "x0 must be 2-D, got ", x0.dim(), " dims");
+  auto flat = x0.contiguous().view({-1});
+  auto filled = torch::full({x0.size(-1)}, 3.5, x0.options());
+  auto zeros = torch::zeros_like(x1, torch::kInt64);
+  float *p = flat.data_ptr<float>();
+  p[0] = static_cast<float>(x0.sizes()[0] * 100 + x0.stride(0));
+  return {flat, filled, zeros};
+}
+)";
+  KernelBuildResult result = buildKernelLibrary(
+      {"light_cpu", "std::vector<torch::Tensor> dice_forward(torch::Tensor x0, "
+                    "torch::Tensor x1);",
+       source},
+      options);
+  ASSERT_TRUE(result.ok()) << result.reason << "\n" << result.diagnostics;
+  EXPECT_EQ(result.mode, KernelBuildMode::Light);
+}
+
+TEST_F(LightBuild, ApiBeyondTheLightHeaderFallsBackToFull) {
+  // Tensor arithmetic is not in the light API; the full headers have it.
+  std::string source = R"(#include <torch/extension.h>
+torch::Tensor dice_forward(torch::Tensor x0) {
+  return x0 * 2;
+}
+)";
+  KernelBuildRequest request{"light_fallback",
+                             "torch::Tensor dice_forward(torch::Tensor x0);",
+                             source};
+  options.mode = KernelBuildMode::Light;
+  KernelBuildResult light = buildKernelLibrary(request, options);
+  EXPECT_EQ(light.status, KernelBuildStatus::CompileError);
+
+  options.mode = KernelBuildMode::Auto;
+  KernelBuildResult result = buildKernelLibrary(request, options);
+  ASSERT_TRUE(result.ok()) << result.reason << "\n" << result.diagnostics;
+  EXPECT_EQ(result.mode, KernelBuildMode::Full);
+  EXPECT_NE(result.lightFailure.find("line 3"), std::string::npos)
+      << result.lightFailure;
+  EXPECT_NE(result.key, light.key);
+}
+
+TEST_F(LightBuild, CompileErrorKeepsTheCandidateLine) {
+  std::string source = R"(#include <torch/extension.h>
+__global__ void k(float *x) { x[0] = 1.f; }
+torch::Tensor dice_forward(torch::Tensor x0) {
+  auto y = x0.contiguous()
+  return y;
+}
+)";
+  KernelBuildResult result = buildKernelLibrary(
+      {"light_error", "torch::Tensor dice_forward(torch::Tensor x0);", source},
+      options);
+  ASSERT_EQ(result.status, KernelBuildStatus::CompileError) << result.reason;
+  // The full build reports it, so the message is the one the analysis and
+  // a load_inline build would give.
+  EXPECT_EQ(result.mode, KernelBuildMode::Full);
+  EXPECT_EQ(result.reason.rfind("line 5:", 0), 0u) << result.reason;
+  EXPECT_EQ(result.lightFailure.rfind("line 5:", 0), 0u) << result.lightFailure;
+}
+
+#endif // DICE_NVCC && DICE_LIGHT_BRIDGE_LIBRARY
 
 } // namespace

@@ -48,7 +48,12 @@ many:
                           or ~/.cache/dice/kernels)
   --timeout S             per nvcc run (default 600)
   --no-analysis           skip the static deception analysis
+  --analysis-only         stop after the static analysis (nothing is built)
   --single-tu             compile the registration into the candidate's TU
+                          (full builds)
+  --build-mode MODE       auto (default: the light tensor API, the full
+                          LibTorch headers where it does not compile),
+                          light or full
   --nvcc PATH             nvcc to use
   --json                  JSON lines of verdicts instead of a table
   --allow-unverified      count unverified verdicts as success
@@ -209,6 +214,21 @@ int main(int argc, char **argv) {
       allowUnverified = true;
     } else if (arg == "--no-analysis") {
       options.staticAnalysis = false;
+    } else if (arg == "--analysis-only") {
+      options.analysisOnly = true;
+    } else if (arg == "--build-mode") {
+      std::string mode;
+      if (!value(mode))
+        return usageError("--build-mode needs auto, light or full");
+      if (mode == "auto")
+        options.build.mode = KernelBuildMode::Auto;
+      else if (mode == "light")
+        options.build.mode = KernelBuildMode::Light;
+      else if (mode == "full")
+        options.build.mode = KernelBuildMode::Full;
+      else
+        return usageError("--build-mode needs auto, light or full, got '" +
+                          mode + "'");
     } else if (arg == "--single-tu") {
       options.build.separateRegistration = false;
     } else {

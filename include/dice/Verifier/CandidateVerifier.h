@@ -44,6 +44,10 @@ struct CandidateVerifierOptions {
   VerifierConfig checks;   ///< trials, tolerances, timing, timeout, workers
   unsigned jobs = 1;       ///< builds at once
   bool staticAnalysis = true;
+  /// Stop after the static analysis: candidates it passes stay
+  /// `unverified` and nothing is built (a quick screen, or a machine
+  /// without nvcc).
+  bool analysisOnly = false;
   /// The GPU worker executable; empty: never run candidates (`unverified`).
   std::string workerPath;
   /// Where workers get their scratch directories.

@@ -2,8 +2,11 @@
 //
 // Builds the artifact of a candidate: a shared object holding the candidate's
 // CUDA source and a generated registration of `dice::k_<fingerprint>` with
-// the c10 dispatcher (CUDA key), compiled by nvcc with the include setup the
-// static analysis parses with. Loading the library registers the operator;
+// the c10 dispatcher (CUDA key). A light build compiles against a small
+// tensor API over CUDA headers and registers through a bridge library; a
+// candidate it cannot compile is built like the static analysis parses it,
+// with LibTorch's headers (KernelBuildMode). Loading the library registers
+// the operator;
 // C++ calls it through the dispatcher, Python through
 // `torch.ops.dice.k_<fingerprint>`.
 //
@@ -46,6 +49,29 @@ std::string operatorSchema(std::string_view fingerprint,
 /// signature.
 std::string registrationSource(const DiceForwardSignature &signature);
 
+/// The C entry and load-time registration appended to a light build's TU:
+/// `dice_light_entry_k_<fp>` wraps bridge handles as light tensors and calls
+/// dice_forward; a static initialiser registers `dice::k_<fp>` through the
+/// bridge, and its destructor (dlclose) deregisters it.
+std::string lightEntrySource(std::string_view fingerprint,
+                             const DiceForwardSignature &signature);
+
+/// Which headers a kernel library is compiled against.
+enum class KernelBuildMode {
+  /// Light first; a candidate that does not compile there is rebuilt with
+  /// the full headers, whose diagnostics are reported. Full alone when no
+  /// light include directory or bridge is configured.
+  Auto,
+  /// The light tensor API over CUDA headers (lightIncludeDir), linked
+  /// against the bridge library; about a tenth of the full build's time.
+  Light,
+  /// LibTorch's headers (prologueDir, includeDirs) and a TORCH_LIBRARY
+  /// registration.
+  Full
+};
+
+std::string_view kernelBuildModeName(KernelBuildMode mode);
+
 struct KernelBuildOptions {
   std::string nvccPath = "/usr/local/cuda/bin/nvcc";
   std::string gpuArch = "sm_90";
@@ -65,6 +91,13 @@ struct KernelBuildOptions {
   /// appended (about 13% more nvcc time per candidate).
   bool separateRegistration = true;
   std::vector<std::string> extraFlags; ///< appended to every nvcc compile
+  KernelBuildMode mode = KernelBuildMode::Auto;
+  /// Holds the light dice_prologue.h, <torch/extension.h> and
+  /// dice_light/bridge.h (DICE_LIGHT_INCLUDE_DIR).
+  std::string lightIncludeDir;
+  /// libDiceLightBridge.so (DICE_LIGHT_BRIDGE_LIBRARY); light libraries
+  /// link against it with a runpath to its directory.
+  std::string lightBridgeLibrary;
 };
 
 struct KernelBuildRequest {
@@ -93,12 +126,17 @@ struct KernelBuildResult {
   std::string diagnostics;
   double milliseconds = 0; ///< wall time of this call, cache hits included
   bool cacheHit = false;
+  /// The headers of the build that produced this result (Light or Full).
+  KernelBuildMode mode = KernelBuildMode::Full;
+  /// Auto mode rebuilt with the full headers: the light build's first error.
+  std::string lightFailure;
 
   bool ok() const { return status == KernelBuildStatus::Built; }
 };
 
-/// The cache key of `request`: SHA-256 over the candidate source, the
-/// generated code, nvcc's version, every flag and the prologue's contents.
+/// The cache key of `request` in the first mode a build tries: SHA-256 over
+/// the mode, the candidate source, the generated code, nvcc's version, every
+/// flag and the contents of the prologue (full) or light include directory.
 std::optional<std::string> kernelBuildKey(const KernelBuildRequest &request,
                                           const KernelBuildOptions &options,
                                           std::string &error);

@@ -1,0 +1,4 @@
+// Light build: <ATen/Dispatch.h> is part of the light tensor API.
+#pragma once
+
+#include "dice_light/tensor.h"
