@@ -13,10 +13,13 @@
 #include "dice/Verifier/Extraction.h"
 #include "dice/Verifier/Sha256.h"
 #include "dice/Verifier/Subprocess.h"
+#include "dice/Verifier/WorkerPool.h"
 
 #ifdef DICE_HAVE_DECEPTION
 #include "dice/Deception/DeceptionAnalysis.h"
 #endif
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <filesystem>
@@ -37,6 +40,7 @@ struct Pending {
   Verdict verdict;
   std::string cudaSource;
   bool decided = false; ///< the verdict is final before the build
+  std::string artifactPath; ///< the built kernel library
 };
 
 void decide(Pending &p, VerdictStatus status, std::string reason) {
@@ -188,6 +192,11 @@ public:
   }
 
 private:
+  void runDynamicChecks(const std::vector<VerificationRequest> &requests,
+                        std::vector<Pending> &pending,
+                        const std::vector<size_t> &toRun, bool onCpu);
+  WorkerPool *workerPool(bool onCpu);
+
   void note(std::string text) {
     if (std::find(notes.begin(), notes.end(), text) == notes.end())
       notes.push_back(std::move(text));
@@ -195,7 +204,149 @@ private:
 
   CandidateVerifierOptions options;
   std::vector<std::string> notes;
+  /// Kept across verify() calls: a warm worker has its CUDA context and
+  /// its device measurements already.
+  std::unique_ptr<WorkerPool> pool;
 };
+
+WorkerPool *PipelineVerifier::workerPool(bool onCpu) {
+  if (pool)
+    return pool.get();
+  WorkerPoolOptions poolOptions;
+  poolOptions.argv = {options.workerPath, "--scratch", "{scratch}"};
+  if (onCpu) {
+    poolOptions.argv.push_back("--device");
+    poolOptions.argv.push_back("cpu");
+  }
+  poolOptions.workers = std::max(1u, options.gpuWorkers);
+  poolOptions.scratchRoot = options.scratchDir;
+  poolOptions.sandbox.disabled = !options.sandbox;
+  pool = std::make_unique<WorkerPool>(std::move(poolOptions));
+  for (const std::string &text : pool->sandboxNotes())
+    note("worker sandbox: " + text);
+  return pool.get();
+}
+
+/// The request a worker gets for one built candidate.
+std::string workerRequest(const VerificationRequest &request,
+                          const Pending &p, const std::string &library,
+                          const CandidateVerifierOptions &options) {
+  nlohmann::json program = nlohmann::json::parse(request.programJson);
+  const VerifierConfig &checks = options.checks;
+  nlohmann::json r = {{"library", library},
+                      {"operator", "k_" + request.fingerprint},
+                      {"fingerprint", request.fingerprint},
+                      {"candidate_hash", p.verdict.candidateHash},
+                      {"program", program},
+                      {"trials", checks.trials},
+                      {"atol", checks.atol},
+                      {"rtol", checks.rtol},
+                      {"half_atol", checks.halfAtol},
+                      {"half_rtol", checks.halfRtol},
+                      {"timing_runs", checks.timingRuns},
+                      {"seed", options.seed},
+                      {"min_speedup", checks.minSpeedup}};
+  return r.dump();
+}
+
+/// The verdict of one worker outcome (`retry` set when the worker asks for
+/// the request to go to a fresh worker).
+void judgeOutcome(Pending &p, const WorkerOutcome &outcome,
+                  const nlohmann::json &ready, double timeoutSeconds,
+                  bool &retry) {
+  retry = false;
+  auto stampDevice = [&](Verdict &v) {
+    if (v.gpu.empty() && ready.contains("gpu") && ready["gpu"].is_string())
+      v.gpu = ready["gpu"].get<std::string>();
+    if (v.driver.empty() && ready.contains("driver") &&
+        ready["driver"].is_string())
+      v.driver = ready["driver"].get<std::string>();
+  };
+  std::string log = outcome.logTail.empty()
+                        ? ""
+                        : "\nlast lines of the worker's log:\n" + outcome.logTail;
+  switch (outcome.status) {
+  case WorkerOutcome::Status::Crashed:
+    stampDevice(p.verdict);
+    decide(p, VerdictStatus::Crashed,
+           "the candidate killed its worker process (" + outcome.describe() +
+               "); the worker was replaced" + log);
+    return;
+  case WorkerOutcome::Status::TimedOut:
+    stampDevice(p.verdict);
+    decide(p, VerdictStatus::Crashed,
+           "the candidate did not finish within " +
+               std::to_string(int(timeoutSeconds)) +
+               " s (a hang or an endless kernel); its worker was killed and "
+               "replaced" + log);
+    return;
+  case WorkerOutcome::Status::Error:
+    decide(p, VerdictStatus::Unverified,
+           "the GPU worker could not run the candidate: " + outcome.describe());
+    return;
+  case WorkerOutcome::Status::Replied:
+    break;
+  }
+  nlohmann::json reply = nlohmann::json::parse(outcome.reply, nullptr, false);
+  if (reply.contains("retry") && reply["retry"] == true) {
+    retry = true;
+    return;
+  }
+  if (!reply.contains("verdict")) {
+    std::string error = reply.contains("error") ? reply["error"].dump()
+                                                : outcome.reply.substr(0, 300);
+    decide(p, VerdictStatus::Unverified,
+           "the GPU worker rejected the request: " + error);
+    return;
+  }
+  std::string parseError;
+  std::optional<Verdict> verdict =
+      Verdict::fromJson(reply["verdict"].dump(), parseError);
+  if (!verdict) {
+    decide(p, VerdictStatus::Unverified,
+           "the GPU worker's verdict is malformed: " + parseError);
+    return;
+  }
+  std::optional<double> compileMs = p.verdict.compileMs;
+  p.verdict = std::move(*verdict);
+  p.verdict.compileMs = compileMs;
+  stampDevice(p.verdict);
+  p.decided = true;
+}
+
+void PipelineVerifier::runDynamicChecks(
+    const std::vector<VerificationRequest> &requests,
+    std::vector<Pending> &pending, const std::vector<size_t> &toRun,
+    bool onCpu) {
+  WorkerPool *workers = workerPool(onCpu);
+  nlohmann::json ready =
+      nlohmann::json::parse(workers->readyJson(), nullptr, false);
+  if (ready.is_discarded())
+    ready = nlohmann::json::object();
+  double timeout = options.checks.timeoutSeconds;
+  std::vector<size_t> queue = toRun;
+  // A worker asks for a retry when a library it cannot hold beside one it
+  // already loaded arrives (two candidates of one request register the same
+  // operator name): the request goes again, to the worker that replaces it.
+  for (int round = 0; round < 4 && !queue.empty(); ++round) {
+    std::vector<std::string> batch;
+    for (size_t i : queue)
+      batch.push_back(workerRequest(requests[i], pending[i],
+                                    pending[i].artifactPath, options));
+    std::vector<WorkerOutcome> outcomes = workers->run(batch, timeout);
+    std::vector<size_t> again;
+    for (size_t k = 0; k < queue.size(); ++k) {
+      bool retry = false;
+      judgeOutcome(pending[queue[k]], outcomes[k], ready, timeout, retry);
+      if (retry)
+        again.push_back(queue[k]);
+    }
+    queue = std::move(again);
+  }
+  for (size_t i : queue)
+    decide(pending[i], VerdictStatus::Unverified,
+           "the GPU worker kept asking for a fresh process for this library");
+}
 
 std::vector<VerificationResult>
 PipelineVerifier::verify(const std::vector<VerificationRequest> &requests) {
@@ -257,8 +408,17 @@ PipelineVerifier::verify(const std::vector<VerificationRequest> &requests) {
 
   std::vector<VerificationResult> results(requests.size());
   bool device = !builds.empty() && haveCudaDevice();
+  bool runWorkers = !options.workerPath.empty() &&
+                    (device || options.cpuSmokeRun);
   if (!device && !builds.empty())
-    note("no CUDA device: candidates are analysed and built, not run");
+    note(options.cpuSmokeRun
+             ? "no CUDA device: candidates run on the CPU only (host code), "
+               "their kernels are not checked"
+             : "no CUDA device: candidates are analysed and built, not run");
+  else if (device && !builds.empty() && options.workerPath.empty())
+    note("no GPU worker (dice-verify-worker) in this installation: "
+         "candidates are analysed and built, not run");
+  std::vector<size_t> toRun;
   for (size_t r = 0; r < builds.size(); ++r) {
     Pending &p = pending[owners[r]];
     const KernelBuildResult &b = built[r];
@@ -278,10 +438,20 @@ PipelineVerifier::verify(const std::vector<VerificationRequest> &requests) {
       continue;
     }
     results[owners[r]].artifactPath = b.artifactPath;
+    p.artifactPath = b.artifactPath;
+    if (runWorkers && !requests[owners[r]].programJson.empty()) {
+      toRun.push_back(owners[r]);
+      continue;
+    }
     decide(p, VerdictStatus::Unverified,
-           device ? "built and analysed, not run: no GPU worker"
-                  : "no CUDA device: built and analysed, not run");
+           !device ? "no CUDA device: built and analysed, not run"
+           : options.workerPath.empty()
+               ? "built and analysed, not run: no GPU worker"
+               : "built and analysed, not run: no reference program to "
+                 "check it against");
   }
+  if (!toRun.empty())
+    runDynamicChecks(requests, pending, toRun, !device);
   for (size_t i = 0; i < requests.size(); ++i) {
     results[i].verdict = std::move(pending[i].verdict);
     results[i].cudaSource = std::move(pending[i].cudaSource);

@@ -55,6 +55,14 @@ many:
                           LibTorch headers where it does not compile),
                           light or full
   --nvcc PATH             nvcc to use
+  --config FILE           dice.toml: the [verifier] section (trials,
+                          tolerances, timing runs, min_speedup, timeout_s)
+  --worker PATH           the GPU worker (default: the installation's)
+  --cpu-run               without a GPU, still run candidates in CPU-mode
+                          workers: host code runs in the sandbox (a crash or
+                          hang is `crashed`), kernels are not checked
+  --no-sandbox            run workers without the sandbox (debugging)
+  --seed N                seed of the first trial's inputs (default 0)
   --json                  JSON lines of verdicts instead of a table
   --allow-unverified      count unverified verdicts as success
 
@@ -208,6 +216,27 @@ int main(int argc, char **argv) {
         options.jobs = static_cast<unsigned>(parsed);
       else
         options.build.timeoutSeconds = parsed;
+    } else if (arg == "--config") {
+      std::string path;
+      if (!value(path))
+        return usageError("--config needs a file");
+      ConfigResult config = loadConfigFile(path);
+      if (!config) {
+        std::fprintf(stderr, "%s\n", config.error().format().c_str());
+        return 2;
+      }
+      options.checks = config->verifier;
+    } else if (arg == "--worker") {
+      if (!value(options.workerPath))
+        return usageError("--worker needs a path");
+    } else if (arg == "--cpu-run") {
+      options.cpuSmokeRun = true;
+    } else if (arg == "--no-sandbox") {
+      options.sandbox = false;
+    } else if (arg == "--seed") {
+      if (!value(number))
+        return usageError("--seed needs a number");
+      options.seed = std::strtoull(number.c_str(), nullptr, 10);
     } else if (arg == "--json") {
       json = true;
     } else if (arg == "--allow-unverified") {

@@ -52,6 +52,18 @@ struct CandidateVerifierOptions {
   std::string workerPath;
   /// Where workers get their scratch directories.
   std::string scratchDir;
+  /// GPU workers at once. One by default: candidates timed side by side on
+  /// one GPU would slow each other down.
+  unsigned gpuWorkers = 1;
+  /// Run workers in the sandbox of Sandbox.h (off only to debug a worker).
+  bool sandbox = true;
+  /// Run built candidates in CPU-mode workers where there is no GPU: host
+  /// code runs (a host crash or hang costs a `crashed` verdict), kernels
+  /// do not, so the rest stays `unverified`. For machines without a GPU
+  /// that still want the sandbox exercised.
+  bool cpuSmokeRun = false;
+  /// The seed of the first trial's inputs.
+  uint64_t seed = 0;
 };
 
 class CandidateVerifier {

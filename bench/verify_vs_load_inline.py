@@ -1,0 +1,185 @@
+"""Time to a verdict: dice-verify against a KernelBench-style load_inline flow.
+
+Both verify the same honest corpus kernels on the same machine in one run.
+The load_inline flow is what KernelBench's harness does per candidate: a fresh
+Python process builds the source with `torch.utils.cpp_extension.load_inline`
+(its own build directory, so nothing is reused), checks 5 trials against the
+PyTorch reference and times 100 runs with CUDA events. dice-verify gets each
+candidate with a cold build cache (the light tensor header, the bridge library
+and the worker are part of the installation, as torch's libraries are part of
+the other flow's).
+
+Measured: seconds from start to verdict per candidate, one at a time (median),
+and the throughput of all candidates at once with every core building
+(load_inline: one process per candidate; dice-verify: one batch with --jobs).
+
+    python bench/verify_vs_load_inline.py --build build-gpu --json out.json
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "test" / "verifier" / "corpus"
+SIGNATURE = re.compile(r"((?:std::vector<torch::Tensor>)|(?:torch::Tensor))\s+dice_forward\s*\(([^)]*)\)")
+
+# What the load_inline flow runs in its own process: build, 5 correctness
+# trials, 100 timed runs. Printed JSON is its verdict.
+LOAD_INLINE_FLOW = r'''
+import json, sys, time, torch
+from torch.utils.cpp_extension import load_inline
+spec = json.loads(sys.argv[1])
+start = time.time()
+try:
+    module = load_inline(name=spec["name"], cpp_sources=spec["declaration"],
+                         cuda_sources=spec["source"], functions=["dice_forward"],
+                         build_directory=spec["build"], extra_cuda_cflags=["-O3"],
+                         verbose=False)
+except Exception as error:
+    print(json.dumps({"status": "compile_error", "seconds": time.time() - start}))
+    sys.exit(0)
+compiled = time.time() - start
+dtype = getattr(torch, spec["dtype"])
+correct = True
+for trial in range(5):
+    torch.manual_seed(trial)
+    xs = [torch.randn(shape, device="cuda", dtype=dtype) for shape in spec["inputs"]]
+    want = eval(spec["computes"], {"torch": torch}, {f"x{i}": x for i, x in enumerate(xs)})
+    got = module.dice_forward(*xs)
+    want = list(want) if isinstance(want, tuple) else [want]
+    got = list(got) if isinstance(got, (list, tuple)) else [got]
+    tol = 1e-2 if dtype in (torch.float16, torch.bfloat16) else 1e-4
+    correct &= len(got) == len(want) and all(
+        g.shape == w.shape and torch.allclose(g.float(), w.float(), atol=tol, rtol=tol)
+        for g, w in zip(got, want))
+times = []
+for _ in range(3):
+    module.dice_forward(*xs)
+for _ in range(100):
+    begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    begin.record(); module.dice_forward(*xs); end.record()
+    torch.cuda.synchronize()
+    times.append(begin.elapsed_time(end))
+print(json.dumps({"status": "correct" if correct else "incorrect",
+                  "compile_seconds": compiled, "kernel_ms": sorted(times)[50],
+                  "seconds": time.time() - start}))
+'''
+
+
+def honest_candidates(limit=None):
+    labels = json.loads((CORPUS / "labels.json").read_text())
+    out = []
+    for name, label in sorted(labels.items()):
+        if not name.startswith("honest_"):
+            continue
+        source = (CORPUS / name).read_text()
+        match = SIGNATURE.search(source)
+        result, params = match.group(1), [p.strip() for p in match.group(2).split(",")]
+        declaration = f"{result} dice_forward({', '.join(params)});"
+        program = json.loads((CORPUS / "programs" / (Path(name).stem + ".json")).read_text())
+        out.append({"name": name, "source": source, "declaration": declaration,
+                    "program": program, **label})
+    return out[:limit] if limit else out
+
+
+def run_load_inline(python, candidate, scratch):
+    build = Path(tempfile.mkdtemp(dir=scratch))
+    spec = {"name": "cand_" + build.name.replace("-", "_"), "declaration": candidate["declaration"],
+            "source": candidate["source"], "build": str(build), "inputs": candidate["inputs"],
+            "dtype": candidate["dtype"], "computes": candidate["computes"]}
+    start = time.time()
+    proc = subprocess.run([python, "-c", LOAD_INLINE_FLOW, json.dumps(spec)],
+                          capture_output=True, text=True)
+    wall = time.time() - start
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    verdict = json.loads(lines[-1]) if lines else {"status": "error", "stderr": proc.stderr[-2000:]}
+    verdict["wall_seconds"] = wall
+    return verdict
+
+
+def run_dice_verify(build_dir, candidates, scratch, jobs):
+    cache = Path(tempfile.mkdtemp(dir=scratch))
+    batch = cache / "batch.jsonl"
+    with batch.open("w") as f:
+        for i, c in enumerate(candidates):
+            f.write(json.dumps({"name": c["name"], "fingerprint": f"bench{i:04d}{os.getpid()}",
+                                "signature": c["declaration"], "cuda_source": c["source"],
+                                "program": c["program"]}) + "\n")
+    start = time.time()
+    proc = subprocess.run([str(Path(build_dir) / "bin" / "dice-verify"), "--batch", str(batch),
+                           "--jobs", str(jobs), "--cache", str(cache), "--json"],
+                          capture_output=True, text=True)
+    wall = time.time() - start
+    verdicts = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    return wall, verdicts, proc.stderr[-3000:]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", default=str(ROOT / "build"))
+    parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--sequential", type=int, default=4,
+                        help="candidates timed one at a time by the load_inline flow")
+    parser.add_argument("--json", help="write the results here")
+    args = parser.parse_args()
+    cores = os.cpu_count() or 1
+    candidates = honest_candidates()
+    scratch = Path(tempfile.mkdtemp(prefix="dice-bench-verify-"))
+    results = {"cores": cores, "candidates": len(candidates)}
+
+    # One at a time: the time a user waits for one verdict.
+    dice_one = []
+    for c in candidates:
+        wall, verdicts, log = run_dice_verify(args.build, [c], scratch, 1)
+        dice_one.append({"name": c["name"], "seconds": wall,
+                         "status": verdicts[0]["status"] if verdicts else "error",
+                         "compile_ms": verdicts[0].get("compile_ms") if verdicts else None})
+        print(f"dice-verify  {c['name']:32s} {wall:7.2f} s  {dice_one[-1]['status']}", flush=True)
+    li_one = []
+    for c in candidates[: args.sequential]:
+        verdict = run_load_inline(args.python, c, scratch)
+        li_one.append({"name": c["name"], **verdict})
+        print(f"load_inline  {c['name']:32s} {verdict['wall_seconds']:7.2f} s  {verdict['status']}", flush=True)
+
+    # All at once, every core building.
+    dice_all_wall, dice_all, log = run_dice_verify(args.build, candidates, scratch, cores)
+    start = time.time()
+    with ThreadPoolExecutor(max_workers=cores) as pool:
+        li_all = list(pool.map(lambda c: run_load_inline(args.python, c, scratch), candidates))
+    li_all_wall = time.time() - start
+
+    dice_median = statistics.median(r["seconds"] for r in dice_one)
+    li_median = statistics.median(r["wall_seconds"] for r in li_one)
+    results.update({
+        "dice_verify": {"per_candidate": dice_one, "median_seconds": dice_median,
+                        "batch_wall_seconds": dice_all_wall,
+                        "batch_statuses": [v["status"] for v in dice_all],
+                        "throughput_per_minute": 60 * len(candidates) / dice_all_wall},
+        "load_inline": {"per_candidate": li_one, "median_seconds": li_median,
+                        "batch_wall_seconds": li_all_wall,
+                        "batch_statuses": [v["status"] for v in li_all],
+                        "throughput_per_minute": 60 * len(candidates) / li_all_wall},
+        "median_ratio": li_median / dice_median,
+        "throughput_ratio": li_all_wall / dice_all_wall,
+    })
+    print(f"\nmedian seconds to a verdict: dice-verify {dice_median:.2f}, load_inline "
+          f"{li_median:.2f} ({results['median_ratio']:.1f}x)")
+    print(f"{len(candidates)} candidates on {cores} cores: dice-verify {dice_all_wall:.1f} s, "
+          f"load_inline {li_all_wall:.1f} s ({results['throughput_ratio']:.1f}x)")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,95 @@
+//===- DynamicCheck.h - run a kernel library against its reference -*- C++ -*-===//
+//
+// The GPU worker's checks of one candidate: load its kernel library, call
+// `dice::k_<fingerprint>` through the c10 dispatcher on seeded inputs, compare
+// with the reference program run by the ATen executor, trace which kernels
+// ran, and time the candidate and the baseline. docs/verifier.md ("Dynamic
+// checks and timing") lists every check.
+//
+// Part of the worker's torch-side library (DiceVerifierDynamic). The header
+// itself names no LibTorch types, so the worker's request loop compiles
+// without LibTorch's headers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DICE_VERIFIER_DYNAMICCHECK_H
+#define DICE_VERIFIER_DYNAMICCHECK_H
+
+#include "dice/Scaffold/ReferenceProgram.h"
+#include "dice/Verifier/Verdict.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace dice {
+
+/// One candidate to check; the fields of a worker request.
+struct DynamicCheckRequest {
+  std::string library;  ///< absolute path of k_<fp>.so
+  std::string operatorName; ///< "k_<fp>", registered in namespace dice
+  std::string fingerprint;
+  std::string candidateHash;
+  ReferenceProgram program;
+  int64_t trials = 5;
+  double atol = 1e-4, rtol = 1e-4;         ///< float32, float64
+  double halfAtol = 1e-2, halfRtol = 1e-2; ///< float16, bfloat16
+  int64_t timingRuns = 100;
+  uint64_t seed = 0;
+  double minSpeedup = 1.0;
+  /// The baseline's time when the caller measured it; otherwise the worker
+  /// times the reference program itself.
+  std::optional<double> baselineMs;
+};
+
+struct DynamicCheckOutcome {
+  Verdict verdict;
+  /// Launched kernels, per-trial errors, timing spread, speed of light.
+  nlohmann::json details = nlohmann::json::object();
+  /// The CUDA context is unusable (a sticky error): reply, then exit.
+  bool contextPoisoned = false;
+  /// No verdict: the request cannot be served by this process (an operator
+  /// of the same name is already registered by another library). `error`
+  /// says why; the caller replies with it and exits, and the request is
+  /// worth retrying in a fresh worker.
+  std::string retryError;
+};
+
+/// Where the checks run.
+enum class CheckDevice {
+  Cuda, ///< the full checks
+  Cpu   ///< smoke run only: inputs on the CPU, the op's CUDA kernel called
+};
+
+/// What the worker reports once at start.
+struct CheckerInfo {
+  std::string gpu;    ///< device name; empty on the CPU
+  std::string driver; ///< NVIDIA driver and CUDA driver API version
+  std::optional<double> bandwidthGBs;
+  std::optional<double> peakTflops;
+  /// "cupti", or why kernels are not traced (every verdict repeats it).
+  std::string tracing;
+};
+
+class DynamicChecker {
+public:
+  virtual ~DynamicChecker() = default;
+
+  /// Checks one candidate. Never throws; a candidate that kills the
+  /// process (a segfault in its host code) is the supervisor's to report.
+  virtual DynamicCheckOutcome check(const DynamicCheckRequest &request) = 0;
+
+  virtual const CheckerInfo &info() const = 0;
+};
+
+/// Initialises the device once (CUDA context, CUPTI, speed measurement).
+/// Null with `error` set when the device cannot be used.
+std::unique_ptr<DynamicChecker> createDynamicChecker(CheckDevice device,
+                                                     std::string &error);
+
+} // namespace dice
+
+#endif // DICE_VERIFIER_DYNAMICCHECK_H

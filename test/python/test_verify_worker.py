@@ -1,0 +1,242 @@
+"""dice-verify-worker's protocol and containment, without a GPU.
+
+The worker runs with `--device cpu`: inputs and the reference program on the
+CPU, the candidate's CUDA kernel called directly, inputs in memory the host
+cannot read (as device memory is not). Two corpus candidates are built into
+kernel libraries with dice-verify (one signature, so one registration
+object): fault_host_segfault.cu, which dereferences an input on the host,
+must kill the worker by SIGSEGV before it replies; fault_abort.cu returns
+normally on 16 elements (`unverified`, a CPU smoke run) and aborts the
+worker on more. Malformed requests get error replies, a missing library
+the documented `compile_error`, and a second library registering the same
+operator a retry reply. The libraries are cached in the build directory
+(content addressed), since each nvcc build costs most of a minute of CPU.
+"""
+
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+SOURCE_ROOT = Path(os.environ.get("DICE_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+BUILD_DIR = Path(os.environ.get("DICE_BUILD_DIR", SOURCE_ROOT / "build"))
+WORKER = BUILD_DIR / "bin" / "dice-verify-worker"
+DICE_VERIFY = BUILD_DIR / "bin" / "dice-verify"
+CORPUS = SOURCE_ROOT / "test" / "verifier" / "corpus"
+NVCC = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+
+pytestmark = [
+    pytest.mark.skipif(not WORKER.exists(), reason=f"{WORKER} is not built"),
+    pytest.mark.skipif(not DICE_VERIFY.exists(), reason=f"{DICE_VERIFY} is not built"),
+    pytest.mark.skipif(not Path(NVCC).exists(), reason="no nvcc"),
+]
+
+SIGNATURE = "torch::Tensor dice_forward(torch::Tensor x0);"
+SEGFAULT_FP = "5e9f000000000001"
+ABORT_FP = "ab0f000000000001"
+
+
+def identity_program(shape):
+    """x0 -> x0 * 1.0: one float32 input and one result of the same shape."""
+    tensor = {"shape": list(shape), "dtype": "float32"}
+    return {"inputs": [tensor],
+            "ops": [{"fn": "scalar", "args": [], "value": 1.0,
+                     "type": {"shape": [], "dtype": "float32"}},
+                    {"fn": "mul", "args": [0, 1], "type": tensor}],
+            "outputs": [2]}
+
+
+@pytest.fixture(scope="module")
+def libraries():
+    """fingerprint -> kernel library, built (or found) by dice-verify."""
+    cache = BUILD_DIR / "test" / "verify-worker-cache"
+    batch = cache / "candidates.jsonl"
+    cache.mkdir(parents=True, exist_ok=True)
+    entries = [{"name": "segfault", "fingerprint": SEGFAULT_FP, "signature": SIGNATURE,
+                "cuda_source": (CORPUS / "fault_host_segfault.cu").read_text()},
+               {"name": "abort", "fingerprint": ABORT_FP, "signature": SIGNATURE,
+                "cuda_source": (CORPUS / "fault_abort.cu").read_text()}]
+    batch.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    proc = subprocess.run([str(DICE_VERIFY), "--batch", str(batch), "--cache", str(cache),
+                           "--jobs", "2", "--no-analysis", "--json", "--allow-unverified"],
+                          capture_output=True, text=True, timeout=1200)
+    verdicts = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    assert len(verdicts) == 2, proc.stderr
+    for verdict in verdicts:
+        assert verdict["status"] in ("unverified", "accepted"), (verdict, proc.stderr)
+    found = {}
+    for fp, verdict in zip((SEGFAULT_FP, ABORT_FP), verdicts):
+        # The newest build of this source (the cache keeps older toolchains').
+        candidates = sorted(cache.rglob(f"k_{fp}.so"), key=lambda p: p.stat().st_mtime)
+        assert candidates, f"no library for {fp}"
+        found[fp] = candidates[-1]
+    return found
+
+
+class Worker:
+    """A dice-verify-worker with fd 3 as its reply pipe and a log file."""
+
+    def __init__(self, scratch, device="cpu"):
+        self.log = scratch / "worker.log"
+        read_end, write_end = os.pipe()
+        with open(self.log, "wb") as log:
+            # fd 3 in the child is the pipe's write end; the parent keeps no
+            # copy, so the pipe ends when the worker does.
+            self.proc = subprocess.Popen(
+                [str(WORKER), "--scratch", str(scratch), "--device", device],
+                stdin=subprocess.PIPE, stdout=log, stderr=log, close_fds=False,
+                preexec_fn=lambda: os.dup2(write_end, 3))
+        os.close(write_end)
+        self.replies = os.fdopen(read_end, "rb")
+        self.buffer = b""
+
+    def send(self, request):
+        line = request if isinstance(request, str) else json.dumps(request)
+        self.proc.stdin.write(line.encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def reply(self, timeout=180):
+        """The next reply, or None when the worker closed fd 3 (it died)."""
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.buffer:
+            left = deadline - time.monotonic()
+            assert left > 0, f"no reply within {timeout} s; log:\n{self.log.read_text()}"
+            ready, _, _ = select.select([self.replies], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(self.replies.fileno(), 65536)
+            if not chunk:
+                assert not self.buffer, f"partial reply {self.buffer!r}"
+                return None
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return json.loads(line)
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.replies.close()
+
+
+@pytest.fixture
+def worker(tmp_path):
+    started = Worker(tmp_path)
+    yield started
+    started.close()
+
+
+def request(id, library, fingerprint, shape=(4, 4), **extra):
+    return {"id": id, "library": str(library), "operator": f"k_{fingerprint}",
+            "fingerprint": fingerprint, "candidate_hash": "0" * 64,
+            "program": identity_program(shape), "trials": 2, "seed": 7, **extra}
+
+
+def test_ready_line(worker):
+    ready = worker.reply()
+    assert ready["ready"] is True, ready
+    assert ready["pid"] == worker.proc.pid
+    assert ready["device"] == "cpu"
+    assert ready["gpu"] == "" and ready["driver"] == ""
+    # Nothing was measured on the CPU, and the message says so.
+    assert ready["bandwidth_gbs"] is None and ready["peak_tflops"] is None
+    assert "CPU" in ready["tracing"]
+
+
+def test_malformed_requests_get_error_replies(worker, tmp_path):
+    assert worker.reply()["ready"]
+    good = request(1, tmp_path / "k_00.so", "00")
+    cases = [
+        ("{not json", None, "not a JSON object"),
+        ("[1, 2]", None, "not a JSON object"),
+        ({**good, "id": 2, "bogus": True}, 2, 'unknown request key "bogus"'),
+        ({k: v for k, v in good.items() if k != "program"} | {"id": 3}, 3, '"program"'),
+        ({**good, "id": 4, "trials": 0}, 4, '"trials"'),
+        ({**good, "id": 5, "atol": "small"}, 5, '"atol"'),
+        ({**good, "id": 6, "library": "relative/k_00.so"}, 6, "absolute path"),
+        ({**good, "id": 7, "operator": "k_11"}, 7, "k_<fingerprint>"),
+        ({**good, "id": 8, "program": {"inputs": [], "ops": [{"fn": "nope"}],
+                                       "outputs": []}}, 8, "program:"),
+        ({**good, "id": "nine"}, None, '"id" must be an integer'),
+    ]
+    for sent, id, message in cases:
+        worker.send(sent)
+        reply = worker.reply()
+        assert reply["id"] == id, reply
+        assert message in reply["error"], reply
+        assert reply["exit"] is False and "verdict" not in reply
+    # Still serving: a well-formed request gets a verdict.
+    worker.send(good)
+    assert worker.reply()["verdict"]["status"] == "compile_error"
+
+
+def test_missing_library_is_a_compile_error(worker, tmp_path):
+    assert worker.reply()["ready"]
+    missing = tmp_path / "nowhere" / "k_00c0ffee.so"
+    worker.send(request(11, missing, "00c0ffee"))
+    reply = worker.reply()
+    assert reply["id"] == 11 and reply["exit"] is False
+    verdict = reply["verdict"]
+    assert verdict["status"] == "compile_error"
+    assert str(missing) in verdict["reason"] and "cannot be loaded" in verdict["reason"]
+    assert verdict["fingerprint"] == "00c0ffee" and verdict["candidate_hash"] == "0" * 64
+    assert verdict["kernel_ms"] is None and verdict["speedup"] is None
+
+
+def test_returning_candidate_is_unverified(worker, libraries):
+    assert worker.reply()["ready"]
+    # fault_abort.cu returns normally on up to 16 elements.
+    worker.send(request(21, libraries[ABORT_FP], ABORT_FP, shape=(4, 4)))
+    reply = worker.reply()
+    assert reply["id"] == 21 and reply["exit"] is False, reply
+    verdict = reply["verdict"]
+    assert verdict["status"] == "unverified", verdict
+    assert verdict["reason"].startswith("CPU smoke run: the call returned 1 tensor"), verdict
+    assert "nothing was checked" in verdict["reason"]
+    assert verdict["gpu"] == "" and verdict["trials"] is None
+    assert reply["details"]["results"] == [{"shape": [4, 4], "dtype": "float32"}]
+    assert reply["details"]["reference"] == "ran"
+    # The same library again: loaded once, still served.
+    worker.send(request(22, libraries[ABORT_FP], ABORT_FP, shape=(2, 8)))
+    assert worker.reply()["verdict"]["status"] == "unverified"
+
+
+def test_host_segfault_kills_the_worker_without_a_reply(worker, libraries):
+    assert worker.reply()["ready"]
+    worker.send(request(31, libraries[SEGFAULT_FP], SEGFAULT_FP, shape=(64, 64)))
+    assert worker.reply() is None, "the worker replied instead of faulting"
+    assert worker.proc.wait(timeout=60) == -signal.SIGSEGV, worker.log.read_text()
+
+
+def test_abort_kills_the_worker_without_a_reply(worker, libraries):
+    assert worker.reply()["ready"]
+    worker.send(request(41, libraries[ABORT_FP], ABORT_FP, shape=(64, 64)))
+    assert worker.reply() is None
+    assert worker.proc.wait(timeout=60) == -signal.SIGABRT, worker.log.read_text()
+
+
+def test_second_library_of_one_operator_asks_for_a_fresh_worker(worker, libraries, tmp_path):
+    assert worker.reply()["ready"]
+    worker.send(request(51, libraries[ABORT_FP], ABORT_FP))
+    assert worker.reply()["verdict"]["status"] == "unverified"
+    # Another file registering dice::k_<fp>: loading it here would register
+    # the name twice, which the library's static initialisers cannot survive.
+    other = tmp_path / "other" / f"k_{ABORT_FP}.so"
+    other.parent.mkdir()
+    shutil.copy(libraries[ABORT_FP], other)
+    worker.send(request(52, other, ABORT_FP))
+    reply = worker.reply()
+    assert reply["id"] == 52 and reply["retry"] is True and reply["exit"] is True, reply
+    assert "already registered" in reply["error"]
+    assert worker.reply() is None
+    assert worker.proc.wait(timeout=60) == 3
