@@ -22,12 +22,12 @@ public:
 
   std::string name() const override { return engineName; }
 
-  CandidatesOrError generateCandidates(const std::string &prompt, int n,
+  CandidatesOrError generateCandidates(const InfillRequest &request, int n,
                                        const SamplingConfig &params) override {
     // One model, one KV cache: requests take turns.
     std::lock_guard<std::mutex> lock(mutex);
     ErrorOr<std::vector<Candidate>> decoded =
-        sampler.generateCandidates(tokenizer.encode(prompt), n, params);
+        sampler.generateCandidates(tokenizer.encode(request.prompt), n, params);
     if (!decoded)
       return {{}, engineName + ": " + decoded.error()};
     const std::vector<int64_t> &stops = model->config().stopTokenIds;

@@ -331,7 +331,8 @@ private:
       level = 1; // a fusion group of one op is a single-op task
     auto request = KernelRequestOp::create(
         builder, loc, ValueRange(outputs).getTypes(), inputs.getArrayRef(),
-        "00000000", level, /*scaffold=*/nullptr);
+        "00000000", level, /*scaffold=*/nullptr, /*model=*/nullptr,
+        /*gpu_arch=*/nullptr, /*candidates=*/nullptr);
 
     Block *body = builder.createBlock(&request.getBody());
     IRMapping mapping;

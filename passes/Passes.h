@@ -6,6 +6,9 @@
 #include "Dice/DiceDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
+#include "dice/Config/Config.h"
+
+#include <string>
 
 namespace mlir::dice {
 
@@ -14,6 +17,22 @@ namespace mlir::dice {
 
 #define GEN_PASS_REGISTRATION
 #include "Passes.h.inc"
+
+/// What dice-opt's own options (--dice-config, --dice-db, --dice-report)
+/// give every dice pass. A pass option overrides its counterpart here.
+struct DriverDefaults {
+  ::dice::Config config;    ///< dice.toml, or the defaults
+  std::string databasePath; ///< --dice-db; empty: config.databasePath
+  std::string reportPath;   ///< --dice-report; empty: no report
+};
+
+/// Set once by the driver before any pass runs.
+void setDriverDefaults(DriverDefaults defaults);
+const DriverDefaults &getDriverDefaults();
+
+/// Registers `dice-pipeline`: outline, scaffold, infill, verify, resolve,
+/// with the options of each passed through.
+void registerDicePipeline();
 
 /// The dice dialect and the upstream dialects of torch-mlir's output and of
 /// the GPU lowering, with their interface extensions: what DICE tools parse.

@@ -57,4 +57,135 @@ def DiceScaffold : Pass<"dice-scaffold", "::mlir::ModuleOp"> {
   ];
 }
 
+def DiceInfill : Pass<"dice-infill", "::mlir::ModuleOp"> {
+  let summary = "Attach candidate kernels to each scaffolded kernel request";
+  let description = [{
+    For each scaffolded `dice.kernel_request`, looks up the kernel database
+    under (fingerprint, `gpu-arch`, scaffold version, the engine's model id)
+    first: stored candidates, with their verdicts, are attached as they are
+    and no engine is asked. Otherwise the engine decodes `candidates`
+    answers to the request's infilling prompt (sampling parameters from
+    dice.toml's `[sampling]`).
+
+    Engines: `replay:<file.jsonl>` (recorded candidates, by fingerprint),
+    `model` (the DICE model at dice.toml's `model`), `model:<dir>`. The
+    engine is loaded only when some request misses the database; a load
+    failure is an error on the module.
+
+    Each candidate becomes a `#dice.candidate` in the request's
+    `candidates`, and the request records `model` and `gpu_arch`, the rest
+    of its database key.
+  }];
+  let options = [
+    Option<"engine", "engine", "std::string", /*default=*/"\"model\"",
+           "replay:<file.jsonl>, model (dice.toml's model) or model:<dir>">,
+    Option<"candidates", "candidates", "int64_t", /*default=*/"0",
+           "candidates per request (0: dice.toml's sampling.candidates)">,
+    Option<"gpuArch", "gpu-arch", "std::string", /*default=*/"\"sm_90\"",
+           "GPU architecture the candidates are for (database key)">,
+    Option<"database", "db", "std::string", /*default=*/"\"\"",
+           "kernel database (default: --dice-db, then dice.toml's database)">
+  ];
+  let statistics = [
+    Statistic<"numRequests", "requests", "Kernel requests given candidates">,
+    Statistic<"numDatabaseHits", "database-hits",
+              "Requests answered from the kernel database">,
+    Statistic<"numCandidates", "candidates", "Candidates attached">
+  ];
+}
+
+def DiceVerify : Pass<"dice-verify", "::mlir::ModuleOp"> {
+  let summary = "Verify every candidate and attach its verdict";
+  let description = [{
+    Sends the candidates of all requests to the verifier in one batch, so
+    that kernel library builds and GPU workers run in parallel: extraction
+    of the hole, static deception analysis, the build, then correctness,
+    deception and timing checks on the GPU. Each candidate gets its
+    `#dice.verdict`, its extracted `source` and, when a library was built,
+    its `artifact`; every result is stored in the kernel database with the
+    library's bytes.
+
+    Candidates that already carry a verdict (from the database) keep it,
+    except `unverified` ones when this machine has a CUDA device. What holds
+    for the whole run ("no CUDA device: ...") is one remark on the module.
+  }];
+  let options = [
+    Option<"database", "db", "std::string", /*default=*/"\"\"",
+           "kernel database (default: --dice-db, then dice.toml's database)">,
+    Option<"nvcc", "nvcc", "std::string", /*default=*/"\"\"",
+           "nvcc to build candidates with (default: this installation's)">,
+    Option<"staticAnalysis", "static-analysis", "bool", /*default=*/"true",
+           "run the static deception analysis before building">,
+    Option<"jobs", "jobs", "unsigned", /*default=*/"0",
+           "kernel library builds at once (0: one per CPU core)">
+  ];
+  let statistics = [
+    Statistic<"numVerified", "verified", "Candidates sent to the verifier">,
+    Statistic<"numKept", "kept", "Candidates that kept a stored verdict">
+  ];
+}
+
+def DiceResolve : Pass<"dice-resolve", "::mlir::ModuleOp"> {
+  let summary = "Replace each request by its best kernel, or inline it back";
+  let description = [{
+    Per request, the fastest candidate whose verdict is `accepted` with a
+    speedup of at least `min-speedup` becomes a module-level
+    `dice.kernel @k_<fingerprint>` (source, verdict, artifact) and the
+    request becomes a `dice.call` of it; the choice is recorded in the
+    kernel database. Otherwise the request's ops are inlined back where the
+    request was, so the rest of the pipeline sees what it would have seen
+    without DICE.
+
+    Every decision is a remark with its reason (the speedup, or why no
+    candidate qualified); `report` writes one table row per request.
+  }];
+  let options = [
+    Option<"minSpeedup", "min-speedup", "double", /*default=*/"-1",
+           "least speedup to use a kernel (negative: dice.toml's "
+           "verifier.min_speedup)">,
+    Option<"database", "db", "std::string", /*default=*/"\"\"",
+           "kernel database (default: --dice-db, then dice.toml's database)">,
+    Option<"report", "report", "std::string", /*default=*/"\"\"",
+           "file to write the per-request report to, '-' for stdout "
+           "(default: --dice-report)">
+  ];
+  let statistics = [
+    Statistic<"numRequests", "requests", "Kernel requests resolved">,
+    Statistic<"numCandidates", "candidates", "Candidates considered">,
+    Statistic<"numAccepted", "accepted", "Requests replaced by a kernel">,
+    Statistic<"numNoCandidates", "fallback-no-candidates",
+              "Fallbacks: the request had no candidates">,
+    Statistic<"numAllFailed", "fallback-failed",
+              "Fallbacks: every candidate failed a check">,
+    Statistic<"numTooSlow", "fallback-slow",
+              "Fallbacks: correct candidates, none fast enough">,
+    Statistic<"numUnverified", "fallback-unverified",
+              "Fallbacks: candidates could not be run here">
+  ];
+}
+
+def DiceLower : Pass<"dice-lower", "::mlir::ModuleOp"> {
+  let summary = "Turn kernel calls into calls of the kernel libraries";
+  let description = [{
+    For each `dice.kernel` that a `dice.call` uses, copies its artifact into
+    the artifacts directory as `k_<fingerprint>.so`, records it in
+    `<artifacts>/manifest.json` (merged with the kernels already there) and
+    writes `k_<fingerprint>.ciface.c`, the C-interface trampoline that
+    forwards to the DICE runtime. Each `dice.call` becomes a `func.call` of
+    a private declaration `@dice_k_<fingerprint>` marked
+    `llvm.emit_c_interface` and `dice.library`; the `dice.kernel` ops are
+    erased, so the output is plain func/linalg/tensor IR.
+  }];
+  let options = [
+    Option<"artifacts", "artifacts", "std::string", /*default=*/"\"\"",
+           "directory of the kernel libraries and manifest.json "
+           "(default: dice.toml's artifacts.dir)">
+  ];
+  let statistics = [
+    Statistic<"numKernels", "kernels", "Kernel libraries written">,
+    Statistic<"numCalls", "calls", "Kernel calls lowered">
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
 #endif // DICE_PASSES_TD

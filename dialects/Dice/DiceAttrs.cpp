@@ -231,3 +231,33 @@ VerdictAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                            << timing << "': no candidate code ran";
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// CandidateAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+CandidateAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                      StringAttr answer, StringAttr source, VerdictAttr verdict,
+                      StringAttr artifact) {
+  // An empty answer is still an answer (the model wrote nothing); it fails
+  // extraction like any other answer without a hole.
+  if (!answer && !source)
+    return emitError() << "candidate needs an answer or a source";
+  bool hasSource = source && !source.getValue().trim().empty();
+  if (verdict && (verdict.getStatus() == VerdictStatus::accepted ||
+                  verdict.getStatus() == VerdictStatus::slow) &&
+      !hasSource)
+    return emitError() << stringifyVerdictStatus(verdict.getStatus())
+                       << " candidate needs its source: its code ran";
+  if (artifact) {
+    if (artifact.getValue().empty())
+      return emitError() << "candidate artifact path must not be empty when "
+                            "given";
+    // The library is built from the source; without a verdict nothing says
+    // which build, or whether, it came from.
+    if (!verdict)
+      return emitError() << "candidate has an artifact but no verdict";
+  }
+  return success();
+}

@@ -109,4 +109,49 @@ def Dice_VerdictAttr : Dice_Attr<"Verdict", "verdict"> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// #dice.candidate
+//===----------------------------------------------------------------------===//
+
+def Dice_CandidateAttr : Dice_Attr<"Candidate", "candidate"> {
+  let summary = "one candidate kernel of a request, and what became of it";
+  let description = [{
+    What `dice-infill` attaches to a kernel request, one per candidate, and
+    what `dice-verify` completes:
+
+    - `answer`: the model's whole answer (the hole plus whatever it wrote
+      around it), when the candidate came from a model;
+    - `source`: the CUDA source. A replay or the kernel database may give it
+      directly; `dice-verify` fills it in with what it extracted from the
+      answer;
+    - `verdict`: the verifier's `#dice.verdict`, absent until verified;
+    - `artifact`: the path of the built kernel library, when one was built.
+
+    ```mlir
+    #dice.candidate<answer = "source = \"\"\"...\"\"\"">
+    #dice.candidate<source = "__global__ void k(...) {...}",
+                    verdict = <accepted, kernel_ms = 0.1, baseline_ms = 0.2, speedup = 2.0>,
+                    artifact = ".dice/cache/3f9a/lib.so">
+    ```
+
+    A candidate has an answer or a source. An accepted or slow candidate has
+    a source (its code ran), and an artifact belongs to a verified
+    candidate.
+  }];
+  let parameters = (ins
+    OptionalParameter<"::mlir::StringAttr", "the model's answer">:$answer,
+    OptionalParameter<"::mlir::StringAttr", "the CUDA source">:$source,
+    OptionalParameter<"::mlir::dice::VerdictAttr", "the verifier's verdict">:$verdict,
+    OptionalParameter<"::mlir::StringAttr", "path of the kernel library">:$artifact
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The text the verifier reads: the source when known, else the answer.
+    ::llvm::StringRef getVerifiedText() const {
+      return getSource() ? getSource().getValue() : getAnswer().getValue();
+    }
+  }];
+}
+
 #endif // DICE_ATTRS_TD

@@ -21,6 +21,15 @@ static bool isWellFormedFingerprint(StringRef fingerprint) {
          });
 }
 
+/// `sm_` followed by the compute capability digits (and an optional `a`
+/// suffix, as in `sm_90a`).
+static bool isGpuArch(StringRef arch) {
+  if (!arch.consume_front("sm_"))
+    return false;
+  arch.consume_back("a");
+  return !arch.empty() && llvm::all_of(arch, llvm::isDigit);
+}
+
 /// Reports the first position where `actual` and `expected` type lists
 /// differ, naming both and what they belong to.
 static LogicalResult verifyTypesMatch(Operation *op, TypeRange actual,
@@ -72,6 +81,22 @@ LogicalResult KernelRequestOp::verify() {
                            << " values, but the request has "
                            << getInputs().size() << " operands and "
                            << getNumResults() << " results";
+  }
+  // Candidates are written for a scaffold and stored under (fingerprint,
+  // gpu_arch, scaffold version, model): a candidate list without those has
+  // no key and no prompt it answers.
+  bool hasOrigin = getModelAttr() || getGpuArchAttr();
+  if (getCandidatesAttr() || hasOrigin) {
+    if (!getScaffoldAttr())
+      return emitOpError() << "has candidates but no scaffold";
+    if (!getCandidatesAttr())
+      return emitOpError() << "names a model and GPU architecture but has no "
+                              "candidates";
+    if (!getModelAttr() || getModel()->empty())
+      return emitOpError() << "has candidates but no model that wrote them";
+    if (!getGpuArchAttr() || !isGpuArch(*getGpuArch()))
+      return emitOpError() << "gpu_arch must look like 'sm_90', got '"
+                           << getGpuArch().value_or("") << "'";
   }
   return success();
 }

@@ -29,6 +29,14 @@ def Dice_KernelRequestOp : Dice_Op<"kernel_request", [
     use it. `level` follows KernelBench: 1 a single op, 2 a fusion, 3 a whole
     model. After `dice-scaffold` the request carries a `#dice.scaffold`.
 
+    After `dice-infill` it also carries its `candidates` (`#dice.candidate`
+    each, verdicts added by `dice-verify`) and where they came from: `model`,
+    the engine that wrote them (`"replay:kernels.jsonl"`, `"dice:DICE-8B"`),
+    and `gpu_arch`, the architecture they are built and timed for. With the
+    fingerprint and the scaffold version these are the kernel database key,
+    so later passes store and choose under the key the candidates were found
+    or written under.
+
     ```mlir
     %r = dice.kernel_request "3f9a0c1d2e4b5a69" level(2) (%x, %w)
         : (tensor<128x512xf32>, tensor<512x256xf32>) -> tensor<128x256xf32> {
@@ -42,14 +50,19 @@ def Dice_KernelRequestOp : Dice_Op<"kernel_request", [
     Variadic<AnyRankedTensor>:$inputs,
     StrAttr:$fingerprint,
     I32Attr:$level,
-    OptionalAttr<Dice_ScaffoldAttr>:$scaffold
+    OptionalAttr<Dice_ScaffoldAttr>:$scaffold,
+    OptionalAttr<StrAttr>:$model,
+    OptionalAttr<StrAttr>:$gpu_arch,
+    OptionalAttr<TypedArrayAttrBase<Dice_CandidateAttr,
+                                    "array of #dice.candidate">>:$candidates
   );
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $fingerprint `level` `(` $level `)` `(` $inputs `)`
     `:` functional-type($inputs, $results)
-    (`scaffold` $scaffold^)? attr-dict-with-keyword $body
+    (`scaffold` $scaffold^)? (`model` $model^)? (`gpu_arch` $gpu_arch^)?
+    (`candidates` $candidates^)? attr-dict-with-keyword $body
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;

@@ -8,7 +8,9 @@
 
 #include "dice/Verifier/Sandbox.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <csignal>
 #include <cstddef>
 #include <cstring>
@@ -203,7 +205,8 @@ std::vector<std::string> SandboxReport::notes() const {
     case Applied:
       continue;
     case NotAttempted:
-      notes.push_back(name + " not applied: sandbox disabled");
+      notes.push_back(name + " not applied: disabled (SandboxOptions or "
+                                 "DICE_SANDBOX_SKIP)");
       break;
     case Failed:
       notes.push_back(name + " not applied: " + why);
@@ -244,13 +247,37 @@ std::string SandboxReport::describe() const {
 }
 
 Sandbox::Sandbox(SandboxOptions options) : opts(std::move(options)) {
+  std::string skip = opts.skip;
+  if (const char *env = std::getenv("DICE_SANDBOX_SKIP"); env && *env)
+    skip += std::string(",") + env;
+  for (unsigned i = 0; i < kSandboxMeasureCount; ++i) {
+    std::string name = sandboxMeasureName(SandboxMeasure(i));
+    size_t at = skip.find(name);
+    skipped[i] = at != std::string::npos &&
+                 (at == 0 || skip[at - 1] == ',') &&
+                 (at + name.size() == skip.size() ||
+                  skip[at + name.size()] == ',');
+  }
   writable.push_back({opts.scratchDir, true});
-  for (const std::string &pattern : opts.writablePaths) {
+  // A site whose GPU driver writes somewhere else adds the place here.
+  std::vector<std::string> patterns = opts.writablePaths;
+  if (const char *env = std::getenv("DICE_SANDBOX_WRITABLE"); env && *env) {
+    std::string list = env;
+    for (size_t at = 0; at <= list.size();) {
+      size_t end = std::min(list.find(':', at), list.size());
+      if (end > at)
+        patterns.push_back(list.substr(at, end - at));
+      at = end + 1;
+    }
+  }
+  for (const std::string &pattern : patterns) {
     glob_t matches{};
     if (glob(pattern.c_str(), GLOB_NOSORT, nullptr, &matches) == 0) {
       for (size_t i = 0; i < matches.gl_pathc; ++i) {
+        // A link could lead anywhere (/proc/self/root is "/"): only what
+        // the pattern names itself is made writable.
         struct stat st;
-        if (stat(matches.gl_pathv[i], &st) == 0)
+        if (lstat(matches.gl_pathv[i], &st) == 0 && !S_ISLNK(st.st_mode))
           writable.push_back({matches.gl_pathv[i], S_ISDIR(st.st_mode)});
       }
     }
@@ -284,7 +311,9 @@ void Sandbox::applyInChild(pid_t supervisor,
   // A fresh network namespace has only a loopback that is down. The user
   // namespace makes it possible without privileges; privileged callers where
   // user namespaces are off can still get the network namespace alone.
-  if (unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0) {
+  if (skipped[unsigned(SandboxMeasure::NetworkNamespace)]) {
+    // Left out on request; reported as not attempted.
+  } else if (unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0) {
     writeProcFile("/proc/self/setgroups", "deny", 4);
     writeProcFile("/proc/self/uid_map", uidMap.data(), uidMap.size());
     writeProcFile("/proc/self/gid_map", gidMap.data(), gidMap.size());
@@ -309,9 +338,13 @@ void Sandbox::applyInChild(pid_t supervisor,
            errno);
   }
 
-  long abi = syscall(SYS_landlock_create_ruleset, nullptr, 0,
-                     LANDLOCK_CREATE_RULESET_VERSION);
-  if (abi < 0) {
+  long abi = skipped[unsigned(SandboxMeasure::FilesystemWrites)]
+                 ? -2
+                 : syscall(SYS_landlock_create_ruleset, nullptr, 0,
+                           LANDLOCK_CREATE_RULESET_VERSION);
+  if (abi == -2) {
+    // Left out on request; reported as not attempted.
+  } else if (abi < 0) {
     int error = errno;
     int8_t state = (error == ENOSYS || error == EOPNOTSUPP)
                        ? SandboxReport::Unsupported
@@ -360,7 +393,7 @@ void Sandbox::applyInChild(pid_t supervisor,
     uint64_t fileWrites = writes & (LANDLOCK_ACCESS_FS_WRITE_FILE |
                                     LANDLOCK_ACCESS_FS_TRUNCATE);
     for (size_t i = 0; ruleset >= 0 && !error && i < writable.size(); ++i) {
-      int fd = open(writable[i].path.c_str(), O_PATH | O_CLOEXEC);
+      int fd = open(writable[i].path.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
       if (fd < 0) {
         // A path that vanished since it was expanded is no reason to stay
         // unconfined; a missing scratch only leaves the worker read-only.
@@ -388,7 +421,9 @@ void Sandbox::applyInChild(pid_t supervisor,
   }
 
   // Last: the filter forbids setsid, which the caller has already done.
-  if (filter.empty()) {
+  if (skipped[unsigned(SandboxMeasure::SyscallFilter)]) {
+    // Left out on request; reported as not attempted.
+  } else if (filter.empty()) {
     record(report, SandboxMeasure::SyscallFilter, SandboxReport::Unsupported);
   } else {
     sock_fprog program{static_cast<unsigned short>(filter.size()),

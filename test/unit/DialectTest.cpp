@@ -81,7 +81,8 @@ TEST_F(DiceDialectTest, KernelSymbolNameComesFromFingerprint) {
   b.setInsertionPointToEnd(module->getBody());
   auto request = KernelRequestOp::create(
       b, loc, TypeRange{type}, ValueRange{}, "0123456789abcdef",
-      /*level=*/1, /*scaffold=*/nullptr);
+      /*level=*/1, /*scaffold=*/nullptr, /*model=*/nullptr,
+      /*gpu_arch=*/nullptr, /*candidates=*/nullptr);
   EXPECT_EQ(request.getKernelSymbolName(), "k_0123456789abcdef");
 }
 

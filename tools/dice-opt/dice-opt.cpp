@@ -2,8 +2,13 @@
 //
 // mlir-opt with the dice dialect and passes, plus the upstream dialects that
 // torch-mlir's linalg-on-tensors output and the GPU lowering use. Options
-// beyond mlir-opt's: --dice-config=<dice.toml>, checked before any input is
-// read so that a bad configuration fails fast with file and line.
+// beyond mlir-opt's, the defaults of every dice pass (pass options override
+// them):
+//
+//   --dice-config=<dice.toml>  checked before any input is read, so that a
+//                              bad configuration fails fast with file and line
+//   --dice-db=<path>           the kernel database (dice.toml's `database`)
+//   --dice-report=<file|->     the per-request report of dice-resolve
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,22 +27,39 @@ static llvm::cl::opt<std::string>
                llvm::cl::desc("dice.toml to read (checked before any input)"),
                llvm::cl::value_desc("file"), llvm::cl::init(""));
 
+static llvm::cl::opt<std::string> databaseFile(
+    "dice-db",
+    llvm::cl::desc("kernel database of the dice passes (default: dice.toml's "
+                   "database)"),
+    llvm::cl::value_desc("path"), llvm::cl::init(""));
+
+static llvm::cl::opt<std::string> reportFile(
+    "dice-report",
+    llvm::cl::desc("write dice-resolve's per-request report ('-': stdout)"),
+    llvm::cl::value_desc("file|-"), llvm::cl::init(""));
+
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   mlir::dice::registerDiceDialects(registry);
   mlir::registerAllPasses();
   mlir::dice::registerDicePasses();
+  mlir::dice::registerDicePipeline();
 
   auto [inputFile, outputFile] = mlir::registerAndParseCLIOptions(
       argc, argv, "DICE compiler driver\n", registry);
 
+  mlir::dice::DriverDefaults defaults;
   if (!configFile.empty()) {
     dice::ConfigResult config = dice::loadConfigFile(configFile);
     if (!config) {
       llvm::errs() << config.error().format() << "\n";
       return 1;
     }
+    defaults.config = *config;
   }
+  defaults.databasePath = databaseFile;
+  defaults.reportPath = reportFile;
+  mlir::dice::setDriverDefaults(std::move(defaults));
 
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, inputFile, outputFile, registry));

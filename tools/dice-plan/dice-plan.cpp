@@ -5,7 +5,10 @@
 // and each op left outside requests as a reference program, in order. The
 // ATen executor (dice-reference-run --plan) and the printed Python programs
 // run it, which is how the tests check that outlining and rendering kept the
-// model's meaning. Format: docs/reference-program.md.
+// model's meaning. Calls of accepted kernels (`dice.call`, or the
+// `func.call @dice_k_<fp>` that dice-lower makes of them) become kernel
+// steps, which run through the kernel libraries of a manifest
+// (python/dice/runtime.py). Format: docs/reference-program.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -126,6 +129,49 @@ private:
   int next = 0;
   llvm::json::Array steps, outputs;
 
+  /// The fingerprint of an accepted kernel's call, before or after
+  /// dice-lower.
+  static std::optional<StringRef> kernelFingerprint(Operation *op) {
+    if (auto call = dyn_cast<mlir::dice::CallOp>(op))
+      return call.getCallee().drop_front(2); // k_<fp>
+    if (auto call = dyn_cast<func::CallOp>(op);
+        call && call.getCallee().starts_with("dice_k_"))
+      return call.getCallee().drop_front(7); // dice_k_<fp>
+    return std::nullopt;
+  }
+
+  /// The values `values` stand for in the plan, or failure.
+  FailureOr<llvm::json::Array> valueIds(Operation *op, ValueRange values) {
+    llvm::json::Array out;
+    for (Value value : values) {
+      auto it = ids.find(value);
+      if (it == ids.end())
+        return op->emitError() << "dice-plan: reads a value the plan does not compute";
+      out.push_back(it->second);
+    }
+    return out;
+  }
+
+  LogicalResult planKernel(Operation *op, StringRef fingerprint) {
+    for (Type type : op->getResultTypes())
+      if (!tensorTypeOf(type))
+        return op->emitError() << "dice-plan: kernel result " << type
+                               << " is not a static tensor";
+    FailureOr<llvm::json::Array> args = valueIds(op, op->getOperands());
+    if (failed(args))
+      return failure();
+    llvm::json::Array outs;
+    for (Value value : op->getResults()) {
+      ids[value] = next;
+      outs.push_back(next++);
+    }
+    steps.push_back(llvm::json::Object{{"kind", "kernel"},
+                                       {"fingerprint", fingerprint},
+                                       {"args", std::move(*args)},
+                                       {"results", std::move(outs)}});
+    return success();
+  }
+
   LogicalResult planOp(Operation *op) {
     if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
       if (!isa<ElementsAttr>(constant.getValue()) ||
@@ -144,6 +190,8 @@ private:
     }
     if (isa<tensor::EmptyOp>(op) || op->use_empty())
       return success(); // destinations, and what nothing reads
+    if (std::optional<StringRef> fingerprint = kernelFingerprint(op))
+      return planKernel(op, *fingerprint);
 
     SmallVector<Value> inputs, results;
     std::optional<::dice::ReferenceProgram> program;
@@ -168,13 +216,10 @@ private:
     if (python.empty())
       python = ::dice::renderPythonModel(*program);
 
-    llvm::json::Array args, outs;
-    for (Value input : inputs) {
-      auto it = ids.find(input);
-      if (it == ids.end())
-        return op->emitError() << "dice-plan: reads a value the plan does not compute";
-      args.push_back(it->second);
-    }
+    FailureOr<llvm::json::Array> args = valueIds(op, inputs);
+    if (failed(args))
+      return failure();
+    llvm::json::Array outs;
     for (Value value : results) {
       ids[value] = next;
       outs.push_back(next++);
@@ -183,7 +228,7 @@ private:
     if (!parsed)
       return op->emitError() << "dice-plan: internal error: "
                              << llvm::toString(parsed.takeError());
-    step["args"] = std::move(args);
+    step["args"] = std::move(*args);
     step["results"] = std::move(outs);
     step["program"] = std::move(*parsed);
     step["python"] = python;

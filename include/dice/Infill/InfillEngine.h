@@ -28,6 +28,9 @@ struct Candidate {
   std::vector<int32_t> unmaskStep;
   std::vector<float> probability;
   bool stopped = false; ///< ended on a stop id rather than max_tokens
+  /// `text` is the CUDA source of the hole itself, not an answer to extract
+  /// it from (a replay of sources).
+  bool isCudaSource = false;
 };
 
 /// Candidates, or why there are none.
@@ -38,6 +41,14 @@ struct CandidatesOrError {
   explicit operator bool() const { return error.empty(); }
 };
 
+/// What an engine is asked to fill: one kernel request's hole.
+struct InfillRequest {
+  /// The request's fingerprint. Engines that answer from a record of earlier
+  /// answers (a replay file) look it up; the model ignores it.
+  std::string fingerprint;
+  std::string prompt; ///< the full chat-formatted prompt text
+};
+
 class InfillEngine {
 public:
   virtual ~InfillEngine() = default;
@@ -45,11 +56,17 @@ public:
   /// A short name for reports ("dice-8b", "replay:kernels.jsonl").
   virtual std::string name() const = 0;
 
-  /// Decodes `n` candidates for one prompt together (the verification
-  /// group). `prompt` is the full chat-formatted prompt text.
-  virtual CandidatesOrError generateCandidates(const std::string &prompt,
+  /// Decodes `n` candidates for one request together (the verification
+  /// group). An engine may return fewer (a replay has what it recorded).
+  virtual CandidatesOrError generateCandidates(const InfillRequest &request,
                                                int n,
                                                const SamplingConfig &params) = 0;
+
+  /// A prompt with no request behind it (tools that try the model alone).
+  CandidatesOrError generateCandidates(const std::string &prompt, int n,
+                                       const SamplingConfig &params) {
+    return generateCandidates(InfillRequest{"", prompt}, n, params);
+  }
 };
 
 } // namespace dice

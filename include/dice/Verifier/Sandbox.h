@@ -73,7 +73,9 @@ struct SandboxOptions {
   /// Further places writes are allowed to (beneath, for directories); glob
   /// patterns, expanded when the sandbox is prepared. GPU device nodes are
   /// opened read-write and drivers use shared memory. Not all of /dev: a
-  /// root worker could write raw disks there.
+  /// root worker could write raw disks there. $DICE_SANDBOX_WRITABLE adds
+  /// more (colon-separated patterns). Symbolic links are never followed
+  /// into a rule (`/proc/self/root` would open the whole file system).
   std::vector<std::string> writablePaths = {
       "/dev/shm",     "/dev/null",    "/dev/zero", "/dev/full",
       "/dev/random",  "/dev/urandom", "/dev/tty",  "/dev/nvidia*",
@@ -85,6 +87,11 @@ struct SandboxOptions {
   uint64_t cpuSeconds = 6 * 3600;
   /// Apply nothing (the pool's tests of protocol handling, debugging).
   bool disabled = false;
+  /// Measures left out, by sandboxMeasureName, comma-separated; e.g.
+  /// "network-namespace" where a driver refuses to work inside a user
+  /// namespace. The constructor adds those named by $DICE_SANDBOX_SKIP, so a
+  /// site can relax one measure without a rebuild; each is reported.
+  std::string skip;
 };
 
 /// A sandbox prepared for one child. Not copyable: the child reads the
@@ -114,6 +121,7 @@ private:
     bool directory;
   };
   std::vector<WritablePath> writable; ///< scratch first, patterns expanded
+  bool skipped[8] = {};               ///< by SandboxMeasure
   std::string uidMap, gidMap;            ///< "<uid> <uid> 1\n"
   std::vector<sock_filter> filter;       ///< the seccomp program
 };

@@ -24,7 +24,13 @@
 #include <cstring>
 #include <cxxabi.h>
 #include <dlfcn.h>
+#include <elf.h>
 #include <execinfo.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <unordered_set>
 #include <mutex>
 #include <unordered_map>
 
@@ -83,6 +89,9 @@ struct TraceState {
   std::atomic<bool> recording{false};
   const void *currentStream = nullptr;
   std::string ownLibrary;
+  /// The functions the candidate's library defines (mangled), among them
+  /// the host stub of each of its kernels, which has the kernel's name.
+  std::unordered_set<std::string> ownSymbols;
   /// cudaKernel_t -> host stub, filled whenever a library resolves a kernel.
   std::unordered_map<const void *, const void *> stubOfKernel;
   std::vector<TracedKernel> launches;
@@ -108,6 +117,55 @@ std::string demangle(const char *name) {
   std::string result(out);
   std::free(out);
   return result;
+}
+
+/// The names of the functions `path` (an ELF shared object) defines, from
+/// its static and dynamic symbol tables. Empty when it cannot be read.
+std::unordered_set<std::string> definedFunctions(const std::string &path) {
+  std::unordered_set<std::string> names;
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return names;
+  struct stat st;
+  void *map = MAP_FAILED;
+  if (fstat(fd, &st) == 0 && size_t(st.st_size) >= sizeof(Elf64_Ehdr))
+    map = mmap(nullptr, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (map == MAP_FAILED)
+    return names;
+  const auto *bytes = static_cast<const uint8_t *>(map);
+  size_t size = st.st_size;
+  const auto *header = reinterpret_cast<const Elf64_Ehdr *>(bytes);
+  bool elf64 = std::memcmp(header->e_ident, ELFMAG, SELFMAG) == 0 &&
+               header->e_ident[EI_CLASS] == ELFCLASS64 &&
+               header->e_shoff + header->e_shnum * sizeof(Elf64_Shdr) <= size;
+  const auto *sections =
+      elf64 ? reinterpret_cast<const Elf64_Shdr *>(bytes + header->e_shoff)
+            : nullptr;
+  for (unsigned i = 0; elf64 && i < header->e_shnum; ++i) {
+    const Elf64_Shdr &table = sections[i];
+    if ((table.sh_type != SHT_SYMTAB && table.sh_type != SHT_DYNSYM) ||
+        table.sh_link >= header->e_shnum ||
+        table.sh_offset + table.sh_size > size)
+      continue;
+    const Elf64_Shdr &strings = sections[table.sh_link];
+    if (strings.sh_offset + strings.sh_size > size)
+      continue;
+    const auto *symbols =
+        reinterpret_cast<const Elf64_Sym *>(bytes + table.sh_offset);
+    const char *text = reinterpret_cast<const char *>(bytes + strings.sh_offset);
+    for (size_t k = 0; k < table.sh_size / sizeof(Elf64_Sym); ++k) {
+      const Elf64_Sym &sym = symbols[k];
+      if (sym.st_shndx == SHN_UNDEF || ELF64_ST_TYPE(sym.st_info) != STT_FUNC ||
+          sym.st_name >= strings.sh_size)
+        continue;
+      names.insert(std::string(text + sym.st_name,
+                               strnlen(text + sym.st_name,
+                                       strings.sh_size - sym.st_name)));
+    }
+  }
+  munmap(map, size);
+  return names;
 }
 
 std::string moduleOf(const void *address) {
@@ -227,6 +285,15 @@ void onRuntimeCallback(CUpti_CallbackId cbid, const CUpti_CallbackData *cb) {
   kernel.module = stub ? moduleOf(stub) : callerModule();
   kernel.ownLibrary =
       !kernel.module.empty() && kernel.module == state->ownLibrary;
+  // Where the launch handle could not be traced to its module (nvcc's
+  // kernel handles resolved before the trace began), the kernel's name
+  // decides: the candidate's library defines a host stub of that name for
+  // each of its kernels.
+  if (kernel.module.empty() && cb->symbolName &&
+      state->ownSymbols.count(cb->symbolName)) {
+    kernel.module = state->ownLibrary;
+    kernel.ownLibrary = true;
+  }
   kernel.onCurrentStream =
       effectiveStream(stream, isPerThread(cbid)) ==
       effectiveStream(state->currentStream, false);
@@ -378,8 +445,10 @@ KernelTracer::~KernelTracer() {
 }
 
 void KernelTracer::setOwnLibrary(std::string path) {
+  std::unordered_set<std::string> symbols = definedFunctions(path);
   std::lock_guard<std::mutex> lock(state->mutex);
   state->ownLibrary = std::move(path);
+  state->ownSymbols = std::move(symbols);
 }
 
 bool KernelTracer::begin(const void *currentStream, std::string &error) {
@@ -442,7 +511,10 @@ bool isAllowedPlumbingKernel(const TracedKernel &kernel) {
   size_t slash = kernel.module.rfind('/');
   std::string base = kernel.module.substr(slash == std::string::npos ? 0
                                                                      : slash + 1);
-  bool fromTorch = base.rfind("libtorch", 0) == 0 || base.rfind("libc10", 0) == 0;
+  // An untraced module (empty) is judged by the name alone: the candidate's
+  // own kernels are recognised before this is asked.
+  bool fromTorch = base.empty() || base.rfind("libtorch", 0) == 0 ||
+                   base.rfind("libc10", 0) == 0;
   if (!fromTorch || kernel.driverApi)
     return false;
   // zeros/zero_/fill_ and copy_/contiguous: the kernels behind the

@@ -352,3 +352,77 @@ func.func @result_type(%x: tensor<4xf32>) -> tensor<2x2xf32> {
   %r = dice.call @k_0123456789abcdef(%x) : (tensor<4xf32>) -> tensor<2x2xf32>
   return %r : tensor<2x2xf32>
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// #dice.candidate and the request's candidates
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{candidate needs an answer or a source}}
+func.func private @no_text() attributes {c = #dice.candidate<>}
+
+// -----
+
+// expected-error @+1 {{accepted candidate needs its source: its code ran}}
+func.func private @accepted_without_source() attributes {c = #dice.candidate<answer = "x", verdict = <accepted, kernel_ms = 1.0, baseline_ms = 2.0, speedup = 2.0>>}
+
+// -----
+
+// expected-error @+1 {{candidate has an artifact but no verdict}}
+func.func private @artifact_without_verdict() attributes {c = #dice.candidate<source = "x", artifact = "k.so">}
+
+// -----
+
+// expected-error @+1 {{candidate artifact path must not be empty when given}}
+func.func private @empty_artifact() attributes {c = #dice.candidate<source = "x", verdict = <unverified, reason = "no GPU">, artifact = "">}
+
+// -----
+
+func.func @candidates_without_scaffold(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{has candidates but no scaffold}}
+  %r = dice.kernel_request "0123456789abcdef" level(1) (%x) : (tensor<4xf32>) -> tensor<4xf32> model "replay:k.jsonl" gpu_arch "sm_90" candidates [#dice.candidate<source = "x">] {
+  ^bb0(%a: tensor<4xf32>):
+    dice.yield %a : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @candidates_without_model(%x: tensor<4xf16>) -> tensor<4xf16> {
+  // expected-error @+1 {{has candidates but no model that wrote them}}
+  %r = dice.kernel_request "0123456789abcdef" level(3) (%x) : (tensor<4xf16>) -> tensor<4xf16>
+      scaffold <program = "{\22inputs\22:[{\22shape\22:[4],\22dtype\22:\22float16\22}],\22ops\22:[],\22outputs\22:[0]}", reference = "class Model(nn.Module): ...", prefix = "import torch\0A", suffix = "torch::Tensor dice_forward(torch::Tensor x);\0Aclass ModelNew: ...", signature = "torch::Tensor dice_forward(torch::Tensor x);", infill_prompt = "<|im_start|>user\0A...", end_to_end_prompt = "<|im_start|>user\0A...">
+      gpu_arch "sm_90" candidates [#dice.candidate<source = "x">] {
+  ^bb0(%a: tensor<4xf16>):
+    dice.yield %a : tensor<4xf16>
+  }
+  return %r : tensor<4xf16>
+}
+
+// -----
+
+func.func @bad_gpu_arch(%x: tensor<4xf16>) -> tensor<4xf16> {
+  // expected-error @+1 {{gpu_arch must look like 'sm_90', got 'hopper'}}
+  %r = dice.kernel_request "0123456789abcdef" level(3) (%x) : (tensor<4xf16>) -> tensor<4xf16>
+      scaffold <program = "{\22inputs\22:[{\22shape\22:[4],\22dtype\22:\22float16\22}],\22ops\22:[],\22outputs\22:[0]}", reference = "class Model(nn.Module): ...", prefix = "import torch\0A", suffix = "torch::Tensor dice_forward(torch::Tensor x);\0Aclass ModelNew: ...", signature = "torch::Tensor dice_forward(torch::Tensor x);", infill_prompt = "<|im_start|>user\0A...", end_to_end_prompt = "<|im_start|>user\0A...">
+      model "replay:k.jsonl" gpu_arch "hopper" candidates [#dice.candidate<source = "x">] {
+  ^bb0(%a: tensor<4xf16>):
+    dice.yield %a : tensor<4xf16>
+  }
+  return %r : tensor<4xf16>
+}
+
+// -----
+
+func.func @origin_without_candidates(%x: tensor<4xf16>) -> tensor<4xf16> {
+  // expected-error @+1 {{names a model and GPU architecture but has no candidates}}
+  %r = dice.kernel_request "0123456789abcdef" level(3) (%x) : (tensor<4xf16>) -> tensor<4xf16>
+      scaffold <program = "{\22inputs\22:[{\22shape\22:[4],\22dtype\22:\22float16\22}],\22ops\22:[],\22outputs\22:[0]}", reference = "class Model(nn.Module): ...", prefix = "import torch\0A", suffix = "torch::Tensor dice_forward(torch::Tensor x);\0Aclass ModelNew: ...", signature = "torch::Tensor dice_forward(torch::Tensor x);", infill_prompt = "<|im_start|>user\0A...", end_to_end_prompt = "<|im_start|>user\0A...">
+      model "replay:k.jsonl" gpu_arch "sm_90" {
+  ^bb0(%a: tensor<4xf16>):
+    dice.yield %a : tensor<4xf16>
+  }
+  return %r : tensor<4xf16>
+}

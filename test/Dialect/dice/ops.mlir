@@ -82,3 +82,23 @@ dice.kernel @k_dddddddddddddddd : () -> () verdict #dice.verdict<compile_error, 
 dice.kernel @k_eeeeeeeeeeeeeeee : () -> () verdict #dice.verdict<crashed, reason = "illegal memory access"> source "x"
 // CHECK: dice.kernel @k_ffffffffffffffff {{.*}} verdict <unverified, reason = "no CUDA device">
 dice.kernel @k_ffffffffffffffff : () -> () verdict #dice.verdict<unverified, reason = "no CUDA device"> source "x"
+
+// -----
+
+// An infilled and verified request: where its candidates came from and each
+// candidate's source, verdict and artifact round-trip.
+
+// CHECK-LABEL: func.func @infilled
+// CHECK: model "replay:k.jsonl" gpu_arch "sm_90a" candidates [#dice.candidate<answer = "no code here">, #dice.candidate<answer = "source = ...", source = "__global__ void k() {}", verdict = <accepted, baseline_ms = 0.2, kernel_ms = 0.1, speedup = 2.0>, artifact = "lib.so">, #dice.candidate<source = "__global__ void j() {}", verdict = <incorrect, reason = "max relative error 1">>] {
+func.func @infilled(%x: tensor<4xf16>) -> tensor<4xf16> {
+  %r = dice.kernel_request "0123456789abcdef" level(3) (%x) : (tensor<4xf16>) -> tensor<4xf16>
+      scaffold <program = "{\22inputs\22:[{\22shape\22:[4],\22dtype\22:\22float16\22}],\22ops\22:[],\22outputs\22:[0]}", reference = "class Model(nn.Module): ...", prefix = "import torch\0A", suffix = "torch::Tensor dice_forward(torch::Tensor x);\0Aclass ModelNew: ...", signature = "torch::Tensor dice_forward(torch::Tensor x);", infill_prompt = "<|im_start|>user\0A...", end_to_end_prompt = "<|im_start|>user\0A...">
+      model "replay:k.jsonl" gpu_arch "sm_90a" candidates [
+        #dice.candidate<answer = "no code here">,
+        #dice.candidate<answer = "source = ...", source = "__global__ void k() {}", verdict = #dice.verdict<accepted, kernel_ms = 0.1, baseline_ms = 0.2, speedup = 2.0>, artifact = "lib.so">,
+        #dice.candidate<source = "__global__ void j() {}", verdict = #dice.verdict<incorrect, reason = "max relative error 1">>] {
+  ^bb0(%a: tensor<4xf16>):
+    dice.yield %a : tensor<4xf16>
+  }
+  return %r : tensor<4xf16>
+}

@@ -1,0 +1,52 @@
+//===- EngineFactory.h - an InfillEngine from its spelling -------*- C++ -*-===//
+//
+// The compiler names engines in pass options and dice.toml:
+//
+//   replay:<file.jsonl>   candidates recorded in a file (ReplayInfillEngine)
+//   model                 the DICE model at dice.toml's `model`
+//   model:<dir>           the DICE model in <dir>
+//
+// The model runtime is LibTorch; builds without it (DICE_ENABLE_TORCH off)
+// link a stand-in that says so instead of loading anything.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DICE_INFILL_ENGINEFACTORY_H
+#define DICE_INFILL_ENGINEFACTORY_H
+
+#include "dice/Config/Config.h"
+#include "dice/Infill/InfillEngine.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace dice {
+
+/// What an engine spelling names, resolved against the configuration.
+struct EngineSpec {
+  enum class Kind { Replay, Model } kind = Kind::Model;
+  std::string path; ///< the replay file or the model directory
+  /// The kernel database's model id ("replay:kernels.jsonl", "dice:DICE-8B"):
+  /// known without loading anything, so a warm database needs no model.
+  std::string modelId;
+};
+
+/// Parses `spelling`; on failure returns nothing and sets `error`.
+std::optional<EngineSpec> parseEngineSpec(const std::string &spelling,
+                                          const Config &config,
+                                          std::string &error);
+
+/// Loads the engine. Failures (a missing file, a broken checkpoint, a build
+/// without the model runtime) are returned in `error`, never thrown.
+std::unique_ptr<InfillEngine> createInfillEngine(const EngineSpec &spec,
+                                                 std::string &error);
+
+/// The embedded DICE model, or why it cannot be had; defined by the model
+/// engine factory library of this build.
+std::unique_ptr<InfillEngine> createModelInfillEngine(const std::string &modelDir,
+                                                      std::string &error);
+
+} // namespace dice
+
+#endif // DICE_INFILL_ENGINEFACTORY_H

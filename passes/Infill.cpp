@@ -1,0 +1,148 @@
+//===- Infill.cpp - attach candidate kernels to kernel requests -----------===//
+
+#include "KernelStore.h"
+#include "Passes.h"
+
+#include "dice/Infill/EngineFactory.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::dice {
+#define GEN_PASS_DEF_DICEINFILL
+#include "Passes.h.inc"
+} // namespace mlir::dice
+
+using namespace mlir;
+using namespace mlir::dice;
+
+namespace {
+
+/// A stored record as a candidate: the database keeps the CUDA source, the
+/// verdict JSON and whether a library was built (the bytes stay there).
+FailureOr<CandidateAttr> fromRecord(KernelRequestOp request,
+                                    const ::dice::CandidateRecord &record,
+                                    StringRef databasePath) {
+  MLIRContext *ctx = request.getContext();
+  std::string error;
+  std::optional<::dice::Verdict> verdict =
+      ::dice::Verdict::fromJson(record.verdictJson, error);
+  if (!verdict)
+    return request.emitOpError()
+           << "kernel database " << databasePath << " holds candidate "
+           << record.candidateHash << " with an unreadable verdict: " << error;
+  return CandidateAttr::get(ctx, StringAttr(),
+                            StringAttr::get(ctx, record.source),
+                            toVerdictAttr(ctx, *verdict), StringAttr());
+}
+
+struct InfillPass : public mlir::dice::impl::DiceInfillBase<InfillPass> {
+  using Base::Base;
+
+  void runOnOperation() override;
+};
+
+void InfillPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  MLIRContext *ctx = &getContext();
+  const ::dice::Config &config = getDriverDefaults().config;
+
+  std::string error;
+  std::optional<::dice::EngineSpec> spec =
+      ::dice::parseEngineSpec(engine, config, error);
+  if (!spec) {
+    module.emitError() << error;
+    return signalPassFailure();
+  }
+
+  SmallVector<KernelRequestOp> requests;
+  bool missingScaffold = false;
+  module.walk([&](KernelRequestOp request) {
+    if (request.getCandidatesAttr())
+      return; // already infilled: the pass is idempotent
+    if (!request.getScaffoldAttr()) {
+      request.emitOpError()
+          << "has no scaffold; run dice-scaffold before dice-infill";
+      missingScaffold = true;
+      return;
+    }
+    requests.push_back(request);
+  });
+  if (missingScaffold)
+    return signalPassFailure();
+  if (requests.empty())
+    return;
+
+  std::string databasePath = databasePathFor(database);
+  std::optional<::dice::KernelDatabase> db =
+      openKernelDatabase(module, databasePath);
+  if (!db)
+    return signalPassFailure();
+
+  // Loaded on the first database miss: a warm database needs no model.
+  std::unique_ptr<::dice::InfillEngine> loadedEngine;
+  auto getEngine = [&]() -> ::dice::InfillEngine * {
+    if (!loadedEngine) {
+      std::string why;
+      loadedEngine = ::dice::createInfillEngine(*spec, why);
+      if (!loadedEngine)
+        module.emitError() << "cannot create infill engine '" << engine
+                           << "': " << why;
+    }
+    return loadedEngine.get();
+  };
+
+  ::dice::SamplingConfig sampling = config.sampling;
+  if (candidates > 0)
+    sampling.candidates = candidates;
+
+  for (KernelRequestOp request : requests) {
+    request.setModelAttr(StringAttr::get(ctx, spec->modelId));
+    request.setGpuArchAttr(StringAttr::get(ctx, gpuArch));
+    ::dice::KernelKey key = kernelKeyOf(request);
+
+    SmallVector<Attribute> attached;
+    ::dice::KernelDatabaseResult<std::vector<::dice::CandidateRecord>> stored =
+        db->candidates(key);
+    if (!stored) {
+      module.emitError() << "kernel database " << stored.error().path << ": "
+                         << stored.error().message;
+      return signalPassFailure();
+    }
+    if (!stored->empty()) {
+      for (const ::dice::CandidateRecord &record : *stored) {
+        FailureOr<CandidateAttr> candidate =
+            fromRecord(request, record, databasePath);
+        if (failed(candidate))
+          return signalPassFailure();
+        attached.push_back(*candidate);
+      }
+      ++numDatabaseHits;
+    } else {
+      ::dice::InfillEngine *filler = getEngine();
+      if (!filler)
+        return signalPassFailure();
+      ::dice::CandidatesOrError answers = filler->generateCandidates(
+          ::dice::InfillRequest{key.fingerprint,
+                                request.getScaffoldAttr().getInfillPrompt().str()},
+          static_cast<int>(sampling.candidates), sampling);
+      if (!answers) {
+        request.emitOpError() << "infill engine '" << filler->name()
+                              << "' failed: " << answers.error;
+        return signalPassFailure();
+      }
+      for (const ::dice::Candidate &answer : answers.candidates) {
+        StringAttr text = StringAttr::get(ctx, answer.text);
+        attached.push_back(answer.isCudaSource
+                               ? CandidateAttr::get(ctx, StringAttr(), text,
+                                                    VerdictAttr(), StringAttr())
+                               : CandidateAttr::get(ctx, text, StringAttr(),
+                                                    VerdictAttr(), StringAttr()));
+      }
+    }
+    request.setCandidatesAttr(ArrayAttr::get(ctx, attached));
+    ++numRequests;
+    numCandidates += attached.size();
+  }
+}
+
+} // namespace

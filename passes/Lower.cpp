@@ -1,0 +1,518 @@
+//===- Lower.cpp - kernel calls become calls of the kernel libraries ------===//
+//
+// The last DICE pass: what it leaves is plain func/linalg/tensor IR plus, on
+// disk, what running that IR needs: the kernel libraries, the manifest the
+// runtime loads them from (docs/runtime.md) and one C-interface trampoline
+// per kernel that forwards the MLIR calling convention to dice_runtime_call.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Dice/DiceOps.h"
+#include "Passes.h"
+#include "dice/Scaffold/ReferenceBuilder.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+namespace mlir::dice {
+#define GEN_PASS_DEF_DICELOWER
+#include "Passes.h.inc"
+} // namespace mlir::dice
+
+using namespace mlir;
+using namespace mlir::dice;
+
+namespace {
+
+constexpr int kManifestVersion = 1;
+
+/// The codes of DiceDType in include/dice/Runtime/DiceRuntime.h, which the
+/// trampolines embed; ::dice::DType has the same order.
+int dtypeCode(::dice::DType dtype) { return static_cast<int>(dtype); }
+
+/// Byte width of one element, for the trampoline's offset arithmetic.
+int elementBytes(::dice::DType dtype) {
+  switch (dtype) {
+  case ::dice::DType::Float64:
+  case ::dice::DType::Int64:
+    return 8;
+  case ::dice::DType::Float32:
+  case ::dice::DType::Int32:
+    return 4;
+  case ::dice::DType::Float16:
+  case ::dice::DType::BFloat16:
+  case ::dice::DType::Int16:
+    return 2;
+  case ::dice::DType::Int8:
+  case ::dice::DType::UInt8:
+  case ::dice::DType::Bool:
+    return 1;
+  }
+  return 1;
+}
+
+/// One tensor of a kernel signature, as the manifest and trampoline see it.
+struct TensorSig {
+  SmallVector<int64_t> shape; ///< ShapedType::kDynamic written as -1
+  ::dice::DType dtype;
+};
+
+FailureOr<SmallVector<TensorSig>> signatureOf(KernelOp kernel, TypeRange types,
+                                              StringRef what) {
+  SmallVector<TensorSig> sigs;
+  for (auto [i, type] : llvm::enumerate(types)) {
+    auto tensor = cast<RankedTensorType>(type);
+    std::optional<::dice::DType> dtype =
+        ::dice::toDType(tensor.getElementType());
+    if (!dtype)
+      return kernel.emitOpError() << what << " #" << i << " has element type "
+                                  << tensor.getElementType()
+                                  << ", which the DICE runtime cannot pass";
+    TensorSig sig{{}, *dtype};
+    for (int64_t d : tensor.getShape())
+      sig.shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
+    sigs.push_back(std::move(sig));
+  }
+  return sigs;
+}
+
+llvm::json::Array tensorsJson(ArrayRef<TensorSig> sigs) {
+  llvm::json::Array out;
+  for (const TensorSig &sig : sigs) {
+    llvm::json::Array shape;
+    for (int64_t d : sig.shape)
+      shape.push_back(d);
+    out.push_back(llvm::json::Object{{"shape", std::move(shape)},
+                                     {"dtype", ::dice::dtypeName(sig.dtype)}});
+  }
+  return out;
+}
+
+/// The verdict as the verifier's JSON spells it: status, reason, metrics.
+llvm::json::Object verdictJson(VerdictAttr verdict) {
+  llvm::json::Object out{
+      {"status", stringifyVerdictStatus(verdict.getStatus()).str()}};
+  if (verdict.getReason() && !verdict.getReason().getValue().empty())
+    out["reason"] = verdict.getReason().getValue().str();
+  if (verdict.getMetrics())
+    for (NamedAttribute metric : verdict.getMetrics()) {
+      if (auto f = dyn_cast<FloatAttr>(metric.getValue()))
+        out[metric.getName().getValue()] = f.getValueAsDouble();
+      else if (auto i = dyn_cast<IntegerAttr>(metric.getValue()))
+        out[metric.getName().getValue()] = i.getInt();
+      else if (auto s = dyn_cast<StringAttr>(metric.getValue()))
+        out[metric.getName().getValue()] = s.getValue().str();
+    }
+  return out;
+}
+
+/// The C struct of a rank-`rank` MLIR memref descriptor. Element pointers
+/// are `void *`: the layout is the same for every element type.
+std::string descriptorStruct(StringRef name, size_t rank) {
+  std::string text = "typedef struct {\n  void *allocated;\n  void *aligned;\n"
+                     "  int64_t offset;\n";
+  if (rank)
+    text +=
+        llvm::formatv("  int64_t sizes[{0}];\n  int64_t strides[{0}];\n", rank)
+            .str();
+  return text + "} " + name.str() + ";\n";
+}
+
+/// The `_mlir_ciface_dice_k_<fp>` that `llvm.emit_c_interface` makes lowered
+/// code call: results come first, through one pointer (a descriptor, or a
+/// struct of descriptors when there are several), then one descriptor
+/// pointer per input. Fingerprints, ranks and dtypes are fixed per kernel,
+/// which is why this is generated rather than precompiled in the runtime.
+std::string trampolineSource(StringRef fingerprint, StringRef manifestPath,
+                             ArrayRef<TensorSig> inputs,
+                             ArrayRef<TensorSig> results) {
+  std::string symbol = ("dice_k_" + fingerprint).str();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "// The C interface of @" << symbol
+     << ": MLIR memref descriptors in,\n"
+        "// dice_runtime_call of kernel "
+     << fingerprint
+     << " (docs/runtime.md). Compile with\n"
+        "// -DDICE_KERNEL_DEVICE=<n> when the memrefs live on CUDA device "
+        "<n>.\n"
+        "#include \"dice/Runtime/DiceRuntime.h\"\n\n"
+        "#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n\n"
+        "#ifndef DICE_KERNEL_DEVICE\n#define DICE_KERNEL_DEVICE "
+        "DICE_DEVICE_CPU\n#endif\n\n";
+  std::string manifestLiteral;
+  llvm::raw_string_ostream(manifestLiteral) << '"';
+  for (char c : manifestPath) {
+    if (c == '"' || c == '\\')
+      manifestLiteral += '\\';
+    manifestLiteral += c;
+  }
+  manifestLiteral += '"';
+
+  auto descName = [&](StringRef role, size_t i) {
+    return llvm::formatv("{0}_{1}{2}", symbol, role, i).str();
+  };
+  for (auto [i, sig] : llvm::enumerate(inputs))
+    os << descriptorStruct(descName("in", i), sig.shape.size());
+  for (auto [i, sig] : llvm::enumerate(results))
+    os << descriptorStruct(descName("out", i), sig.shape.size());
+  std::string resultType;
+  if (results.size() > 1) {
+    os << "typedef struct {\n";
+    for (size_t i = 0; i < results.size(); ++i)
+      os << "  " << descName("out", i) << " r" << i << ";\n";
+    os << "} " << symbol << "_results;\n";
+    resultType = symbol + "_results";
+  } else if (results.size() == 1) {
+    resultType = descName("out", 0);
+  }
+
+  os << "\nvoid _mlir_ciface_" << symbol << "(";
+  llvm::SmallVector<std::string> params;
+  if (!results.empty())
+    params.push_back(resultType + " *results");
+  for (size_t i = 0; i < inputs.size(); ++i)
+    params.push_back(llvm::formatv("{0} *a{1}", descName("in", i), i).str());
+  if (params.empty())
+    os << "void";
+  os << llvm::join(params, ", ") << ") {\n";
+  os << "  char error[1024];\n"
+        "  const char *manifest = getenv(\"DICE_MANIFEST\");\n"
+        "  if (dice_runtime_open(manifest ? manifest : "
+     << manifestLiteral
+     << ",\n"
+        "                        error, sizeof error) != 0) {\n"
+        "    fprintf(stderr, \"dice: %s\\n\", error);\n"
+        "    abort();\n  }\n";
+
+  // Ranks are fixed: the runtime reads and writes sizes and strides in the
+  // descriptors' own arrays.
+  auto entry = [&](StringRef desc, const TensorSig &sig, bool isInput) {
+    std::string data =
+        isInput ? llvm::formatv("(char *){0}aligned + {0}offset * {1}", desc,
+                                elementBytes(sig.dtype))
+                      .str()
+                : "NULL";
+    std::string dims = sig.shape.empty()
+                           ? "NULL, NULL"
+                           : llvm::formatv("{0}sizes, {0}strides", desc).str();
+    return llvm::formatv("{{{0}, {1}, {2}, {3}, DICE_KERNEL_DEVICE}", data,
+                         sig.shape.size(), dims, dtypeCode(sig.dtype))
+        .str();
+  };
+  if (!inputs.empty()) {
+    os << "  DiceMemRef inputs[" << inputs.size() << "] = {\n";
+    for (auto [i, sig] : llvm::enumerate(inputs))
+      os << "      " << entry(llvm::formatv("a{0}->", i).str(), sig, true)
+         << ",\n";
+    os << "  };\n";
+  }
+  auto resultDesc = [&](size_t i) {
+    return results.size() == 1 ? std::string("results->")
+                               : llvm::formatv("results->r{0}.", i).str();
+  };
+  if (!results.empty()) {
+    os << "  DiceMemRef outputs[" << results.size() << "] = {\n";
+    for (auto [i, sig] : llvm::enumerate(results))
+      os << "      " << entry(resultDesc(i), sig, false) << ",\n";
+    os << "  };\n";
+  }
+  os << "  if (dice_runtime_call(\"" << fingerprint << "\", " << inputs.size()
+     << ", " << (inputs.empty() ? "NULL" : "inputs") << ", " << results.size()
+     << ", " << (results.empty() ? "NULL" : "outputs")
+     << ", error,\n"
+        "                        sizeof error) != 0) {\n"
+        "    fprintf(stderr, \"dice: %s\\n\", error);\n"
+        "    abort();\n  }\n";
+  // The runtime owns the result buffers (dice_runtime_release frees them).
+  for (size_t i = 0; i < results.size(); ++i) {
+    std::string desc = resultDesc(i);
+    os << "  " << desc << "allocated = " << desc << "aligned = outputs[" << i
+       << "].data;\n  " << desc << "offset = 0;\n";
+  }
+  os << "}\n";
+  return text;
+}
+
+/// Writes `contents` to `path` through a temporary file and a rename, so a
+/// concurrent reader sees the old file or the new one, never half of one.
+LogicalResult writeAtomically(StringRef path, StringRef contents,
+                              std::string &error) {
+  std::string temp =
+      llvm::formatv("{0}.tmp.{1}", path, llvm::sys::Process::getProcessId());
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(temp, ec);
+    if (ec) {
+      error = "cannot write '" + temp + "': " + ec.message();
+      return failure();
+    }
+    os << contents;
+    os.close();
+    if (os.has_error()) {
+      error = "cannot write '" + temp + "': " + os.error().message();
+      os.clear_error();
+      llvm::sys::fs::remove(temp);
+      return failure();
+    }
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(temp, path)) {
+    error =
+        "cannot rename '" + temp + "' to '" + path.str() + "': " + ec.message();
+    llvm::sys::fs::remove(temp);
+    return failure();
+  }
+  return success();
+}
+
+/// Copies `from` to `to` unless `to` already holds the same bytes.
+LogicalResult copyArtifact(StringRef from, StringRef to, std::string &error) {
+  auto source = llvm::MemoryBuffer::getFile(from, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!source) {
+    error = "cannot read artifact '" + from.str() +
+            "': " + source.getError().message();
+    return failure();
+  }
+  if (auto existing = llvm::MemoryBuffer::getFile(
+          to, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+      existing && (*existing)->getBuffer() == (*source)->getBuffer())
+    return success();
+  // A library that a running process has mapped must not change under it:
+  // the rename gives the new bytes a new inode.
+  return writeAtomically(to, (*source)->getBuffer(), error);
+}
+
+/// The manifest already in the artifacts directory, or an empty one.
+FailureOr<llvm::json::Object> readManifest(StringRef path, std::string &error) {
+  llvm::json::Object empty{{"version", kManifestVersion},
+                           {"kernels", llvm::json::Object()}};
+  if (!llvm::sys::fs::exists(path))
+    return empty;
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer) {
+    error = "cannot read '" + path.str() + "': " + buffer.getError().message();
+    return failure();
+  }
+  llvm::Expected<llvm::json::Value> parsed =
+      llvm::json::parse((*buffer)->getBuffer());
+  if (!parsed) {
+    error = "cannot merge into '" + path.str() +
+            "': " + llvm::toString(parsed.takeError());
+    return failure();
+  }
+  llvm::json::Object *object = parsed->getAsObject();
+  if (!object || object->getInteger("version") != kManifestVersion ||
+      !object->getObject("kernels")) {
+    error = "cannot merge into '" + path.str() +
+            "': not a version 1 manifest with a 'kernels' object";
+    return failure();
+  }
+  return std::move(*object);
+}
+
+struct LowerPass : public mlir::dice::impl::DiceLowerBase<LowerPass> {
+  using Base::Base;
+
+  void runOnOperation() override;
+
+private:
+  /// Writes the kernel's library and trampoline and returns its manifest
+  /// entry.
+  FailureOr<llvm::json::Object> writeKernel(KernelOp kernel, StringRef dir,
+                                            StringRef manifestPath);
+  /// The declaration of `kernel` already in its module (from an earlier
+  /// lowering), null if there is none, or failure when its symbol is taken.
+  FailureOr<func::FuncOp> existingDeclaration(KernelOp kernel);
+  /// The private declaration that replaces `kernel` in its module.
+  func::FuncOp declare(KernelOp kernel);
+};
+
+FailureOr<llvm::json::Object>
+LowerPass::writeKernel(KernelOp kernel, StringRef dir, StringRef manifestPath) {
+  StringRef fp = kernel.getFingerprint();
+  std::optional<StringRef> artifact = kernel.getArtifact();
+  if (!artifact)
+    return kernel.emitOpError()
+           << "is called but has no artifact; dice-lower needs the built "
+              "kernel library";
+  if (!llvm::sys::fs::is_regular_file(*artifact))
+    return kernel.emitOpError()
+           << "artifact '" << *artifact << "' does not exist or is not a file";
+
+  FunctionType type = kernel.getFunctionType();
+  FailureOr<SmallVector<TensorSig>> inputs =
+      signatureOf(kernel, type.getInputs(), "input");
+  FailureOr<SmallVector<TensorSig>> results =
+      signatureOf(kernel, type.getResults(), "result");
+  if (failed(inputs) || failed(results))
+    return failure();
+
+  std::string library = ("k_" + fp + ".so").str();
+  SmallString<256> libraryPath(dir);
+  llvm::sys::path::append(libraryPath, library);
+  SmallString<256> trampolinePath(dir);
+  llvm::sys::path::append(trampolinePath, "k_" + fp + ".ciface.c");
+  std::string error;
+  if (failed(copyArtifact(*artifact, libraryPath, error)) ||
+      failed(writeAtomically(
+          trampolinePath, trampolineSource(fp, manifestPath, *inputs, *results),
+          error)))
+    return kernel.emitOpError() << error;
+
+  ++numKernels;
+  return llvm::json::Object{{"library", library},
+                            {"operator", ("dice::k_" + fp).str()},
+                            {"symbol", ("dice_k_" + fp).str()},
+                            {"inputs", tensorsJson(*inputs)},
+                            {"results", tensorsJson(*results)},
+                            {"verdict", verdictJson(kernel.getVerdict())}};
+}
+
+FailureOr<func::FuncOp> LowerPass::existingDeclaration(KernelOp kernel) {
+  auto module = cast<ModuleOp>(kernel->getParentOp());
+  std::string name = ("dice_k_" + kernel.getFingerprint()).str();
+  Operation *existing = module.lookupSymbol(name);
+  if (!existing)
+    return func::FuncOp();
+  auto func = dyn_cast<func::FuncOp>(existing);
+  if (func && func.isExternal() &&
+      func.getFunctionType() == kernel.getFunctionType())
+    return func;
+  InFlightDiagnostic diag = kernel.emitOpError()
+                            << "cannot be lowered: the symbol '@" << name
+                            << "' is already defined differently";
+  diag.attachNote(existing->getLoc()) << "defined here";
+  return diag;
+}
+
+func::FuncOp LowerPass::declare(KernelOp kernel) {
+  OpBuilder builder(kernel);
+  auto func = func::FuncOp::create(builder, kernel.getLoc(),
+                                   ("dice_k_" + kernel.getFingerprint()).str(),
+                                   kernel.getFunctionType());
+  func.setPrivate();
+  func->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
+  func->setAttr(
+      "dice.library",
+      builder.getStringAttr(("k_" + kernel.getFingerprint() + ".so").str()));
+  return func;
+}
+
+void LowerPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  std::string dir = artifacts.empty() ? getDriverDefaults().config.artifactDir
+                                      : std::string(artifacts);
+
+  SmallVector<mlir::dice::CallOp> calls;
+  llvm::SetVector<KernelOp> used;
+  SymbolTableCollection symbols;
+  module.walk([&](mlir::dice::CallOp call) {
+    calls.push_back(call);
+    // dice.call's verifier guarantees an accepted dice.kernel callee.
+    used.insert(cast<KernelOp>(
+        symbols.lookupNearestSymbolFrom(call, call.getCalleeAttr())));
+  });
+
+  // Symbol clashes are found before anything is written.
+  llvm::DenseMap<Operation *, func::FuncOp> declarations;
+  for (KernelOp kernel : used) {
+    FailureOr<func::FuncOp> existing = existingDeclaration(kernel);
+    if (failed(existing))
+      return signalPassFailure();
+    declarations[kernel] = *existing;
+  }
+
+  if (!used.empty()) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
+      emitError(module.getLoc())
+          << "dice-lower: cannot create artifacts directory '" << dir
+          << "': " << ec.message();
+      return signalPassFailure();
+    }
+    // Trampolines open the manifest wherever the program runs from.
+    SmallString<256> manifestPath(dir);
+    llvm::sys::fs::make_absolute(manifestPath);
+    llvm::sys::path::remove_dots(manifestPath, /*remove_dot_dot=*/true);
+    llvm::sys::path::append(manifestPath, "manifest.json");
+
+    llvm::MapVector<StringRef, llvm::json::Object> entries;
+    bool failedAny = false;
+    for (KernelOp kernel : used) {
+      FailureOr<llvm::json::Object> entry =
+          writeKernel(kernel, dir, manifestPath);
+      if (failed(entry))
+        failedAny = true;
+      else
+        entries.insert({kernel.getFingerprint(), std::move(*entry)});
+    }
+    if (failedAny)
+      return signalPassFailure();
+
+    // Lowerings that share the directory merge one at a time; the lock is
+    // a file of its own because the manifest is replaced by renames.
+    std::string error;
+    std::error_code ec;
+    llvm::raw_fd_ostream lockFile((manifestPath + ".lock").str(), ec,
+                                  llvm::sys::fs::OF_Append);
+    if (ec) {
+      emitError(module.getLoc()) << "dice-lower: cannot open '" << manifestPath
+                                 << ".lock': " << ec.message();
+      return signalPassFailure();
+    }
+    llvm::Expected<llvm::sys::fs::FileLocker> lock = lockFile.lock();
+    if (!lock) {
+      emitError(module.getLoc())
+          << "dice-lower: cannot lock '" << manifestPath
+          << ".lock': " << llvm::toString(lock.takeError());
+      return signalPassFailure();
+    }
+    FailureOr<llvm::json::Object> manifest = readManifest(manifestPath, error);
+    if (succeeded(manifest)) {
+      llvm::json::Object &kernels = *manifest->getObject("kernels");
+      for (auto &[fp, entry] : entries)
+        kernels[fp] = std::move(entry);
+      std::string text =
+          llvm::formatv("{0:2}", llvm::json::Value(std::move(*manifest)));
+      (void)writeAtomically(manifestPath, text + "\n", error);
+    }
+    if (!error.empty()) {
+      emitError(module.getLoc()) << "dice-lower: " << error;
+      return signalPassFailure();
+    }
+  }
+
+  // The IR changes only once everything on disk is in place.
+  for (KernelOp kernel : used)
+    if (!declarations[kernel])
+      declarations[kernel] = declare(kernel);
+  for (mlir::dice::CallOp call : calls) {
+    Operation *kernel =
+        symbols.lookupNearestSymbolFrom(call, call.getCalleeAttr());
+    OpBuilder builder(call);
+    auto lowered = func::CallOp::create(builder, call.getLoc(),
+                                        declarations[kernel], call.getInputs());
+    call.replaceAllUsesWith(lowered.getResults());
+    call.erase();
+    ++numCalls;
+  }
+  SmallVector<KernelOp> kernels;
+  module.walk([&](KernelOp kernel) { kernels.push_back(kernel); });
+  for (KernelOp kernel : kernels)
+    kernel.erase();
+}
+
+} // namespace

@@ -1,0 +1,71 @@
+//===- Report.cpp - the per-request table of dice-resolve -----------------===//
+
+#include "Report.h"
+
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/Format.h"
+
+using namespace mlir;
+using namespace mlir::dice;
+
+std::string mlir::dice::summarizeOps(Region &region) {
+  llvm::MapVector<StringRef, unsigned> counts;
+  region.walk([&](Operation *op) {
+    StringRef name = op->getName().getStringRef();
+    // Only the top level of the request: payload ops inside a generic are
+    // part of the generic.
+    if (op->getParentRegion() != &region)
+      return;
+    if (llvm::is_contained({"tensor.empty", "linalg.fill", "arith.constant",
+                            "dice.yield"},
+                           name))
+      return;
+    ++counts[name];
+  });
+  if (counts.empty())
+    return "(no ops)";
+  SmallVector<std::pair<StringRef, unsigned>> ordered(counts.begin(),
+                                                       counts.end());
+  // The op with a reduction loop names the request; KernelBench level-2
+  // requests are one heavy op and its epilogue.
+  auto heavy = llvm::find_if(ordered, [](const auto &entry) {
+    return !entry.first.ends_with(".generic");
+  });
+  if (heavy != ordered.end())
+    std::rotate(ordered.begin(), heavy, heavy + 1);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  for (auto [i, entry] : llvm::enumerate(ordered)) {
+    auto [name, count] = entry;
+    if (i)
+      os << " + ";
+    if (count > 1)
+      os << count << " ";
+    // After the first op the dialect is understood: "+ 2 generic".
+    os << (i ? name.substr(name.find('.') + 1) : name);
+  }
+  return text;
+}
+
+void mlir::dice::writeReport(raw_ostream &os, ArrayRef<ReportRow> rows) {
+  unsigned opsWidth = 3;
+  unsigned verdictsWidth = 8;
+  for (const ReportRow &row : rows) {
+    opsWidth = std::max<unsigned>(opsWidth, row.ops.size());
+    verdictsWidth = std::max<unsigned>(verdictsWidth, row.verdicts.size());
+  }
+  auto line = [&](StringRef fp, StringRef level, StringRef ops,
+                  StringRef candidates, StringRef verdicts, StringRef outcome) {
+    os << llvm::left_justify(fp, 12) << "  " << llvm::left_justify(level, 5)
+       << "  " << llvm::left_justify(ops, opsWidth) << "  "
+       << llvm::right_justify(candidates, 10) << "  "
+       << llvm::left_justify(verdicts, verdictsWidth) << "  " << outcome
+       << "\n";
+  };
+  line("fingerprint", "level", "ops", "candidates", "verdicts", "result");
+  for (const ReportRow &row : rows)
+    line(StringRef(row.fingerprint).take_front(12), std::to_string(row.level),
+         row.ops, std::to_string(row.candidates), row.verdicts, row.outcome);
+}

@@ -1,0 +1,38 @@
+//===- Report.h - the per-request table of dice-resolve ---------*- C++ -*-===//
+//
+// What `--dice-report` writes: one row per kernel request saying what it
+// computes, what its candidates were judged, and what became of it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DICE_PASSES_REPORT_H
+#define DICE_PASSES_REPORT_H
+
+#include "mlir/IR/Region.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+namespace mlir::dice {
+
+struct ReportRow {
+  std::string fingerprint;
+  int level = 0;
+  std::string ops;      ///< summarizeOps of the request's region
+  unsigned candidates = 0;
+  std::string verdicts; ///< "accepted 1, incorrect 3", "-" for none
+  std::string outcome;  ///< "k_<fp> 2.4x" or "fallback: <reason>"
+};
+
+/// The work a region does, heaviest first: `linalg.matmul + 2 generic`.
+/// Ops that only allocate or fill (tensor.empty, linalg.fill, constants)
+/// are left out.
+std::string summarizeOps(Region &region);
+
+/// The table, with a header and one line per row.
+void writeReport(llvm::raw_ostream &os, llvm::ArrayRef<ReportRow> rows);
+
+} // namespace mlir::dice
+
+#endif // DICE_PASSES_REPORT_H

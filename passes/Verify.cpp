@@ -1,0 +1,173 @@
+//===- Verify.cpp - verify every candidate of every request ---------------===//
+
+#include "KernelStore.h"
+#include "Passes.h"
+
+#include "dice/Verifier/CandidateVerifier.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <map>
+#include <thread>
+
+namespace mlir::dice {
+#define GEN_PASS_DEF_DICEVERIFY
+#include "Passes.h.inc"
+} // namespace mlir::dice
+
+using namespace mlir;
+using namespace mlir::dice;
+
+namespace {
+
+/// One candidate sent to the verifier, and where its verdict goes.
+struct Slot {
+  KernelRequestOp request;
+  unsigned index;
+};
+
+struct VerifyPass : public mlir::dice::impl::DiceVerifyBase<VerifyPass> {
+  using Base::Base;
+
+  void runOnOperation() override;
+
+private:
+  ::dice::CandidateVerifierOptions verifierOptions(StringRef gpuArch) const;
+};
+
+::dice::CandidateVerifierOptions
+VerifyPass::verifierOptions(StringRef gpuArch) const {
+  const ::dice::Config &config = getDriverDefaults().config;
+  ::dice::CandidateVerifierOptions options;
+  // Built libraries live beside the other artifacts, so a rebuild of the
+  // same source is a cache hit.
+  options.build = ::dice::defaultKernelBuildOptions(config.artifactDir);
+  options.build.gpuArch = gpuArch.str();
+  if (!nvcc.empty())
+    options.build.nvccPath = nvcc;
+  options.checks = config.verifier;
+  options.jobs = jobs ? jobs : std::max(1u, std::thread::hardware_concurrency());
+  options.staticAnalysis = staticAnalysis;
+  options.workerPath = ::dice::defaultWorkerPath();
+  options.scratchDir = config.artifactDir + "/workers";
+  return options;
+}
+
+void VerifyPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  MLIRContext *ctx = &getContext();
+
+  // A stored `unverified` says this machine could not run the candidate;
+  // one with a GPU may.
+  std::optional<bool> device;
+  auto needsVerdict = [&](CandidateAttr candidate) {
+    if (!candidate.getVerdict())
+      return true;
+    if (candidate.getVerdict().getStatus() != VerdictStatus::unverified)
+      return false;
+    if (!device)
+      device = ::dice::haveCudaDevice();
+    return *device;
+  };
+
+  // All candidates of all requests in one batch per GPU architecture, so
+  // builds and workers run in parallel across requests.
+  std::map<std::string, std::vector<Slot>> batches;
+  std::map<std::string, std::vector<::dice::VerificationRequest>> inputs;
+  module.walk([&](KernelRequestOp request) {
+    ArrayAttr candidates = request.getCandidatesAttr();
+    if (!candidates)
+      return;
+    ScaffoldAttr scaffold = request.getScaffoldAttr();
+    std::string arch = request.getGpuArch()->str();
+    for (auto [i, attr] : llvm::enumerate(candidates)) {
+      auto candidate = llvm::cast<CandidateAttr>(attr);
+      if (!needsVerdict(candidate)) {
+        ++numKept;
+        continue;
+      }
+      ::dice::VerificationRequest input;
+      input.name = request.getKernelSymbolName() + "#" + std::to_string(i);
+      input.fingerprint = request.getFingerprint().str();
+      input.signature = scaffold.getSignature().str();
+      input.programJson = scaffold.getProgram().str();
+      input.text = candidate.getVerifiedText().str();
+      input.isCudaSource = static_cast<bool>(candidate.getSource());
+      inputs[arch].push_back(std::move(input));
+      batches[arch].push_back({request, static_cast<unsigned>(i)});
+    }
+  });
+  if (batches.empty())
+    return;
+
+  std::string databasePath = databasePathFor(database);
+  std::optional<::dice::KernelDatabase> db =
+      openKernelDatabase(module, databasePath);
+  if (!db)
+    return signalPassFailure();
+
+  std::vector<std::string> notes;
+  for (auto &[arch, slots] : batches) {
+    std::unique_ptr<::dice::CandidateVerifier> verifier =
+        ::dice::createCandidateVerifier(verifierOptions(arch));
+    std::vector<::dice::VerificationResult> results =
+        verifier->verify(inputs[arch]);
+    for (std::string &note : verifier->takeNotes())
+      if (!llvm::is_contained(notes, note))
+        notes.push_back(std::move(note));
+    numVerified += results.size();
+
+    for (auto [slot, result, input] :
+         llvm::zip_equal(slots, results, inputs[arch])) {
+      KernelRequestOp request = slot.request;
+      SmallVector<Attribute> candidates(request.getCandidatesAttr().getValue());
+      auto old = llvm::cast<CandidateAttr>(candidates[slot.index]);
+      StringAttr source = result.cudaSource.empty()
+                              ? old.getSource()
+                              : StringAttr::get(ctx, result.cudaSource);
+      StringAttr artifact = result.artifactPath.empty()
+                                ? StringAttr()
+                                : StringAttr::get(ctx, result.artifactPath);
+      candidates[slot.index] =
+          CandidateAttr::get(ctx, old.getAnswer(), source,
+                             toVerdictAttr(ctx, result.verdict), artifact);
+      request.setCandidatesAttr(ArrayAttr::get(ctx, candidates));
+
+      ::dice::CandidateRecord record;
+      record.candidateHash = result.verdict.candidateHash;
+      // What the hash is of: the extracted source, or the answer that had
+      // none.
+      record.source = result.cudaSource.empty() ? input.text : result.cudaSource;
+      record.verdictJson = result.verdict.toJson();
+      record.status = result.verdict.status;
+      record.speedup = result.verdict.speedup;
+      if (!result.artifactPath.empty()) {
+        llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> bytes =
+            llvm::MemoryBuffer::getFile(result.artifactPath);
+        if (!bytes) {
+          request.emitOpError() << "cannot read the kernel library "
+                                << result.artifactPath << ": "
+                                << bytes.getError().message();
+          return signalPassFailure();
+        }
+        StringRef data = (*bytes)->getBuffer();
+        record.artifact.emplace(data.begin(), data.end());
+      }
+      if (::dice::KernelDatabaseStatus failed =
+              db->put(kernelKeyOf(request), record)) {
+        module.emitError() << "kernel database " << failed->path << ": "
+                           << failed->message;
+        return signalPassFailure();
+      }
+    }
+  }
+
+  // Said once for the run, not once per request: these hold for every
+  // candidate alike.
+  if (!notes.empty())
+    module.emitRemark() << "dice-verify: " << llvm::join(notes, "; ");
+}
+
+} // namespace

@@ -1,0 +1,220 @@
+"""A lowered program runs: dice-lower's manifest, dice-plan's kernel steps,
+the Python runtime and the C runtime's trampolines, on CPU.
+
+The kernels are torch.library ops registered here for the CPU key under the
+names a kernel library would register (`dice::k_<fingerprint>`); the
+artifacts dice-lower copies are stand-in files, never loaded, because the
+runtime does not load a library whose op is registered already.
+"""
+
+import ctypes
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+import torch
+
+from dice.plan import run_plan
+from dice.runtime import DiceRuntimeError, Runtime
+
+SOURCE_ROOT = Path(os.environ.get("DICE_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+BUILD_DIR = Path(os.environ.get("DICE_BUILD_DIR", SOURCE_ROOT / "build"))
+BIN = BUILD_DIR / "bin"
+RUNTIME_LIBRARY = BUILD_DIR / "lib" / "Runtime" / "libDiceRuntime.so"
+
+SCALE_ADD = "5ca1eadd00000001"
+PAIR = "0000a11b00000002"
+UNREGISTERED = "dead000000000003"
+
+MODULE = """
+dice.kernel @k_{scale_add} : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    verdict #dice.verdict<accepted, kernel_ms = 0.1, baseline_ms = 0.2, speedup = 2.0>
+    source "__global__ void scale_add() {{}}" artifact "{artifacts}/scale_add.so"
+dice.kernel @k_{pair} : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8x4xf16>)
+    verdict #dice.verdict<accepted, kernel_ms = 0.1, baseline_ms = 0.3, speedup = 3.0>
+    source "__global__ void pair() {{}}" artifact "{artifacts}/pair.so"
+func.func @forward(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<8x4xf16>) {{
+  %r = dice.call @k_{scale_add}(%x, %b) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %n = linalg.negf ins(%r : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %p:2 = dice.call @k_{pair}(%n) : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8x4xf16>)
+  return %p#0, %p#1 : tensor<4x8xf32>, tensor<8x4xf16>
+}}
+"""
+
+# Registered once per process: the dispatcher refuses a second definition.
+_LIBRARY = torch.library.Library("dice", "FRAGMENT")
+_LIBRARY.define(f"k_{SCALE_ADD}(Tensor x, Tensor b) -> Tensor")
+_LIBRARY.define(f"k_{PAIR}(Tensor x) -> Tensor[]")
+_LIBRARY.impl(f"k_{SCALE_ADD}", lambda x, b: x * 2 + b, "CPU")
+# The second result is a transposed view: results keep the kernel's layout.
+_LIBRARY.impl(f"k_{PAIR}", lambda x: [x.abs(), x.t().half()], "CPU")
+
+
+def reference(x, b):
+    n = -(x * 2 + b)
+    return [n.abs(), n.t().half()]
+
+
+def tool(name, *args, stdin=None):
+    path = BIN / name
+    assert path.exists(), f"no {name} at {path} (set DICE_BUILD_DIR)"
+    proc = subprocess.run([str(path), *map(str, args)], input=stdin,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, f"{name} {' '.join(map(str, args))} failed:\n{proc.stderr}"
+    return proc.stdout
+
+
+@pytest.fixture
+def lowered(tmp_path):
+    """(module before dice-lower, after, artifacts dir)."""
+    built = tmp_path / "built"
+    built.mkdir()
+    (built / "scale_add.so").write_bytes(b"stand-in for a kernel library\n")
+    (built / "pair.so").write_bytes(b"another stand-in\n")
+    source = MODULE.format(scale_add=SCALE_ADD, pair=PAIR, artifacts=built)
+    artifacts = tmp_path / "artifacts"
+    after = tool("dice-opt", f"--dice-lower=artifacts={artifacts}", stdin=source)
+    return source, after, artifacts
+
+
+def inputs():
+    generator = torch.Generator().manual_seed(3)
+    return [torch.randn(4, 8, generator=generator), torch.randn(8, generator=generator)]
+
+
+def test_lowered_module_is_plain_ir(lowered):
+    _, after, artifacts = lowered
+    assert "dice.kernel" not in after and "dice.call" not in after
+    assert f"call @dice_k_{SCALE_ADD}" in after
+    manifest = json.loads((artifacts / "manifest.json").read_text())
+    assert sorted(manifest["kernels"]) == sorted([SCALE_ADD, PAIR])
+    assert manifest["kernels"][PAIR]["results"][1] == {"shape": [8, 4], "dtype": "float16"}
+
+
+@pytest.mark.parametrize("stage", ["before", "after"])
+def test_plan_runs_through_the_runtime(lowered, stage):
+    before, after, artifacts = lowered
+    plan = json.loads(tool("dice-plan", stdin=before if stage == "before" else after))
+    kernels = [s for s in plan["steps"] if s["kind"] == "kernel"]
+    assert [s["fingerprint"] for s in kernels] == [SCALE_ADD, PAIR]
+    assert kernels[1]["results"] == plan["outputs"]
+
+    x, b = inputs()
+    got = run_plan(plan, [x, b], manifest=artifacts / "manifest.json")
+    want = reference(x, b)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and torch.equal(g, w)
+
+
+def test_kernel_steps_need_a_manifest(lowered):
+    _, after, _ = lowered
+    plan = json.loads(tool("dice-plan", stdin=after))
+    with pytest.raises(ValueError, match=f"calls kernel '{SCALE_ADD}'.*manifest"):
+        run_plan(plan, inputs())
+
+
+def test_runtime_errors(lowered):
+    _, _, artifacts = lowered
+    rt = Runtime(artifacts / "manifest.json")
+    x, b = inputs()
+    with pytest.raises(DiceRuntimeError, match="unknown kernel 'ffff0000ffff0000'"):
+        rt.call("ffff0000ffff0000", x)
+    with pytest.raises(DiceRuntimeError, match=f"kernel '{SCALE_ADD}' takes 2 inputs, got 1"):
+        rt.call(SCALE_ADD, x)
+    with pytest.raises(DiceRuntimeError, match=r"input 1 has shape \[4\], the kernel's is \[8\]"):
+        rt.call(SCALE_ADD, x, b[:4])
+
+    # An op nobody registered, with a library that is not one.
+    manifest = json.loads((artifacts / "manifest.json").read_text())
+    entry = dict(manifest["kernels"][SCALE_ADD], operator=f"dice::k_{UNREGISTERED}")
+    bad = artifacts / "bad.json"
+    bad.write_text(json.dumps({"version": 1, "kernels": {UNREGISTERED: entry}}))
+    with pytest.raises(DiceRuntimeError, match=f"kernel '{UNREGISTERED}': cannot load"):
+        Runtime(bad)
+    bad.write_text('{"version": 1,\n "kernels": {,}}')
+    with pytest.raises(DiceRuntimeError, match=r"bad.json:2:14: malformed manifest"):
+        Runtime(bad)
+
+
+class MemRef(ctypes.Structure):
+    """StridedMemRefType<T, 2>, the descriptor lowered code passes."""
+    _fields_ = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
+                ("offset", ctypes.c_int64), ("sizes", ctypes.c_int64 * 2),
+                ("strides", ctypes.c_int64 * 2)]
+
+
+class MemRef1(ctypes.Structure):
+    _fields_ = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
+                ("offset", ctypes.c_int64), ("sizes", ctypes.c_int64 * 1),
+                ("strides", ctypes.c_int64 * 1)]
+
+
+class PairResults(ctypes.Structure):
+    _fields_ = [("r0", MemRef), ("r1", MemRef)]
+
+
+def describe(cls, base, view):
+    """A descriptor of `view`, a view into `base`, as MLIR would build it."""
+    ref = cls()
+    ref.allocated = ref.aligned = base.data_ptr()
+    ref.offset = view.storage_offset()
+    for d in range(view.dim()):
+        ref.sizes[d], ref.strides[d] = view.shape[d], view.stride(d)
+    return ref
+
+
+def read(ref, dtype):
+    """A copy of the tensor a result descriptor describes."""
+    numel = 1 + sum((s - 1) * st for s, st in zip(ref.sizes, ref.strides))
+    itemsize = torch.empty(0, dtype=dtype).element_size()
+    raw = ctypes.string_at(ref.aligned, numel * itemsize)
+    flat = torch.frombuffer(bytearray(raw), dtype=dtype)
+    return flat.as_strided(list(ref.sizes), list(ref.strides)).clone()
+
+
+def test_trampolines_call_the_c_runtime(lowered, tmp_path):
+    """The generated `_mlir_ciface_` functions, compiled and called with
+    memref descriptors, reach the kernels through libDiceRuntime."""
+    _, _, artifacts = lowered
+    assert RUNTIME_LIBRARY.exists(), f"no {RUNTIME_LIBRARY} (build DiceRuntime)"
+    library = tmp_path / "trampolines.so"
+    subprocess.run(
+        ["cc", "-std=c99", "-shared", "-fPIC", "-Wall", "-Werror",
+         f"-I{SOURCE_ROOT / 'include'}", "-o", str(library),
+         str(artifacts / f"k_{SCALE_ADD}.ciface.c"), str(artifacts / f"k_{PAIR}.ciface.c"),
+         str(RUNTIME_LIBRARY), f"-Wl,-rpath,{RUNTIME_LIBRARY.parent}"],
+        check=True, capture_output=True, text=True)
+    runtime = ctypes.CDLL(str(RUNTIME_LIBRARY), mode=ctypes.RTLD_GLOBAL)
+    trampolines = ctypes.CDLL(str(library))
+
+    # Strided inputs at offsets: rows 1..4 of a 5x8 buffer, every other
+    # element of a 16-vector.
+    x_base, b_base = torch.randn(5, 8), torch.randn(16)
+    x, b = x_base[1:], b_base[::2]
+    out = MemRef()
+    trampolines[f"_mlir_ciface_dice_k_{SCALE_ADD}"](
+        ctypes.byref(out), ctypes.byref(describe(MemRef, x_base, x)),
+        ctypes.byref(describe(MemRef1, b_base, b)))
+    assert out.offset == 0 and out.allocated == out.aligned
+    assert list(out.sizes) == [4, 8]
+    scaled = read(out, torch.float32)
+    assert torch.equal(scaled, x * 2 + b)
+
+    pair = PairResults()
+    trampolines[f"_mlir_ciface_dice_k_{PAIR}"](
+        ctypes.byref(pair), ctypes.byref(describe(MemRef, x_base, x)))
+    assert list(pair.r1.sizes) == [8, 4] and list(pair.r1.strides) == [1, 8]
+    assert torch.equal(read(pair.r0, torch.float32), x.abs())
+    assert torch.equal(read(pair.r1, torch.float16), x.t().half())
+
+    runtime.dice_runtime_live_results.restype = ctypes.c_size_t
+    runtime.dice_runtime_release.argtypes = [ctypes.c_void_p]
+    assert runtime.dice_runtime_live_results() == 3
+    for ref in (out, pair.r0, pair.r1):
+        assert runtime.dice_runtime_release(ref.aligned) == 0
+    assert runtime.dice_runtime_live_results() == 0
+    runtime.dice_runtime_close()

@@ -1,0 +1,189 @@
+//===- dice-db.cpp - seed and inspect a kernel database -------------------===//
+//
+//   dice-db import <db> <records.jsonl>
+//   dice-db list <db> --fingerprint F --model M [--gpu-arch sm_90]
+//                     [--scaffold-version N]
+//
+// `import` stores one candidate per line:
+//
+//   {"fingerprint": "3f9a0c1d2e4b5a69", "model": "replay:k.jsonl",
+//    "gpu_arch": "sm_90", "source": "<CUDA source>",
+//    "verdict": {"status": "accepted", "kernel_ms": 0.1, "baseline_ms": 0.2},
+//    "chosen": false}
+//
+// `gpu_arch` defaults to sm_90 and `scaffold_version` to this compiler's.
+// The verdict takes the keys of the verifier's verdict JSON; its fingerprint
+// and candidate hash come from the record, and its speedup from the timings.
+// Errors name file:line and leave the database as it was before that line.
+// `list` prints one line per candidate of a key, in the order stored.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dice/KernelDB/KernelDatabase.h"
+#include "dice/Scaffold/Scaffold.h"
+#include "dice/Verifier/Sha256.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+
+namespace {
+
+using nlohmann::json;
+
+int usage() {
+  std::cerr << "usage: dice-db import <db> <records.jsonl>\n"
+               "       dice-db list <db> --fingerprint F --model M "
+               "[--gpu-arch sm_90] [--scaffold-version N]\n";
+  return 2;
+}
+
+/// One record line as a key and a candidate; "" or why not.
+std::string parseRecord(const std::string &line, dice::KernelKey &key,
+                        dice::CandidateRecord &record, bool &chosen) {
+  json object;
+  try {
+    object = json::parse(line);
+  } catch (const json::exception &e) {
+    return std::string("not JSON: ") + e.what();
+  }
+  if (!object.is_object())
+    return "expected a JSON object";
+  static const char *known[] = {"fingerprint", "model",  "gpu_arch",
+                                "scaffold_version", "source", "verdict",
+                                "chosen"};
+  for (auto it = object.begin(); it != object.end(); ++it)
+    if (std::find(std::begin(known), std::end(known), it.key()) ==
+        std::end(known))
+      return "unknown key '" + it.key() + "'";
+  try {
+    key.fingerprint = object.at("fingerprint").get<std::string>();
+    key.modelId = object.at("model").get<std::string>();
+    key.gpuArch = object.value("gpu_arch", std::string("sm_90"));
+    key.scaffoldVersion = object.value("scaffold_version", dice::kScaffoldVersion);
+    record.source = object.at("source").get<std::string>();
+    chosen = object.value("chosen", false);
+    json verdict = object.at("verdict");
+    if (!verdict.is_object())
+      return "'verdict' must be an object";
+    record.candidateHash = dice::sha256Hex(record.source);
+    verdict["fingerprint"] = key.fingerprint;
+    verdict["candidate_hash"] = record.candidateHash;
+    bool timed = verdict.contains("kernel_ms") && verdict.contains("baseline_ms");
+    double kernelMs = timed ? verdict["kernel_ms"].get<double>() : 0;
+    double baselineMs = timed ? verdict["baseline_ms"].get<double>() : 0;
+    if (timed && kernelMs > 0)
+      verdict["speedup"] = baselineMs / kernelMs;
+    std::string error;
+    std::optional<dice::Verdict> parsed =
+        dice::Verdict::fromJson(verdict.dump(), error);
+    if (!parsed)
+      return "bad verdict: " + error;
+    record.verdictJson = parsed->toJson();
+    record.status = parsed->status;
+    record.speedup = parsed->speedup;
+  } catch (const json::exception &e) {
+    return std::string("bad record: ") + e.what();
+  }
+  return "";
+}
+
+int importRecords(const std::string &dbPath, const std::string &file) {
+  std::ifstream in(file);
+  if (!in) {
+    std::cerr << file << ": error: cannot open\n";
+    return 1;
+  }
+  dice::KernelDatabaseOrError db = dice::KernelDatabase::open(dbPath);
+  if (!db) {
+    std::cerr << db.error().format() << "\n";
+    return 1;
+  }
+  std::string line;
+  unsigned count = 0;
+  for (unsigned number = 1; std::getline(in, line); ++number) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos)
+      continue;
+    dice::KernelKey key;
+    dice::CandidateRecord record;
+    bool chosen = false;
+    if (std::string why = parseRecord(line, key, record, chosen); !why.empty()) {
+      std::cerr << file << ":" << number << ": error: " << why << "\n";
+      return 1;
+    }
+    if (dice::KernelDatabaseStatus failed = db->put(key, record)) {
+      std::cerr << file << ":" << number << ": " << failed->format() << "\n";
+      return 1;
+    }
+    if (chosen)
+      if (dice::KernelDatabaseStatus failed =
+              db->choose(key, record.candidateHash)) {
+        std::cerr << file << ":" << number << ": " << failed->format() << "\n";
+        return 1;
+      }
+    ++count;
+  }
+  std::cout << "imported " << count << " candidates into " << dbPath << "\n";
+  return 0;
+}
+
+int listKey(const std::string &dbPath, std::map<std::string, std::string> args) {
+  if (!args.count("--fingerprint") || !args.count("--model"))
+    return usage();
+  dice::KernelKey key;
+  key.fingerprint = args["--fingerprint"];
+  key.modelId = args["--model"];
+  key.gpuArch = args.count("--gpu-arch") ? args["--gpu-arch"] : "sm_90";
+  key.scaffoldVersion = args.count("--scaffold-version")
+                            ? std::atoi(args["--scaffold-version"].c_str())
+                            : dice::kScaffoldVersion;
+  dice::KernelDatabaseOrError db =
+      dice::KernelDatabase::open(dbPath, dice::OpenMode::ReadOnly);
+  if (!db) {
+    std::cerr << db.error().format() << "\n";
+    return 1;
+  }
+  auto candidates = db->candidates(key);
+  if (!candidates) {
+    std::cerr << candidates.error().format() << "\n";
+    return 1;
+  }
+  auto chosen = db->chosen(key);
+  if (!chosen) {
+    std::cerr << chosen.error().format() << "\n";
+    return 1;
+  }
+  for (const dice::CandidateRecord &c : *candidates) {
+    char speedup[32] = "-";
+    if (c.speedup)
+      std::snprintf(speedup, sizeof speedup, "%.2fx", *c.speedup);
+    bool isChosen = *chosen && (*chosen)->candidateHash == c.candidateHash;
+    std::cout << c.candidateHash.substr(0, 12) << "  "
+              << dice::verdictStatusName(c.status) << "  " << speedup
+              << (c.hasArtifact ? "  artifact" : "")
+              << (isChosen ? "  chosen" : "") << "\n";
+  }
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 3)
+    return usage();
+  std::string command = argv[1];
+  if (command == "import" && argc == 4)
+    return importRecords(argv[2], argv[3]);
+  if (command == "list") {
+    std::map<std::string, std::string> args;
+    for (int i = 3; i + 1 < argc; i += 2)
+      args[argv[i]] = argv[i + 1];
+    if ((argc - 3) % 2)
+      return usage();
+    return listKey(argv[2], args);
+  }
+  return usage();
+}
