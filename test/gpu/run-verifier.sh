@@ -30,7 +30,7 @@ start=$SECONDS
 echo "built in $((SECONDS - start)) s"
 {
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-  git rev-parse HEAD 2>/dev/null || echo "${DICE_COMMIT:-unknown}"
+  echo "${DICE_COMMIT:-$(git rev-parse HEAD 2>/dev/null)}"
   nproc
 } | tee "$OUT/machine.txt"
 
@@ -44,7 +44,7 @@ status=0
 "$PY" test/gpu/check_corpus_verdicts.py --gpu "$OUT/corpus-gpu.jsonl" \
   --static test/gpu/results/corpus-static.jsonl --markdown "$OUT/corpus.md" || status=1
 # The worker logs of crashed candidates, for the record.
-find "$OUT/cache/workers" -name worker.log -exec tail -n 3 {} + > "$OUT/worker-logs.txt" 2>/dev/null
+find "$OUT/cache/workers" -name worker.log -exec tail -n 3 {} + > "$OUT/worker-logs.txt" 2>/dev/null; true
 
 if ((bench)); then
   "$PY" bench/verify_vs_load_inline.py --build build-gpu --python "$PY" \
