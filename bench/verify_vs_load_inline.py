@@ -46,7 +46,8 @@ try:
                          build_directory=spec["build"], extra_cuda_cflags=["-O3"],
                          verbose=False)
 except Exception as error:
-    print(json.dumps({"status": "compile_error", "seconds": time.time() - start}))
+    print(json.dumps({"status": "compile_error", "seconds": time.time() - start,
+                      "error": str(error)[-1500:]}))
     sys.exit(0)
 compiled = time.time() - start
 dtype = getattr(torch, spec["dtype"])
@@ -92,10 +93,16 @@ def honest_candidates(limit=None):
     return out[:limit] if limit else out
 
 
+# dice-verify compiles every candidate with what a load_inline build has in
+# scope plus the CUDA stream and guard headers (lib/Verifier/prologue); the
+# load_inline flow gets the same two includes, so both accept the same text.
+LOAD_INLINE_PROLOGUE = "#include <ATen/cuda/CUDAContext.h>\n#include <c10/cuda/CUDAGuard.h>\n"
+
+
 def run_load_inline(python, candidate, scratch):
     build = Path(tempfile.mkdtemp(dir=scratch))
     spec = {"name": "cand_" + build.name.replace("-", "_"), "declaration": candidate["declaration"],
-            "source": candidate["source"], "build": str(build), "inputs": candidate["inputs"],
+            "source": LOAD_INLINE_PROLOGUE + candidate["source"], "build": str(build), "inputs": candidate["inputs"],
             "dtype": candidate["dtype"], "computes": candidate["computes"]}
     start = time.time()
     proc = subprocess.run([python, "-c", LOAD_INLINE_FLOW, json.dumps(spec)],

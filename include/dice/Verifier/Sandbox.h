@@ -72,14 +72,19 @@ struct SandboxOptions {
   std::string scratchDir;
   /// Further places writes are allowed to (beneath, for directories); glob
   /// patterns, expanded when the sandbox is prepared. GPU device nodes are
-  /// opened read-write and drivers use shared memory. Not all of /dev: a
+  /// opened read-write, drivers use shared memory and write their own
+  /// process's /proc entries. Not all of /dev: a
   /// root worker could write raw disks there. $DICE_SANDBOX_WRITABLE adds
   /// more (colon-separated patterns). Symbolic links are never followed
   /// into a rule (`/proc/self/root` would open the whole file system).
   std::vector<std::string> writablePaths = {
       "/dev/shm",     "/dev/null",    "/dev/zero", "/dev/full",
       "/dev/random",  "/dev/urandom", "/dev/tty",  "/dev/nvidia*",
-      "/dev/nvidia-caps/*", "/dev/dri/*"};
+      "/dev/nvidia-caps/*", "/dev/dri/*",
+      // The worker's own /proc entries ("self" resolves in the worker):
+      // the CUDA driver does not initialise where it cannot write them
+      // (cudaErrorOperatingSystem). Links among them are skipped.
+      "/proc/self/*"};
   uint64_t maxFileBytes = uint64_t(1) << 30; ///< RLIMIT_FSIZE
   uint64_t maxOpenFiles = 1024;              ///< RLIMIT_NOFILE
   /// RLIMIT_CPU, over the worker's whole life: a warm worker serves many
