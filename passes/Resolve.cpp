@@ -11,6 +11,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
@@ -48,6 +50,50 @@ std::string formatSpeedup(double speedup) {
   std::string text;
   llvm::raw_string_ostream(text) << llvm::format("%.2fx", speedup);
   return text;
+}
+
+/// Writes the stored library of a candidate to `<dir>/db/<hash>.so` (left
+/// alone when it holds those bytes already) and returns the path; a null
+/// attribute when the database has no library for it.
+FailureOr<StringAttr> storedArtifact(MLIRContext *ctx,
+                                     const ::dice::KernelDatabase &db,
+                                     const ::dice::KernelKey &key,
+                                     const std::string &hash, StringRef dir) {
+  auto bytes = db.artifact(key, hash);
+  if (!bytes)
+    return failure();
+  if (!*bytes)
+    return StringAttr();
+  SmallString<256> path(dir);
+  llvm::sys::path::append(path, "db");
+  if (llvm::sys::fs::create_directories(path))
+    return failure();
+  llvm::sys::path::append(path, hash + ".so");
+  StringRef data(reinterpret_cast<const char *>((*bytes)->data()),
+                 (*bytes)->size());
+  auto existing = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                              /*RequiresNullTerminator=*/false);
+  if (!existing || (*existing)->getBuffer() != data) {
+    // Through a rename: another process may have the old file mapped.
+    int fd;
+    SmallString<256> temp;
+    if (llvm::sys::fs::createUniqueFile(path + "-%%%%%%.tmp", fd, temp))
+      return failure();
+    {
+      llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+      os << data;
+      if (os.has_error()) {
+        os.clear_error();
+        llvm::sys::fs::remove(temp);
+        return failure();
+      }
+    }
+    if (llvm::sys::fs::rename(temp, path)) {
+      llvm::sys::fs::remove(temp);
+      return failure();
+    }
+  }
+  return StringAttr::get(ctx, path);
 }
 
 struct ResolvePass : public mlir::dice::impl::DiceResolveBase<ResolvePass> {
@@ -235,6 +281,22 @@ void ResolvePass::runOnOperation() {
               key, ::dice::sha256Hex(best.getSource().getValue().str())))
         request.emitWarning() << "choice not recorded in kernel database "
                               << failed->path << ": " << failed->message;
+      // A candidate from the database carries no artifact path: its library
+      // is in the database, and goes beside the verifier's builds.
+      if (!best.getArtifact()) {
+        FailureOr<StringAttr> path = storedArtifact(
+            &getContext(), *db, key, ::dice::sha256Hex(best.getSource().getValue().str()),
+            defaults.config.artifactDir);
+        if (failed(path)) {
+          request.emitOpError() << "cannot write the stored kernel library of "
+                                   "the chosen candidate under "
+                                << defaults.config.artifactDir;
+          return signalPassFailure();
+        }
+        if (*path)
+          best = CandidateAttr::get(&getContext(), best.getAnswer(),
+                                    best.getSource(), best.getVerdict(), *path);
+      }
       request.emitRemark() << "using kernel @" << request.getKernelSymbolName()
                            << ": candidate " << bestIndex + 1 << " of "
                            << candidates.size() << " accepted, "

@@ -1,16 +1,18 @@
 """python -m dice: compile an example PyTorch program with dice-opt.
 
-    python -m dice compile [--example convnet] [--granularity fusion]
+    python -m dice compile [--example convnet] [--granularity fusion] [--jobs 2]
 
-Exports the program with torch-mlir (linalg-on-tensors), runs the dice
-passes this build has on it and prints what happened to each kernel request.
+Exports the program with torch-mlir (linalg-on-tensors), prints its kernel
+requests, checks their reference programs against PyTorch, then runs the
+whole `--dice-pipeline` (outline, scaffold, infill, verify, resolve, lower)
+with the example's replay file of candidate kernels
+(python/dice/example_kernels/<example>.jsonl) and prints the report and what
+happened to each request's candidates.
 """
 
 import argparse
 import json
 import os
-import re
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -18,32 +20,12 @@ from pathlib import Path
 import torch
 
 from dice import examples
+from dice.pipeline import (SOURCE_ROOT, compile_pipeline, find_tool, first_line, plan_of,
+                           report_and_remarks, requests, stored_candidates, write_config)
 from dice.plan import run_plan
 from dice.torch_mlir_import import export_linalg_on_tensors
 
-SOURCE_ROOT = Path(__file__).resolve().parents[2]
-PIPELINE = ("dice-outline", "dice-scaffold")
-
-
-def find_tool(name):
-    build = Path(os.environ.get("DICE_BUILD_DIR", SOURCE_ROOT / "build"))
-    path = build / "bin" / name
-    if not path.exists():
-        sys.exit(f"error: no {name} at {path}; run scripts/setup.sh first")
-    return path
-
-
-def run(cmd, stdin=None):
-    proc = subprocess.run([str(c) for c in cmd], input=stdin, capture_output=True, text=True)
-    if proc.returncode != 0:
-        sys.stderr.write(proc.stderr)
-        sys.exit(proc.returncode)
-    return proc
-
-
-def available_passes(dice_opt):
-    help_text = run([dice_opt, "--help"]).stdout
-    return set(re.findall(r"--(dice-[a-z-]+)", help_text))
+KERNELS_DIR = Path(__file__).resolve().parent / "example_kernels"
 
 
 def shapes(types):
@@ -62,47 +44,96 @@ def summary(program):
     return text if len(text) <= 44 else text[:41] + "..."
 
 
+def print_requests(found, outlined, flags):
+    remarks = [line for line in outlined.stderr.splitlines() if "remark:" in line]
+    print(f"dice-opt {' '.join(flags)}: {len(found)} kernel requests, "
+          f"{len(remarks)} ops left outside\n")
+    print(f"  {'#':>2}  {'kernel':<18}  level  {'computes':<44}  inputs -> outputs")
+    for i, request in enumerate(found, 1):
+        program = request["program"]
+        n = len(program["inputs"])
+        outputs = [program["ops"][o - n]["type"] if o >= n else program["inputs"][o]
+                   for o in program["outputs"]]
+        print(f"  {i:>2}  k_{request['fingerprint']:<16}  {request['level']:>5}  "
+              f"{summary(program):<44}  {shapes(program['inputs'])} -> {shapes(outputs)}")
+    for remark in remarks:
+        print(f"  left outside: {remark.split('remark: ', 1)[1]}")
+
+
+def candidate_line(candidate):
+    verdict = candidate["verdict"]
+    status = candidate["status"]
+    if status == "accepted" and verdict.get("speedup"):
+        return f"accepted, {verdict['speedup']:.2f}x"
+    reason = first_line(verdict.get("reason"), 70)
+    # Said once for the run, above.
+    if status == "unverified" and reason.startswith("no CUDA device"):
+        reason = "built and analysed, not run"
+    return f"{status}: {reason}" if reason else status
+
+
+def print_outcomes(found, report, remarks, database, model):
+    print("\n".join(f"  {line}" for line in report))
+    notes = [r.split("dice-verify: ", 1)[1] for r in remarks if r.startswith("dice-verify: ")]
+    for note in notes:
+        print(f"\nverifier: {note}")
+    stored = [c for c in stored_candidates(database) if c["model"] == model]
+    outcomes = {line.split()[0]: line for line in report[1:]}
+    print("\nper request:")
+    for request in found:
+        fp = request["fingerprint"]
+        mine = [c for c in stored if c["fingerprint"] == fp]
+        row = outcomes.get(fp[:12], "")
+        result = ("kernel @k_" + fp if "@k_" in row else "original ops")
+        what = "; ".join(candidate_line(c) for c in mine) or "no candidates"
+        print(f"  k_{fp[:12]}  {summary(request['program']):<28}  {what} -> {result}")
+
+
 def compile_example(args):
-    dice_opt, dice_plan = find_tool("dice-opt"), find_tool("dice-plan")
+    find_tool("dice-plan")
     module, inputs = examples.build(args.example)
     mlir = export_linalg_on_tensors(module, inputs, func_name=args.example)
     print(f"example '{args.example}': exported with torch-mlir "
           f"({len(mlir.splitlines())} lines of linalg-on-tensors)")
+    replay = KERNELS_DIR / f"{args.example}.jsonl"
+    if not replay.exists():
+        sys.exit(f"error: no candidate kernels for '{args.example}' ({replay}); "
+                 "write them with python/dice/example_kernels/make_replay.py")
 
-    missing = [p for p in PIPELINE if p not in available_passes(dice_opt)]
-    if missing:
-        sys.exit(f"error: this dice-opt lacks {', '.join(missing)}")
     flags = [f"--dice-outline=granularity={args.granularity}", "--dice-scaffold"]
-    with tempfile.TemporaryDirectory() as tmp:
-        source = Path(tmp, f"{args.example}.mlir")
+    with tempfile.TemporaryDirectory(prefix="dice-example-") as tmp:
+        tmp = Path(tmp)
+        source = tmp / f"{args.example}.mlir"
         source.write_text(mlir)
-        outlined = run([dice_opt, source, *flags])
-    remarks = [line for line in outlined.stderr.splitlines() if "remark:" in line]
-    plan = json.loads(run([dice_plan], stdin=outlined.stdout).stdout)
-    requests = [s for s in plan["steps"] if "request" in s]
-    print(f"dice-opt {' '.join(flags)}: {len(requests)} kernel requests, "
-          f"{len(remarks)} ops left outside\n")
+        found, outlined = requests(source, args.granularity)
+        print_requests(found, outlined, flags)
 
-    print(f"  {'#':>2}  {'kernel':<18}  level  {'computes':<44}  inputs -> outputs")
-    for i, step in enumerate(requests, 1):
-        program = step["program"]
-        print(f"  {i:>2}  k_{step['request']:<16}  {step['level']:>5}  "
-              f"{summary(program):<44}  {shapes(program['inputs'])} -> "
-              f"{shapes([program['ops'][o - len(program['inputs'])]['type'] if o >= len(program['inputs']) else program['inputs'][o] for o in program['outputs']])}")
-    for remark in remarks:
-        print(f"  left outside: {remark.split('remark: ', 1)[1]}")
+        # The scaffolds' reference programs must compute what the model does.
+        plan = plan_of(outlined.stdout)
+        torch.manual_seed(1)
+        fresh = [torch.randn_like(x) for x in inputs]
+        with torch.no_grad():
+            expected = module(*fresh)
+        got = run_plan(plan, fresh)[0]
+        error = ((got - expected).abs().max() / expected.abs().max()).item()
+        print(f"\nreference programs vs PyTorch on fresh inputs: max relative error {error:.1e}")
 
-    # The scaffolds' reference programs must compute what the model does.
-    torch.manual_seed(1)
-    fresh = [torch.randn_like(x) for x in inputs]
-    with torch.no_grad():
-        expected = module(*fresh)
-    got = run_plan(plan, fresh)[0]
-    error = ((got - expected).abs().max() / expected.abs().max()).item()
-    print(f"\nreference programs vs PyTorch on fresh inputs: max relative error {error:.1e}")
-    print("each request: scaffolded (reference program, prefix, suffix, prompts); "
-          "no candidate kernels:\nthis build has no infill engine or verifier "
-          "yet, so every request keeps its default lowering")
+        # The whole pipeline, candidates replayed from the example's file. The
+        # database is this run's; kernel builds are cached under .dice/ so a
+        # second run does not rebuild them.
+        database = tmp / "kernels.db"
+        builds = Path(os.environ.get("DICE_EXAMPLE_CACHE", SOURCE_ROOT / ".dice" / "example"))
+        config = tmp / "dice.toml"
+        write_config(config, database, builds)
+        engine = f"replay:{replay}"
+        print(f"\ndice-opt --dice-pipeline=\"granularity={args.granularity} "
+              f"engine=replay:{replay.relative_to(SOURCE_ROOT) if replay.is_relative_to(SOURCE_ROOT) else replay} "
+              f"jobs={args.jobs}\" --dice-report=-\n")
+        proc = compile_pipeline(source, config, engine, tmp / "artifacts", jobs=args.jobs,
+                                granularity=args.granularity,
+                                extra=[f"nvcc={args.nvcc}"] if args.nvcc else [])
+        report, remarks = report_and_remarks(proc)
+        print_outcomes(found, report, remarks, database, f"replay:{replay.name}")
     return 0
 
 
@@ -113,6 +144,9 @@ def main(argv=None):
     compile_parser.add_argument("--example", default="convnet", choices=sorted(examples.EXAMPLES))
     compile_parser.add_argument("--granularity", default="fusion",
                                 choices=["op", "fusion", "function"])
+    compile_parser.add_argument("--jobs", type=int, default=2,
+                                help="kernel library builds at once")
+    compile_parser.add_argument("--nvcc", help="nvcc to build candidates with")
     args = parser.parse_args(argv)
     return compile_example(args)
 

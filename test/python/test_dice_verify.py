@@ -114,9 +114,14 @@ def test_library_registers_the_operator(batch):
     libraries = list(batch["cache"].rglob(f"k_{HONEST_FP}.so"))
     assert len(libraries) == 1, list(batch["cache"].rglob("*"))
     library = libraries[0]
-    undefined = subprocess.run(["nm", "-D", "--undefined-only", library],
-                               capture_output=True, text=True, check=True).stdout
-    assert "c10" in undefined, "torch symbols come from the loading process"
+    def symbols(kind):
+        return subprocess.run(["nm", "-D", kind, library], capture_output=True,
+                              text=True, check=True).stdout
+    # Torch's code is never copied into a kernel library: a light build
+    # calls the bridge, a full build torch itself, both resolved at load.
+    undefined = symbols("--undefined-only")
+    assert "dice_light" in undefined or "c10" in undefined, undefined
+    assert "c10" not in symbols("--defined-only")
     assert f"k_{HONEST_FP}".encode() in library.read_bytes()
     # Loading registers the operator with its schema, with or without a GPU.
     script = (

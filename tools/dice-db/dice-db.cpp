@@ -9,9 +9,11 @@
 //   {"fingerprint": "3f9a0c1d2e4b5a69", "model": "replay:k.jsonl",
 //    "gpu_arch": "sm_90", "source": "<CUDA source>",
 //    "verdict": {"status": "accepted", "kernel_ms": 0.1, "baseline_ms": 0.2},
-//    "chosen": false}
+//    "chosen": false, "artifact": "libs/3f9a.so"}
 //
 // `gpu_arch` defaults to sm_90 and `scaffold_version` to this compiler's.
+// `artifact` (optional) is the candidate's kernel library, stored with it; a
+// relative path is taken from the records file's folder.
 // The verdict takes the keys of the verifier's verdict JSON; its fingerprint
 // and candidate hash come from the record, and its speedup from the timings.
 // Errors name file:line and leave the database as it was before that line.
@@ -26,8 +28,10 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 
 namespace {
@@ -42,8 +46,9 @@ int usage() {
 }
 
 /// One record line as a key and a candidate; "" or why not.
-std::string parseRecord(const std::string &line, dice::KernelKey &key,
-                        dice::CandidateRecord &record, bool &chosen) {
+std::string parseRecord(const std::string &line, const std::string &file,
+                        dice::KernelKey &key, dice::CandidateRecord &record,
+                        bool &chosen) {
   json object;
   try {
     object = json::parse(line);
@@ -54,7 +59,7 @@ std::string parseRecord(const std::string &line, dice::KernelKey &key,
     return "expected a JSON object";
   static const char *known[] = {"fingerprint", "model",  "gpu_arch",
                                 "scaffold_version", "source", "verdict",
-                                "chosen"};
+                                "chosen", "artifact"};
   for (auto it = object.begin(); it != object.end(); ++it)
     if (std::find(std::begin(known), std::end(known), it.key()) ==
         std::end(known))
@@ -85,6 +90,18 @@ std::string parseRecord(const std::string &line, dice::KernelKey &key,
     record.verdictJson = parsed->toJson();
     record.status = parsed->status;
     record.speedup = parsed->speedup;
+    if (object.contains("artifact")) {
+      std::filesystem::path path = object["artifact"].get<std::string>();
+      if (path.is_relative())
+        path = std::filesystem::path(file).parent_path() / path;
+      std::ifstream library(path, std::ios::binary);
+      if (!library)
+        return "cannot read artifact '" + path.string() + "'";
+      record.artifact.emplace(std::istreambuf_iterator<char>(library),
+                              std::istreambuf_iterator<char>());
+      if (record.artifact->empty())
+        return "artifact '" + path.string() + "' is empty";
+    }
   } catch (const json::exception &e) {
     return std::string("bad record: ") + e.what();
   }
@@ -110,7 +127,7 @@ int importRecords(const std::string &dbPath, const std::string &file) {
     dice::KernelKey key;
     dice::CandidateRecord record;
     bool chosen = false;
-    if (std::string why = parseRecord(line, key, record, chosen); !why.empty()) {
+    if (std::string why = parseRecord(line, file, key, record, chosen); !why.empty()) {
       std::cerr << file << ":" << number << ": error: " << why << "\n";
       return 1;
     }

@@ -64,6 +64,8 @@ many:
   --no-sandbox            run workers without the sandbox (debugging)
   --seed N                seed of the first trial's inputs (default 0)
   --json                  JSON lines of verdicts instead of a table
+  --artifacts DIR         copy each built kernel library to
+                          DIR/<candidate_hash>.so
   --allow-unverified      count unverified verdicts as success
 
 exit status: 0 iff every candidate is accepted (with --allow-unverified:
@@ -166,6 +168,7 @@ void printTable(const std::vector<VerificationRequest> &candidates,
 
 int main(int argc, char **argv) {
   std::string fingerprint, signature, candidatePath, programPath, batch;
+  std::string artifactsDir;
   std::string cache = defaultCache();
   CandidateVerifierOptions options;
   options.build = defaultKernelBuildOptions(cache);
@@ -199,6 +202,9 @@ int main(int argc, char **argv) {
     } else if (arg == "--batch") {
       if (!value(batch))
         return usageError("--batch needs a file or folder");
+    } else if (arg == "--artifacts") {
+      if (!value(artifactsDir))
+        return usageError("--artifacts needs a folder");
     } else if (arg == "--cache") {
       if (!value(cache))
         return usageError("--cache needs a folder");
@@ -306,11 +312,36 @@ int main(int argc, char **argv) {
     if (c.fingerprint.empty() || c.signature.empty())
       return usageError(c.name + ": needs --fingerprint and --signature");
 
+  if (!artifactsDir.empty()) {
+    std::error_code ec;
+    fs::create_directories(artifactsDir, ec);
+    if (ec) {
+      std::fprintf(stderr, "dice-verify: cannot create %s: %s\n",
+                   artifactsDir.c_str(), ec.message().c_str());
+      return 1;
+    }
+  }
+
   std::unique_ptr<CandidateVerifier> verifier =
       createCandidateVerifier(options);
   std::vector<VerificationResult> results = verifier->verify(candidates);
   for (const std::string &note : verifier->takeNotes())
     std::fprintf(stderr, "dice-verify: note: %s\n", note.c_str());
+  bool copied = true;
+  if (!artifactsDir.empty()) {
+    std::error_code ec;
+    for (const VerificationResult &r : results) {
+      if (r.artifactPath.empty())
+        continue;
+      fs::path to = fs::path(artifactsDir) / (r.verdict.candidateHash + ".so");
+      fs::copy_file(r.artifactPath, to, fs::copy_options::overwrite_existing, ec);
+      if (ec) {
+        std::fprintf(stderr, "dice-verify: cannot copy %s to %s: %s\n",
+                     r.artifactPath.c_str(), to.c_str(), ec.message().c_str());
+        copied = false;
+      }
+    }
+  }
   if (json)
     for (const VerificationResult &r : results)
       std::printf("%s\n", r.verdict.toJson().c_str());
@@ -323,5 +354,5 @@ int main(int argc, char **argv) {
                (allowUnverified &&
                 r.verdict.status == VerdictStatus::Unverified);
       });
-  return success ? 0 : 1;
+  return success && copied ? 0 : 1;
 }

@@ -1,0 +1,116 @@
+"""Drives dice-opt's `--dice-pipeline` from Python: the kernel requests of a
+module, replay files of candidate kernels for them, and what the kernel
+database says about each candidate afterwards.
+
+Used by `python -m dice compile`, the example kernels' generator
+(python/dice/example_kernels/make_replay.py) and the end-to-end GPU test
+(test/gpu/pipeline_e2e.py).
+"""
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+SOURCE_ROOT = Path(__file__).resolve().parents[2]
+
+
+def find_tool(name):
+    build = Path(os.environ.get("DICE_BUILD_DIR", SOURCE_ROOT / "build"))
+    path = build / "bin" / name
+    if not path.exists():
+        sys.exit(f"error: no {name} at {path}; run scripts/setup.sh first")
+    return path
+
+
+def run(cmd, stdin=None, cwd=None, check=True):
+    proc = subprocess.run([str(c) for c in cmd], input=stdin, capture_output=True,
+                          text=True, cwd=cwd)
+    if check and proc.returncode != 0:
+        sys.stderr.write(proc.stderr)
+        sys.exit(f"error: {Path(str(cmd[0])).name} exited with {proc.returncode}")
+    return proc
+
+
+def signature(program):
+    """The `dice_forward` declaration dice-scaffold writes for `program`."""
+    result = "torch::Tensor" if len(program["outputs"]) == 1 else "std::vector<torch::Tensor>"
+    params = ", ".join(f"torch::Tensor x{i}" for i in range(len(program["inputs"])))
+    return f"{result} dice_forward({params});"
+
+
+def plan_of(mlir_text):
+    """dice-plan's JSON plan of a module's (only) function."""
+    return json.loads(run([find_tool("dice-plan")], stdin=mlir_text).stdout)
+
+
+def requests(mlir_path, granularity="fusion"):
+    """The kernel requests of a module, in order: dicts with fingerprint,
+    level, program (the reference program), python and signature."""
+    outlined = run([find_tool("dice-opt"), mlir_path,
+                    f"--dice-outline=granularity={granularity}", "--dice-scaffold"])
+    found = []
+    for step in plan_of(outlined.stdout)["steps"]:
+        if "request" in step:
+            found.append({"fingerprint": step["request"], "level": step["level"],
+                          "program": step["program"], "python": step["python"],
+                          "signature": signature(step["program"])})
+    return found, outlined
+
+
+def op_names(program):
+    """The program's torch functions, reshapes and constants left out."""
+    return [op["fn"] for op in program["ops"]
+            if op["fn"] not in ("scalar", "full", "reshape", "expand", "permute")]
+
+
+def write_replay(path, entries):
+    """entries: (fingerprint, cuda source) pairs, in file order."""
+    Path(path).write_text("".join(
+        json.dumps({"fingerprint": fp, "cuda_source": source}) + "\n"
+        for fp, source in entries))
+
+
+def write_config(path, database, artifacts):
+    """A dice.toml naming the kernel database and where builds go."""
+    Path(path).write_text(f'[database]\npath = "{database}"\n\n'
+                          f'[artifacts]\ndir = "{artifacts}"\n')
+
+
+def compile_pipeline(source, config, engine, lowered, jobs=2, granularity="fusion",
+                     output=None, extra=(), check=True):
+    """Runs dice-opt --dice-pipeline; the report goes to stdout."""
+    options = [f"granularity={granularity}", f"engine={engine}", f"jobs={jobs}",
+               f"artifacts={lowered}", *extra]
+    cmd = [find_tool("dice-opt"), source, f"--dice-config={config}",
+           f"--dice-pipeline={' '.join(options)}", "--dice-report=-",
+           "-mlir-print-op-on-diagnostic=false", "-o", output or os.devnull]
+    return run(cmd, check=check)
+
+
+def report_and_remarks(proc):
+    """(report lines, remark texts) of a compile_pipeline run."""
+    report = [line for line in proc.stdout.splitlines() if line.strip()]
+    remarks = [line.split("remark: ", 1)[1] for line in proc.stderr.splitlines()
+               if "remark: " in line]
+    return report, remarks
+
+
+def stored_candidates(database):
+    """Every candidate in a kernel database, in the order stored: dicts with
+    fingerprint, model, gpu_arch, candidate_hash, source, status, verdict
+    (parsed) and has_artifact."""
+    with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as db:
+        rows = db.execute(
+            "SELECT fingerprint, model_id, gpu_arch, candidate_hash, source, status, "
+            "verdict_json, artifact IS NOT NULL FROM candidates ORDER BY rowid").fetchall()
+    return [{"fingerprint": r[0], "model": r[1], "gpu_arch": r[2], "candidate_hash": r[3],
+             "source": r[4], "status": r[5], "verdict": json.loads(r[6]),
+             "has_artifact": bool(r[7])} for r in rows]
+
+
+def first_line(text, width=90):
+    line = (text or "").strip().split("\n", 1)[0]
+    return line if len(line) <= width else line[:width - 3] + "..."

@@ -1,0 +1,301 @@
+"""End-to-end test of --dice-pipeline with GPU verification, in four phases
+(docs/end-to-end.md):
+
+  prepare   (CPU, LLVM build)  export the model, write the replay candidates,
+                               compile once (candidates stored `unverified`),
+                               write the verification batch
+  verify    (GPU)              test/gpu/run-pipeline-e2e.sh verify
+  resolve   (CPU)              import the GPU verdicts and libraries, compile
+                               twice (the second with the replay file gone),
+                               write the lowered plan and its kernels
+  run       (GPU)              test/gpu/run-pipeline-e2e.sh run: the lowered
+                               plan through the kernel libraries vs PyTorch
+
+State the CPU phases keep is under .dice/pipeline-e2e/; what the GPU phases
+need is under .dice/pipeline-e2e/gpu/ (carry it to the GPU machine).
+"""
+
+import argparse
+import hashlib
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import torch
+from torch import nn
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "python"))
+
+from dice.pipeline import (compile_pipeline, find_tool, op_names, plan_of,  # noqa: E402
+                           report_and_remarks, requests, run, stored_candidates,
+                           write_config, write_replay)
+
+WORK = ROOT / ".dice" / "pipeline-e2e"
+GPU = WORK / "gpu"
+KERNELS = Path(__file__).resolve().parent / "pipeline_e2e_kernels"
+REPLAY_NAME = "block-replay.jsonl"
+MODEL_ID = f"replay:{REPLAY_NAME}"
+
+# The torch ops of a request (dice.pipeline.op_names) -> its candidates, as
+# (kind, file). Kinds: honest (expected accepted), wrong (incorrect), slow,
+# deceptive. Every request has at least one, so a warm database answers all.
+CANDIDATES = {
+    "to": [("slow", "to_double_slow.cu")],
+    "sum div sub mul": [("wrong", "centered_square_wrong.cu")],
+    "sum div to to add rsqrt": [("deceptive", "rstd_torch.cu")],
+    "sum div sub mul mul add": [("honest", "layernorm_apply.cu")],
+    "matmul add maximum": [("deceptive", "linear_relu_torch.cu"),
+                           ("honest", "linear_relu.cu")],
+    "matmul add div erf add mul mul add": [("wrong", "linear_gelu_wrong.cu"),
+                                           ("honest", "linear_gelu_residual.cu")],
+    "matmul add": [("slow", "linear_slow.cu")],
+    "amax sub exp": [("honest", "row_max_exp.cu")],
+    "sum div": [("honest", "row_normalize.cu")],
+}
+EXPECTED_STATUS = {"honest": "accepted", "wrong": "incorrect", "slow": "slow",
+                   "deceptive": "deceptive"}
+
+
+class Block(nn.Module):
+    """LayerNorm, linear + relu, linear + GELU + residual, a linear head and
+    a softmax: nine requests at fusion granularity."""
+
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.LayerNorm(128)
+        self.fc1 = nn.Linear(128, 256)
+        self.fc2 = nn.Linear(256, 128)
+        self.head = nn.Linear(128, 64)
+
+    def forward(self, x):
+        h = torch.relu(self.fc1(self.norm(x)))
+        h = nn.functional.gelu(self.fc2(h)) + x
+        return torch.softmax(self.head(h), dim=-1)
+
+
+def sha256(text):
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def fail(message):
+    sys.exit(f"FAIL: {message}")
+
+
+def pipeline(replay, output, jobs):
+    proc = compile_pipeline(WORK / "block.mlir", WORK / "dice.toml", f"replay:{replay}",
+                            WORK / "lowered", jobs=jobs, output=output)
+    return report_and_remarks(proc)
+
+
+def prepare(args):
+    from dice.torch_mlir_import import export_linalg_on_tensors
+    if WORK.exists():
+        shutil.rmtree(WORK)
+    GPU.mkdir(parents=True)
+    torch.manual_seed(0)
+    model = Block().eval()
+    example = torch.randn(32, 128)
+    (WORK / "block.mlir").write_text(export_linalg_on_tensors(model, (example,),
+                                                              func_name="block"))
+    torch.manual_seed(1)
+    inputs = [torch.randn(32, 128)]
+    torch.save({"state_dict": model.state_dict(), "inputs": inputs}, GPU / "model.pt")
+
+    found, _ = requests(WORK / "block.mlir")
+    entries, labels = [], []
+    for request in found:
+        key = " ".join(op_names(request["program"]))
+        if key not in CANDIDATES:
+            fail(f"no candidates for a request of: {key} (update CANDIDATES)")
+        for kind, name in CANDIDATES[key]:
+            source = (KERNELS / name).read_text()
+            entries.append((request["fingerprint"], source))
+            labels.append({"fingerprint": request["fingerprint"], "kind": kind, "file": name,
+                           "candidate_hash": sha256(source), "ops": key})
+    if len(found) < 5:
+        fail(f"only {len(found)} requests")
+    write_replay(WORK / REPLAY_NAME, entries)
+    write_config(WORK / "dice.toml", WORK / "kernels.db", WORK / "builds")
+    report, remarks = pipeline(WORK / REPLAY_NAME, WORK / "cold.mlir", args.jobs)
+    print("\n".join(report))
+
+    # What still needs a GPU: every stored candidate the CPU left unverified.
+    # Deceptive ones keep the static analysis' verdict (the GPU half is built
+    # without Clang and has no static analysis).
+    by_fp = {r["fingerprint"]: r for r in found}
+    stored = [c for c in stored_candidates(WORK / "kernels.db") if c["model"] == MODEL_ID]
+    batch = []
+    for c in stored:
+        if c["status"] != "unverified":
+            continue
+        request = by_fp[c["fingerprint"]]
+        batch.append({"name": c["candidate_hash"][:12], "fingerprint": c["fingerprint"],
+                      "signature": request["signature"], "cuda_source": c["source"],
+                      "program": request["program"]})
+    (GPU / "batch.jsonl").write_text("".join(json.dumps(b) + "\n" for b in batch))
+    (GPU / "labels.json").write_text(json.dumps(labels, indent=1) + "\n")
+    statuses = {c["candidate_hash"]: c["status"] for c in stored}
+    for label in labels:
+        status = statuses.get(label["candidate_hash"])
+        want = "deceptive" if label["kind"] == "deceptive" else "unverified"
+        if status != want:
+            fail(f"{label['file']}: {status} on the CPU, expected {want}")
+    print(f"prepare: {len(found)} requests, {len(labels)} candidates, "
+          f"{len(batch)} to verify on the GPU -> {GPU.relative_to(ROOT)}/batch.jsonl")
+
+
+def resolve(args):
+    gpu_dir = Path(args.gpu).resolve()
+    batch = {sha256(json.loads(line)["cuda_source"]): json.loads(line)
+             for line in (GPU / "batch.jsonl").read_text().splitlines() if line.strip()}
+    verdicts = [json.loads(line) for line in (gpu_dir / "verdicts.jsonl").read_text().splitlines()
+                if line.strip()]
+    if len(verdicts) != len(batch):
+        fail(f"{len(verdicts)} verdicts for {len(batch)} candidates")
+    records = []
+    for verdict in verdicts:
+        entry = batch.get(verdict["candidate_hash"])
+        if entry is None:
+            fail(f"verdict of an unknown candidate {verdict['candidate_hash']}")
+        record = {"fingerprint": entry["fingerprint"], "model": MODEL_ID,
+                  "source": entry["cuda_source"], "verdict": verdict}
+        library = gpu_dir / "libs" / f"{verdict['candidate_hash']}.so"
+        if library.exists():
+            record["artifact"] = str(library)
+        elif verdict["status"] == "accepted":
+            fail(f"accepted candidate {verdict['candidate_hash'][:12]} has no library")
+        records.append(record)
+    (WORK / "gpu-verdicts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    print(run([find_tool("dice-db"), "import", WORK / "kernels.db",
+               WORK / "gpu-verdicts.jsonl"]).stdout.strip())
+
+    # The first compile: every request is a database hit with its GPU verdict.
+    if (WORK / "lowered").exists():
+        shutil.rmtree(WORK / "lowered")
+    replay = WORK / REPLAY_NAME
+    stash = WORK / (REPLAY_NAME + ".away")
+    if stash.exists() and not replay.exists():
+        stash.rename(replay)
+    report, remarks = pipeline(replay, WORK / "lowered.mlir", args.jobs)
+    # The second: the replay file is gone, so any engine call would fail.
+    replay.rename(stash)
+    try:
+        again, _ = pipeline(replay, WORK / "again.mlir", args.jobs)
+    finally:
+        stash.rename(replay)
+    lowered = (WORK / "lowered.mlir").read_text()
+    if (WORK / "again.mlir").read_text() != lowered:
+        fail("the second compile (database only) printed different IR")
+    if again != report:
+        fail("the second compile reported differently")
+
+    labels = json.loads((GPU / "labels.json").read_text())
+    stored = {c["candidate_hash"]: c for c in stored_candidates(WORK / "kernels.db")
+              if c["model"] == MODEL_ID}
+    rows, problems = [], []
+    for label in labels:
+        c = stored[label["candidate_hash"]]
+        want = EXPECTED_STATUS[label["kind"]]
+        speedup = c["verdict"].get("speedup")
+        rows.append((label["fingerprint"][:12], label["ops"], label["kind"], label["file"],
+                     c["status"], f"{speedup:.2f}x" if speedup else "-"))
+        if c["status"] != want:
+            problems.append(f"{label['file']} ({label['kind']}): {c['status']}, "
+                            f"expected {want}: {c['verdict'].get('reason')}")
+    called = sorted(set(l.split("@dice_k_")[1].split("(")[0] for l in lowered.splitlines()
+                        if "call @dice_k_" in l))
+    manifest = json.loads((WORK / "lowered" / "manifest.json").read_text()) \
+        if (WORK / "lowered" / "manifest.json").exists() else {"kernels": {}}
+    honest = {l["fingerprint"] for l in labels if l["kind"] == "honest"}
+    if not called:
+        problems.append("no kernel is called")
+    for fp in called:
+        if fp not in honest:
+            problems.append(f"k_{fp} is called but has no honest candidate")
+        if fp not in manifest["kernels"]:
+            problems.append(f"k_{fp} is called but not in the manifest")
+
+    # What the GPU runs next: the lowered plan, the manifest and libraries.
+    plan = plan_of(lowered)
+    (GPU / "plan.json").write_text(json.dumps(plan))
+    if (GPU / "artifacts").exists():
+        shutil.rmtree(GPU / "artifacts")
+    if (WORK / "lowered").exists():
+        shutil.copytree(WORK / "lowered", GPU / "artifacts",
+                        ignore=shutil.ignore_patterns("*.c"))
+    kernel_steps = sum(1 for s in plan["steps"] if s["kind"] == "kernel")
+
+    lines = ["# dice-pipeline end to end: resolve (CPU)", "",
+             "```", *report, "```", "",
+             "| request | ops | kind | file | verdict | speedup |",
+             "| --- | --- | --- | --- | --- | --- |",
+             *[f"| {' | '.join(r)} |" for r in rows], "",
+             f"kernels called: {', '.join('k_' + fp for fp in called) or 'none'}; "
+             f"{kernel_steps} kernel steps in the plan",
+             "second compile (replay file removed): identical IR and report", ""]
+    if problems:
+        lines += ["problems:", *[f"- {p}" for p in problems]]
+    (GPU / "resolve.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    if problems:
+        fail(f"{len(problems)} problems")
+    print("resolve: OK")
+
+
+def run_lowered(args):
+    """On the GPU: the lowered plan through the manifest's kernels vs PyTorch."""
+    from dice.plan import run_plan
+    from dice.runtime import Runtime
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    saved = torch.load(GPU / "model.pt")
+    plan = json.loads((GPU / "plan.json").read_text())
+    device = torch.device("cuda")
+    model = Block().eval().to(device)
+    model.load_state_dict(saved["state_dict"])
+    inputs = [x.to(device) for x in saved["inputs"]]
+    runtime = Runtime(GPU / "artifacts" / "manifest.json")
+    with torch.no_grad():
+        expected = model(*inputs)
+        got = run_plan(plan, inputs, manifest=runtime)[0]
+    torch.cuda.synchronize()
+    error = ((got - expected).abs().max() / expected.abs().max()).item()
+    kernels = [s["fingerprint"] for s in plan["steps"] if s["kind"] == "kernel"]
+    ok = bool(kernels) and got.shape == expected.shape and error <= args.rtol
+    result = {"kernel_steps": kernels, "max_relative_error": error, "rtol": args.rtol,
+              "device": torch.cuda.get_device_name(), "ok": ok}
+    (out / "e2e.json").write_text(json.dumps(result, indent=1) + "\n")
+    resolve_md = (GPU / "resolve.md").read_text() if (GPU / "resolve.md").exists() else ""
+    (out / "e2e.md").write_text(
+        resolve_md + "\n# run (GPU)\n\n"
+        f"{result['device']}: the lowered plan ({len(kernels)} kernel steps: "
+        f"{', '.join('k_' + k for k in kernels)}) vs the PyTorch model on CUDA: "
+        f"max relative error {error:.2e} (tolerance {args.rtol:g}): "
+        f"{'OK' if ok else 'FAIL'}\n")
+    print((out / "e2e.md").read_text())
+    return 0 if ok else 1
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="phase", required=True)
+    p = sub.add_parser("prepare")
+    p.add_argument("--jobs", type=int, default=2)
+    p = sub.add_parser("resolve")
+    p.add_argument("--gpu", required=True, help="the output folder of the verify phase")
+    p.add_argument("--jobs", type=int, default=2)
+    p = sub.add_parser("run")
+    p.add_argument("--out", required=True)
+    p.add_argument("--rtol", type=float, default=1e-4)
+    args = parser.parse_args(argv)
+    if args.phase == "prepare":
+        return prepare(args) or 0
+    if args.phase == "resolve":
+        return resolve(args) or 0
+    return run_lowered(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The GPU phases of the dice-pipeline end-to-end test (docs/end-to-end.md),
+# on a GPU machine without LLVM, from the repository root, with
+# .dice/pipeline-e2e/gpu/ (written by `test/gpu/pipeline_e2e.py prepare` and
+# `resolve` on the CPU machine) carried along. Results go to $OUT.
+#   test/gpu/run-pipeline-e2e.sh verify [PYTHON]   the verification batch through
+#       dice-verify: $OUT/verdicts.jsonl and each built library as
+#       $OUT/libs/<candidate_hash>.so (feed $OUT to `pipeline_e2e.py resolve --gpu`)
+#   test/gpu/run-pipeline-e2e.sh run [PYTHON]      the lowered plan through the
+#       manifest's kernel libraries vs the PyTorch model: $OUT/e2e.{json,md}
+# Both build the GPU half first (as test/gpu/run-verifier.sh does): the
+# light-built libraries find libDiceLightBridge.so in build-gpu/lib.
+set -uo pipefail
+phase=${1:-}
+[[ $phase == verify || $phase == run ]] || { echo "usage: $0 verify|run [PYTHON]" >&2; exit 2; }
+PY=${2:-/opt/torch/.venv/bin/python}
+OUT=${OUT:-/tmp/dice-pipeline-e2e}
+GPU_DIR=.dice/pipeline-e2e/gpu
+mkdir -p "$OUT"
+[[ -f $GPU_DIR/batch.jsonl ]] || { echo "no $GPU_DIR/batch.jsonl: run pipeline_e2e.py prepare first" >&2; exit 1; }
+deps=()
+if [[ -d .deps/usr ]]; then
+  d=$PWD/.deps/usr
+  deps=(-DDICE_TOMLPP_INCLUDE_DIR=$d/include -Dnlohmann_json_DIR=$d/share/cmake/nlohmann_json
+        -DSQLite3_INCLUDE_DIR=$d/include -DSQLite3_LIBRARY=$d/lib/libsqlite3.so
+        -DDICE_PCRE2_INCLUDE_DIR=$d/include -DDICE_PCRE2_LIBRARY=$d/lib/libpcre2-8.so
+        -DDICE_UTF8PROC_INCLUDE_DIR=$d/include -DDICE_UTF8PROC_LIBRARY=$d/lib/libutf8proc.so)
+  export LD_LIBRARY_PATH=$d/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
+torch_dir=$("$PY" -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')/Torch
+start=$SECONDS
+{ cmake -G Ninja -B build-gpu -DDICE_ENABLE_COMPILER=OFF -DDICE_ENABLE_TESTS=OFF \
+    -DCMAKE_BUILD_TYPE=Release -DTorch_DIR="$torch_dir" -DDICE_PYTHON="$PY" "${deps[@]}" &&
+  ninja -C build-gpu dice-verify-worker dice-verify DiceLightBridge; } > "$OUT/build-$phase.log" 2>&1 ||
+  { tail -40 "$OUT/build-$phase.log"; exit 1; }
+echo "built in $((SECONDS - start)) s"
+{
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+  git rev-parse HEAD 2>/dev/null || echo "${DICE_COMMIT:-unknown}"
+  nproc
+} | tee "$OUT/machine.txt"
+
+if [[ $phase == verify ]]; then
+  rm -rf "$OUT/libs"
+  start=$SECONDS
+  build-gpu/bin/dice-verify --batch "$GPU_DIR/batch.jsonl" --jobs "$(nproc)" --json \
+    --cache /tmp/dice-pipeline-e2e-cache --artifacts "$OUT/libs" \
+    > "$OUT/verdicts.jsonl" 2> "$OUT/verify.log"
+  status=$?
+  echo "verified in $((SECONDS - start)) s (dice-verify exit $status: 0 only if all accepted)"
+  tail -5 "$OUT/verify.log"
+  "$PY" -c 'import json, sys
+for line in open(sys.argv[1]):
+    v = json.loads(line)
+    print(f"{v[\"fingerprint\"]}  {v[\"candidate_hash\"][:12]}  {v[\"status\"]:<13}  "
+          f"{v.get(\"speedup\") or \"-\"}  {(v.get(\"reason\") or \"\").splitlines()[0][:80] if v.get(\"reason\") else \"\"}")' \
+    "$OUT/verdicts.jsonl" | tee "$OUT/verdicts.txt"
+  [[ -s $OUT/verdicts.jsonl ]] || exit 1
+  exit 0
+fi
+
+[[ -f $GPU_DIR/plan.json ]] || { echo "no $GPU_DIR/plan.json: run pipeline_e2e.py resolve first" >&2; exit 1; }
+PYTHONPATH=$PWD/python${PYTHONPATH:+:$PYTHONPATH} "$PY" test/gpu/pipeline_e2e.py run --out "$OUT"
