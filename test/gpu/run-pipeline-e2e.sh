@@ -18,25 +18,12 @@ OUT=${OUT:-/tmp/dice-pipeline-e2e}
 GPU_DIR=.dice/pipeline-e2e/gpu
 mkdir -p "$OUT"
 [[ -f $GPU_DIR/batch.jsonl ]] || { echo "no $GPU_DIR/batch.jsonl: run pipeline_e2e.py prepare first" >&2; exit 1; }
-deps=()
-if [[ -d .deps/usr ]]; then
-  d=$PWD/.deps/usr
-  deps=(-DDICE_TOMLPP_INCLUDE_DIR=$d/include -Dnlohmann_json_DIR=$d/share/cmake/nlohmann_json
-        -DSQLite3_INCLUDE_DIR=$d/include -DSQLite3_LIBRARY=$d/lib/libsqlite3.so
-        -DDICE_PCRE2_INCLUDE_DIR=$d/include -DDICE_PCRE2_LIBRARY=$d/lib/libpcre2-8.so
-        -DDICE_UTF8PROC_INCLUDE_DIR=$d/include -DDICE_UTF8PROC_LIBRARY=$d/lib/libutf8proc.so)
-  export LD_LIBRARY_PATH=$d/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-fi
-torch_dir=$("$PY" -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')/Torch
 start=$SECONDS
-{ cmake -G Ninja -B build-gpu -DDICE_ENABLE_COMPILER=OFF -DDICE_ENABLE_TESTS=OFF \
-    -DCMAKE_BUILD_TYPE=Release -DTorch_DIR="$torch_dir" -DDICE_PYTHON="$PY" "${deps[@]}" &&
-  ninja -C build-gpu dice-verify-worker dice-verify DiceLightBridge; } > "$OUT/build-$phase.log" 2>&1 ||
-  { tail -40 "$OUT/build-$phase.log"; exit 1; }
+source test/gpu/build-gpu-half.sh "$PY" "$OUT/build-$phase.log" dice-verify-worker dice-verify DiceLightBridge || exit 1
 echo "built in $((SECONDS - start)) s"
 {
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-  git rev-parse HEAD 2>/dev/null || echo "${DICE_COMMIT:-unknown}"
+  echo "${DICE_COMMIT:-$(git rev-parse HEAD 2>/dev/null)}"
   nproc
 } | tee "$OUT/machine.txt"
 
