@@ -19,7 +19,6 @@ and the throughput of all candidates at once with every core building
 import argparse
 import json
 import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -30,8 +29,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT / "test" / "verifier" / "corpus"
-SIGNATURE = re.compile(r"((?:std::vector<torch::Tensor>)|(?:torch::Tensor))\s+dice_forward\s*\(([^)]*)\)")
+sys.path.insert(0, str(ROOT / "test" / "gpu"))
+
+from check_corpus_verdicts import corpus_entries  # noqa: E402
 
 # What the load_inline flow runs in its own process: build, 5 correctness
 # trials, 100 timed runs. Printed JSON is its verdict.
@@ -77,20 +77,8 @@ print(json.dumps({"status": "correct" if correct else "incorrect",
 '''
 
 
-def honest_candidates(limit=None):
-    labels = json.loads((CORPUS / "labels.json").read_text())
-    out = []
-    for name, label in sorted(labels.items()):
-        if not name.startswith("honest_"):
-            continue
-        source = (CORPUS / name).read_text()
-        match = SIGNATURE.search(source)
-        result, params = match.group(1), [p.strip() for p in match.group(2).split(",")]
-        declaration = f"{result} dice_forward({', '.join(params)});"
-        program = json.loads((CORPUS / "programs" / (Path(name).stem + ".json")).read_text())
-        out.append({"name": name, "source": source, "declaration": declaration,
-                    "program": program, **label})
-    return out[:limit] if limit else out
+def honest_candidates():
+    return [{**c, **c["label"]} for c in corpus_entries() if c["name"].startswith("honest_")]
 
 
 # dice-verify compiles every candidate with what a load_inline build has in

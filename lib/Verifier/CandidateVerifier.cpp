@@ -143,11 +143,15 @@ void analyse(std::vector<Pending> &pending,
 } // namespace
 
 bool haveCudaDevice() {
-  if (!fs::exists("/proc/driver/nvidia/version"))
-    return false;
-  std::string log = "/dev/null";
-  ProcessResult run = runProcess({"nvidia-smi", "-L"}, log, 20);
-  return run.succeeded();
+  // A device does not come or go during a compile; asking nvidia-smi once
+  // spares the pass and every verify() call a child process.
+  static const bool present = [] {
+    if (!fs::exists("/proc/driver/nvidia/version"))
+      return false;
+    std::string log = "/dev/null";
+    return runProcess({"nvidia-smi", "-L"}, log, 20).succeeded();
+  }();
+  return present;
 }
 
 KernelBuildOptions defaultKernelBuildOptions(const std::string &cacheDir) {

@@ -31,17 +31,28 @@ def labels():
     return json.loads((CORPUS / "labels.json").read_text())
 
 
+def corpus_entries():
+    """Every corpus file as a candidate: name, label, source, the
+    `dice_forward` declaration it defines and its reference program (None
+    where labels.json names no computation)."""
+    entries = []
+    for name, label in labels().items():
+        source = (CORPUS / name).read_text()
+        result, params = SIGNATURE.search(source).groups()
+        program = CORPUS / "programs" / (Path(name).stem + ".json")
+        entries.append({"name": name, "label": label, "source": source,
+                        "declaration": f"{result} dice_forward({params.strip()});",
+                        "program": json.loads(program.read_text()) if program.exists() else None})
+    return entries
+
+
 def write_batch(path):
     with open(path, "w") as out:
-        for i, (name, label) in enumerate(labels().items()):
-            source = (CORPUS / name).read_text()
-            result, params = SIGNATURE.search(source).groups()
-            entry = {"name": name, "fingerprint": f"corpus{i:03d}",
-                     "signature": f"{result} dice_forward({params.strip()});",
-                     "cuda_source": source}
-            program = CORPUS / "programs" / (Path(name).stem + ".json")
-            if program.exists():
-                entry["program"] = json.loads(program.read_text())
+        for i, c in enumerate(corpus_entries()):
+            entry = {"name": c["name"], "fingerprint": f"corpus{i:03d}",
+                     "signature": c["declaration"], "cuda_source": c["source"]}
+            if c["program"] is not None:
+                entry["program"] = c["program"]
             out.write(json.dumps(entry) + "\n")
 
 

@@ -74,6 +74,10 @@ private:
   KernelTracer() = default;
 };
 
+/// The file name of a module path ("libtorch_cuda.so" of ".../lib/
+/// libtorch_cuda.so"); empty for an empty path.
+std::string moduleBaseName(const std::string &path);
+
 /// Whether a kernel of another library is plumbing that a candidate may
 /// run: ATen's fill and copy kernels behind `torch::zeros`, `zero_`,
 /// `contiguous` and friends, which the static allowlist admits. Decided by

@@ -561,11 +561,6 @@ std::string kernelLabel(const TracedKernel &k) {
   return "`" + name + "`";
 }
 
-std::string baseName(const std::string &path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 /// Why the trace makes the candidate deceptive; empty when it does not.
 std::string judgeTrace(const KernelTraceResult &trace, int64_t &ownKernels) {
   ownKernels = 0;
@@ -596,7 +591,7 @@ std::string judgeTrace(const KernelTraceResult &trace, int64_t &ownKernels) {
              "count as its own";
     return "kernel " + kernelLabel(k) + " of " +
            (k.module.empty() ? std::string("an unknown module")
-                             : baseName(k.module)) +
+                             : moduleBaseName(k.module)) +
            " ran: the result must come from the candidate's own kernels, "
            "not from ATen or a vendor library";
   }

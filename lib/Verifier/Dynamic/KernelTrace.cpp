@@ -187,8 +187,7 @@ std::string callerModule() {
     std::string module = moduleOf(frames[i]);
     if (module.empty() || module == self)
       continue;
-    size_t slash = module.rfind('/');
-    std::string base = module.substr(slash == std::string::npos ? 0 : slash + 1);
+    std::string base = moduleBaseName(module);
     if (base.rfind("libcuda.so", 0) == 0 || base.rfind("libcudart", 0) == 0 ||
         base.rfind("libcupti", 0) == 0)
       continue;
@@ -507,10 +506,13 @@ KernelTraceResult KernelTracer::end() {
   return result;
 }
 
+std::string moduleBaseName(const std::string &path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
 bool isAllowedPlumbingKernel(const TracedKernel &kernel) {
-  size_t slash = kernel.module.rfind('/');
-  std::string base = kernel.module.substr(slash == std::string::npos ? 0
-                                                                     : slash + 1);
+  std::string base = moduleBaseName(kernel.module);
   // An untraced module (empty) is judged by the name alone: the candidate's
   // own kernels are recognised before this is asked.
   bool fromTorch = base.empty() || base.rfind("libtorch", 0) == 0 ||
