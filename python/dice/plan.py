@@ -61,7 +61,10 @@ def run_plan(plan, inputs, manifest=None):
         source = step["python"]
         if source not in models:
             models[source] = python_model(source)
-        outputs = models[source](*[values[a] for a in step["args"]])
+        # The inputs' device is the default one: a step without tensor
+        # arguments (a `torch.full` of a fill) creates its tensors there.
+        with device:
+            outputs = models[source](*[values[a] for a in step["args"]])
         if not isinstance(outputs, tuple):
             outputs = (outputs,)
         for result, value in zip(step["results"], outputs):

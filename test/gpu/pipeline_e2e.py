@@ -20,6 +20,7 @@ import hashlib
 import json
 import shutil
 import sys
+import tarfile
 from pathlib import Path
 
 import torch
@@ -148,6 +149,12 @@ def prepare(args):
 
 def resolve(args):
     gpu_dir = Path(args.gpu).resolve()
+    libs = WORK / "gpu-libs"
+    if libs.exists():
+        shutil.rmtree(libs)
+    libs.mkdir(parents=True)
+    with tarfile.open(gpu_dir / "libs.tar") as archive:
+        archive.extractall(libs, filter="data")
     batch = {sha256(json.loads(line)["cuda_source"]): json.loads(line)
              for line in (GPU / "batch.jsonl").read_text().splitlines() if line.strip()}
     verdicts = [json.loads(line) for line in (gpu_dir / "verdicts.jsonl").read_text().splitlines()
@@ -161,7 +168,7 @@ def resolve(args):
             fail(f"verdict of an unknown candidate {verdict['candidate_hash']}")
         record = {"fingerprint": entry["fingerprint"], "model": MODEL_ID,
                   "source": entry["cuda_source"], "verdict": verdict}
-        library = gpu_dir / "libs" / f"{verdict['candidate_hash']}.so"
+        library = libs / "libs" / f"{verdict['candidate_hash']}.so"
         if library.exists():
             record["artifact"] = str(library)
         elif verdict["status"] == "accepted":

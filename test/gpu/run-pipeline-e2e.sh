@@ -5,7 +5,8 @@
 # `resolve` on the CPU machine) carried along. Results go to $OUT.
 #   test/gpu/run-pipeline-e2e.sh verify [PYTHON]   the verification batch through
 #       dice-verify: $OUT/verdicts.jsonl and each built library as
-#       $OUT/libs/<candidate_hash>.so (feed $OUT to `pipeline_e2e.py resolve --gpu`)
+#       libs/<candidate_hash>.so in $OUT/libs.tar (feed $OUT to
+#       `pipeline_e2e.py resolve --gpu`)
 #   test/gpu/run-pipeline-e2e.sh run [PYTHON]      the lowered plan through the
 #       manifest's kernel libraries vs the PyTorch model: $OUT/e2e.{json,md}
 # Both build the GPU half first (as test/gpu/run-verifier.sh does): the
@@ -36,12 +37,16 @@ if [[ $phase == verify ]]; then
   status=$?
   echo "verified in $((SECONDS - start)) s (dice-verify exit $status: 0 only if all accepted)"
   tail -5 "$OUT/verify.log"
-  "$PY" -c 'import json, sys
+  "$PY" - "$OUT/verdicts.jsonl" <<'EOF' | tee "$OUT/verdicts.txt"
+import json, sys
 for line in open(sys.argv[1]):
     v = json.loads(line)
-    print(f"{v[\"fingerprint\"]}  {v[\"candidate_hash\"][:12]}  {v[\"status\"]:<13}  "
-          f"{v.get(\"speedup\") or \"-\"}  {(v.get(\"reason\") or \"\").splitlines()[0][:80] if v.get(\"reason\") else \"\"}")' \
-    "$OUT/verdicts.jsonl" | tee "$OUT/verdicts.txt"
+    reason = (v.get("reason") or "").splitlines()
+    print(f"{v['fingerprint']}  {v['candidate_hash'][:12]}  {v['status']:<13}  "
+          f"{v.get('speedup') or '-'}  {reason[0][:80] if reason else ''}")
+EOF
+  # At most a few files come back from a GPU machine: the libraries travel as one archive.
+  tar -C "$OUT" -cf "$OUT/libs.tar" libs && rm -rf "$OUT/libs"
   [[ -s $OUT/verdicts.jsonl ]] || exit 1
   exit 0
 fi

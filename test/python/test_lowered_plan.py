@@ -140,6 +140,41 @@ def test_runtime_errors(lowered):
         Runtime(bad)
 
 
+FILL_PROGRAM = """
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self):
+        return torch.full((2, 3), 1.5)
+"""
+
+ADD_PROGRAM = """
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x0, x1):
+        return torch.add(x0, x1)
+"""
+
+
+def test_steps_without_arguments_create_tensors_on_the_inputs_device():
+    """A fill's own step has no tensor to take the device from; mixing its
+    result with a GPU input must not meet a CPU tensor. The meta device
+    stands in for the GPU: meta and CPU tensors do not mix either."""
+    plan = {"arguments": [{"shape": [2, 3], "dtype": "float32"}],
+            "steps": [{"kind": "program", "python": FILL_PROGRAM, "args": [], "results": [1]},
+                      {"kind": "program", "python": ADD_PROGRAM, "args": [0, 1], "results": [2]}],
+            "outputs": [2]}
+    (got,) = run_plan(plan, [torch.empty(2, 3, device="meta")])
+    assert got.device.type == "meta" and got.shape == (2, 3)
+    x = torch.randn(2, 3)
+    assert torch.equal(run_plan(plan, [x])[0], x + 1.5)
+
+
 class MemRef(ctypes.Structure):
     """StridedMemRefType<T, 2>, the descriptor lowered code passes."""
     _fields_ = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),

@@ -77,7 +77,10 @@ std::string parseRecord(const std::string &line, const std::string &file,
     record.candidateHash = dice::sha256Hex(record.source);
     verdict["fingerprint"] = key.fingerprint;
     verdict["candidate_hash"] = record.candidateHash;
-    bool timed = verdict.contains("kernel_ms") && verdict.contains("baseline_ms");
+    // Untimed verdicts (incorrect, crashed, ...) carry null timings, as
+    // dice-verify --json writes them.
+    bool timed = verdict.contains("kernel_ms") && verdict["kernel_ms"].is_number() &&
+                 verdict.contains("baseline_ms") && verdict["baseline_ms"].is_number();
     double kernelMs = timed ? verdict["kernel_ms"].get<double>() : 0;
     double baselineMs = timed ? verdict["baseline_ms"].get<double>() : 0;
     if (timed && kernelMs > 0)
