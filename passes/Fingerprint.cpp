@@ -16,6 +16,9 @@ std::string mlir::dice::computeFingerprint(KernelRequestOp request) {
   auto copy = cast<KernelRequestOp>(builder.clone(*request));
   copy.setFingerprint("00000000");
   copy.removeScaffoldAttr();
+  // Where the ops stood in their function is no part of what they compute.
+  copy.getBody().walk(
+      [](Operation *op) { op->removeAttr(DiceDialect::kPositionAttrName); });
 
   std::string text;
   llvm::raw_string_ostream os(text);

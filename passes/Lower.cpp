@@ -407,7 +407,7 @@ func::FuncOp LowerPass::declare(KernelOp kernel) {
   func.setPrivate();
   func->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
   func->setAttr(
-      "dice.library",
+      DiceDialect::kLibraryAttrName,
       builder.getStringAttr(("k_" + kernel.getFingerprint() + ".so").str()));
   return func;
 }

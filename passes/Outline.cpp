@@ -7,7 +7,8 @@
 // group becomes a request whose operands are the tensors it reads from
 // outside, weights included, with its rematerializable producers cloned
 // inside. Work the reference program cannot render stays outside with a
-// remark.
+// remark. Every op of an outlined block gets its original index
+// (`dice.position`) for dice-resolve.
 //
 //===----------------------------------------------------------------------===//
 
@@ -80,11 +81,19 @@ public:
   LogicalResult run() {
     assignRoles();
     std::vector<std::vector<Operation *>> groups = formGroups();
+    if (groups.empty())
+      return success();
+    // Every op, inside a request or not, remembers where it was, so that
+    // dice-resolve puts back what falls back exactly as it was.
+    setPositions();
     bool outlined = false;
     for (auto &group : groups)
       outlined |= createRequest(group);
-    if (!outlined)
+    if (!outlined) {
+      for (Operation &op : block)
+        op.removeAttr(DiceDialect::kPositionAttrName);
       return success();
+    }
     changed = true;
     // Requests sit where their first op was; order them after their operands.
     // Groups never form cycles, so this cannot fail on valid input.
@@ -120,6 +129,13 @@ private:
       position[&op] = index++;
       roles[&op] = classify(&op);
     }
+  }
+
+  void setPositions() {
+    Builder builder(block.getParentOp()->getContext());
+    for (Operation &op : block)
+      op.setAttr(DiceDialect::kPositionAttrName,
+                 builder.getI64IntegerAttr(position[&op]));
   }
 
   Role classify(Operation *op) {

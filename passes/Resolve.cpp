@@ -6,9 +6,11 @@
 
 #include "dice/Verifier/Sha256.h"
 
+#include "mlir/Analysis/TopologicalSortUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -48,8 +50,51 @@ std::string firstLine(StringRef reason) {
 
 std::string formatSpeedup(double speedup) {
   std::string text;
-  llvm::raw_string_ostream(text) << llvm::format("%.2fx", speedup);
+  // Two significant digits for very slow candidates rather than "0.00x".
+  llvm::raw_string_ostream(text)
+      << llvm::format(speedup >= 0.1 ? "%.2fx" : "%.2gx", speedup);
   return text;
+}
+
+std::optional<int64_t> positionOf(Operation *op) {
+  if (auto position =
+          op->getAttrOfType<IntegerAttr>(DiceDialect::kPositionAttrName))
+    return position.getInt();
+  return std::nullopt;
+}
+
+/// Puts the ops of `block` back in their order before dice-outline (where
+/// every request fell back, exactly the input's order) and drops the
+/// positions. A kernel call stands where its request's first op stood, or
+/// right after the last op it reads when that stood later (a weight that
+/// dice-outline moved above the request); an op without a position stays
+/// behind its predecessor.
+void restoreOriginalOrder(Block &block) {
+  // (position, 1 if moved down behind an operand), computed in the block's
+  // current order, which is topological: operands' keys are known.
+  llvm::DenseMap<Operation *, std::pair<int64_t, int>> keys;
+  SmallVector<Operation *> ops;
+  std::pair<int64_t, int> previous = {-1, 0};
+  for (Operation &op : block) {
+    std::pair<int64_t, int> key = previous;
+    if (std::optional<int64_t> position = positionOf(&op))
+      key = {*position, 0};
+    for (Value operand : op.getOperands())
+      if (Operation *def = operand.getDefiningOp();
+          def && def->getBlock() == &block && keys.lookup(def).first >= key.first)
+        key = {keys.lookup(def).first, 1};
+    keys[&op] = previous = key;
+    ops.push_back(&op);
+  }
+  llvm::stable_sort(ops, [&](Operation *a, Operation *b) {
+    return keys[a] < keys[b];
+  });
+  for (Operation *op : ops) {
+    op->moveBefore(&block, block.end());
+    op->removeAttr(DiceDialect::kPositionAttrName);
+  }
+  // A safety net: a no-op for what dice-outline produced.
+  sortTopologically(&block);
 }
 
 /// Writes the stored library of a candidate to `<dir>/db/<hash>.so` (left
@@ -107,15 +152,20 @@ private:
   void useKernel(KernelRequestOp request, CandidateAttr chosen);
   /// Puts the request's ops back where the request was.
   void inlineBack(KernelRequestOp request);
-  /// Undoes dice-outline's rematerialization of a constant: reuses an equal
-  /// constant before the request, or moves it up among the constants that
-  /// start the block.
-  void unrematerialize(Operation *constant, Operation *request);
+  /// Undoes dice-outline's rematerialization of a producer: keeps one of the
+  /// ops that share its position (clones of one op, now equal again).
+  void unrematerialize(Operation *op);
+  /// The same for IR without positions (written by hand or by another
+  /// tool): reuses an equal constant before the request, or moves it up
+  /// among the constants that start the block.
+  void unrematerializeConstant(Operation *constant, Operation *request);
 
   OpBuilder::InsertPoint kernelInsertPoint;
   /// The last constant moved to the start of each block, so several keep
   /// their order of first use.
   llvm::DenseMap<Block *, Operation *> lastHoisted;
+  /// For each block, the op kept for each position.
+  llvm::DenseMap<Block *, llvm::DenseMap<int64_t, Operation *>> byPosition;
   std::map<std::string, KernelOp> kernels;
 };
 
@@ -146,11 +196,33 @@ void ResolvePass::useKernel(KernelRequestOp request, CandidateAttr chosen) {
                              request.getResultTypes(),
                              FlatSymbolRefAttr::get(kernel.getSymNameAttr()),
                              request.getInputs());
+  std::optional<int64_t> first;
+  for (Operation &op : request.getBody().front())
+    if (std::optional<int64_t> position = positionOf(&op))
+      first = std::min(first.value_or(*position), *position);
+  if (first)
+    call->setAttr(DiceDialect::kPositionAttrName,
+                  builder.getI64IntegerAttr(*first));
   request.replaceAllUsesWith(call.getResults());
   request.erase();
 }
 
-void ResolvePass::unrematerialize(Operation *constant, Operation *request) {
+void ResolvePass::unrematerialize(Operation *op) {
+  auto [slot, inserted] =
+      byPosition[op->getBlock()].try_emplace(*positionOf(op), op);
+  if (inserted || slot->second == op)
+    return;
+  // Its producers are merged already (they come first), so a clone reads
+  // exactly what the kept op reads.
+  if (!OperationEquivalence::isEquivalentTo(
+          slot->second, op, OperationEquivalence::IgnoreLocations))
+    return;
+  op->replaceAllUsesWith(slot->second);
+  op->erase();
+}
+
+void ResolvePass::unrematerializeConstant(Operation *constant,
+                                          Operation *request) {
   Block *block = request->getBlock();
   for (Operation &op : *block) {
     if (&op == request)
@@ -182,18 +254,30 @@ void ResolvePass::inlineBack(KernelRequestOp request) {
        llvm::zip_equal(body.getArguments(), request.getInputs()))
     arg.replaceAllUsesWith(input);
   request.replaceAllUsesWith(yield.getValues());
-  // What dice-outline clones into every request that reads it: constants
-  // and tensor.empty (pure, no operands, so equal ones are interchangeable).
-  SmallVector<Operation *> constants;
-  for (Operation &op : body.without_terminator())
-    if (op.getNumOperands() == 0 && op.getNumRegions() == 0 &&
-        isMemoryEffectFree(&op))
+  // The ops already in the block come first: the ones outline left there.
+  Block *block = request->getBlock();
+  if (auto [it, fresh] = byPosition.try_emplace(block); fresh)
+    for (Operation &op : *block)
+      if (std::optional<int64_t> position = positionOf(&op))
+        it->second.try_emplace(*position, &op);
+  SmallVector<Operation *> positioned, constants;
+  for (Operation &op : body.without_terminator()) {
+    if (positionOf(&op))
+      positioned.push_back(&op);
+    // Without positions: what dice-outline clones into every request that
+    // reads it, constants and tensor.empty (pure, no operands, so equal
+    // ones are interchangeable).
+    else if (op.getNumOperands() == 0 && op.getNumRegions() == 0 &&
+             isMemoryEffectFree(&op))
       constants.push_back(&op);
-  request->getBlock()->getOperations().splice(
+  }
+  block->getOperations().splice(
       Block::iterator(request), body.getOperations(), body.begin(),
       Block::iterator(yield));
+  for (Operation *op : positioned)
+    unrematerialize(op);
   for (Operation *constant : constants)
-    unrematerialize(constant, request);
+    unrematerializeConstant(constant, request);
   request.erase();
 }
 
@@ -206,6 +290,7 @@ void ResolvePass::runOnOperation() {
   kernelInsertPoint = OpBuilder::InsertPoint();
   kernels.clear();
   lastHoisted.clear();
+  byPosition.clear();
 
   SmallVector<KernelRequestOp> requests;
   module.walk([&](KernelRequestOp request) { requests.push_back(request); });
@@ -348,6 +433,14 @@ void ResolvePass::runOnOperation() {
     inlineBack(request);
     rows.push_back(std::move(row));
   }
+
+  llvm::SetVector<Block *> outlinedBlocks;
+  module.walk([&](Operation *op) {
+    if (positionOf(op))
+      outlinedBlocks.insert(op->getBlock());
+  });
+  for (Block *block : outlinedBlocks)
+    restoreOriginalOrder(*block);
 
   if (reportPath.empty())
     return;

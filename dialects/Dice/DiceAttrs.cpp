@@ -130,7 +130,7 @@ Attribute VerdictAttr::parse(AsmParser &parser, Type) {
       return {};
     }
     if (*kind == MetricKind::Count) {
-      int64_t count;
+      int64_t count = 0;
       if (parser.parseInteger(count))
         return {};
       metrics.append(key, b.getI64IntegerAttr(count));

@@ -16,3 +16,21 @@ void DiceDialect::initialize() {
       >();
   registerAttributes();
 }
+
+LogicalResult DiceDialect::verifyOperationAttribute(Operation *op,
+                                                    NamedAttribute attribute) {
+  StringRef name = attribute.getName().getValue();
+  if (name == kPositionAttrName) {
+    if (!isa<IntegerAttr>(attribute.getValue()))
+      return op->emitError() << "'" << name << "' must be an integer";
+    return success();
+  }
+  if (name == kLibraryAttrName) {
+    if (!isa<StringAttr>(attribute.getValue()))
+      return op->emitError() << "'" << name << "' must be a string";
+    return success();
+  }
+  return op->emitError() << "unknown dice attribute '" << name
+                         << "' (known: " << kPositionAttrName << ", "
+                         << kLibraryAttrName << ")";
+}

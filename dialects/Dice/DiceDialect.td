@@ -25,11 +25,26 @@ def Dice_Dialect : Dialect {
     `dice.call` of a module-level `dice.kernel`, and a rejected one is inlined
     back so that the rest of the pipeline sees the ops it would have seen
     without DICE.
+
+    Two discardable attributes, checked by the dialect: `dice.position`
+    (an integer: an op's index in its block before `dice-outline`, which
+    `dice-resolve` uses to restore the order and then removes) and
+    `dice.library` (a string: the kernel library of a lowered
+    `dice_k_<fingerprint>` declaration).
   }];
   let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
     /// Defined beside the attribute storage classes (DiceAttrs.cpp).
     void registerAttributes();
+
+    /// An op's index in its block before dice-outline moved it: dice-resolve
+    /// restores that order where requests fall back, and removes the
+    /// attribute. An integer.
+    static constexpr ::llvm::StringLiteral kPositionAttrName = "dice.position";
+    /// The kernel library a lowered `dice_k_<fingerprint>` declaration
+    /// calls into, relative to the artifacts directory. A string.
+    static constexpr ::llvm::StringLiteral kLibraryAttrName = "dice.library";
   }];
 }
 

@@ -14,21 +14,24 @@
 
 // OP-LABEL: func.func @gemm_bias_relu
 // OP-SAME: (%[[X:.*]]: tensor<4x8xf32>, %[[W:.*]]: tensor<8x16xf32>)
-// OP: %[[BIAS:.*]] = arith.constant dense<
+// Every op carries its index in the block before outlining; the clones of a
+// rematerialized op share it.
+// OP: %[[BIAS:.*]] = arith.constant {dice.position = 1 : i64} dense<
 // OP: %[[MM:.*]] = dice.kernel_request "{{[0-9a-f]+}}" level(1) (%[[X]], %[[W]])
-// OP:   arith.constant 0.0
-// OP:   tensor.empty
-// OP:   linalg.fill
-// OP:   linalg.matmul
+// OP:   arith.constant {dice.position = 0 : i64} 0.0
+// OP:   tensor.empty() {dice.position = 2 : i64}
+// OP:   linalg.fill {dice.position = 3 : i64}
+// OP:   linalg.matmul {dice.position = 4 : i64}
 // OP:   dice.yield
 // OP: %[[ADD:.*]] = dice.kernel_request "{{[0-9a-f]+}}" level(1) (%[[MM]], %[[BIAS]])
+// OP:   tensor.empty() {dice.position = 2 : i64}
 // OP:   linalg.generic
 // OP-NOT: linalg.generic
 // OP:   dice.yield
 // OP: %[[RELU:.*]] = dice.kernel_request "{{[0-9a-f]+}}" level(1) (%[[ADD]])
 // OP:   linalg.generic
 // OP:   dice.yield
-// OP: return %[[RELU]]
+// OP: return {dice.position = 7 : i64} %[[RELU]]
 
 // FUSION-LABEL: func.func @gemm_bias_relu
 // FUSION: %[[R:.*]] = dice.kernel_request "{{[0-9a-f]+}}" level(2) (%{{.*}}, %{{.*}}, %{{.*}}) : (tensor<4x8xf32>, tensor<8x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
@@ -37,7 +40,7 @@
 // FUSION:   linalg.generic
 // FUSION:   dice.yield
 // FUSION-NEXT: }
-// FUSION-NEXT: return %[[R]]
+// FUSION-NEXT: return {dice.position = 7 : i64} %[[R]]
 
 // FUNCTION-LABEL: func.func @gemm_bias_relu
 // FUNCTION: dice.kernel_request "{{[0-9a-f]+}}" level(3)
@@ -107,7 +110,7 @@ func.func @transposed_weight(%x: tensor<2x3xf32>) -> tensor<2x2xf32> {
 // FUSION:   iterator_types = ["parallel", "reduction"]
 // FUSION:   iterator_types = ["parallel", "parallel"]
 // FUSION:   dice.yield
-// FUSION: return %[[RS]]
+// FUSION: return {{{.*}}} %[[RS]]
 func.func @chains(%x: tensor<4x4xf32>, %w: tensor<4x4xf32>) -> tensor<4x4xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<4x4xf32>

@@ -426,3 +426,27 @@ func.func @origin_without_candidates(%x: tensor<4xf16>) -> tensor<4xf16> {
   }
   return %r : tensor<4xf16>
 }
+
+// -----
+
+// The dialect's discardable attributes are checked; unknown ones are errors.
+func.func @position_not_an_integer() {
+  // expected-error @+1 {{'dice.position' must be an integer}}
+  %c = arith.constant {dice.position = "first"} 1.0 : f32
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'dice.library' must be a string}}
+func.func @library_not_a_string() attributes {dice.library = 3 : i64} {
+  return
+}
+
+// -----
+
+func.func @unknown_dice_attribute() {
+  // expected-error @+1 {{unknown dice attribute 'dice.where' (known: dice.position, dice.library)}}
+  %c = arith.constant {dice.where = 1 : i64} 1.0 : f32
+  return
+}
