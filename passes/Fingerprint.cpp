@@ -17,7 +17,7 @@ std::string mlir::dice::computeFingerprint(KernelRequestOp request) {
   copy.setFingerprint("00000000");
   copy.removeScaffoldAttr();
   // Where the ops stood in their function is no part of what they compute.
-  copy.getBody().walk(
+  copy->walk(
       [](Operation *op) { op->removeAttr(DiceDialect::kPositionAttrName); });
 
   std::string text;

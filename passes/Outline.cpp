@@ -350,6 +350,9 @@ private:
         "00000000", level, /*scaffold=*/nullptr, /*model=*/nullptr,
         /*gpu_arch=*/nullptr, /*candidates=*/nullptr);
 
+    // Where a kernel call would stand: the first op of the group.
+    request->setAttr(DiceDialect::kPositionAttrName,
+                     builder.getI64IntegerAttr(position[group.front()]));
     Block *body = builder.createBlock(&request.getBody());
     IRMapping mapping;
     for (Value input : inputs)

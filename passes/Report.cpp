@@ -49,7 +49,8 @@ std::string mlir::dice::summarizeOps(Region &region) {
   return text;
 }
 
-void mlir::dice::writeReport(raw_ostream &os, ArrayRef<ReportRow> rows) {
+void mlir::dice::writeReport(raw_ostream &os, ArrayRef<ReportRow> rows,
+                             const ReportTotals &totals) {
   unsigned opsWidth = 3;
   unsigned verdictsWidth = 8;
   for (const ReportRow &row : rows) {
@@ -68,4 +69,21 @@ void mlir::dice::writeReport(raw_ostream &os, ArrayRef<ReportRow> rows) {
   for (const ReportRow &row : rows)
     line(StringRef(row.fingerprint).take_front(12), std::to_string(row.level),
          row.ops, std::to_string(row.candidates), row.verdicts, row.outcome);
+
+  unsigned fallbacks = totals.noCandidates + totals.allFailed + totals.tooSlow +
+                       totals.unverified;
+  os << "total: requests: " << totals.requests
+     << ", candidates: " << totals.candidates
+     << ", kernels used: " << totals.accepted << ", fallbacks: " << fallbacks;
+  std::string separator = " (";
+  for (auto [count, reason] :
+       {std::pair{totals.noCandidates, "no candidates"},
+        std::pair{totals.allFailed, "all failed"},
+        std::pair{totals.tooSlow, "too slow"},
+        std::pair{totals.unverified, "unverified"}})
+    if (count) {
+      os << separator << reason << ": " << count;
+      separator = ", ";
+    }
+  os << (fallbacks ? ")\n" : "\n");
 }

@@ -25,13 +25,23 @@ struct ReportRow {
   std::string outcome;  ///< "k_<fp> 2.4x" or "fallback: <reason>"
 };
 
+/// The run as a whole: the pass statistics of dice-resolve, for every build
+/// (LLVM release builds compile `-mlir-pass-statistics` counters out).
+struct ReportTotals {
+  unsigned requests = 0, candidates = 0, accepted = 0;
+  unsigned noCandidates = 0, allFailed = 0, tooSlow = 0, unverified = 0;
+};
+
 /// The work a region does, heaviest first: `linalg.matmul + 2 generic`.
 /// Ops that only allocate or fill (tensor.empty, linalg.fill, constants)
 /// are left out.
 std::string summarizeOps(Region &region);
 
-/// The table, with a header and one line per row.
-void writeReport(llvm::raw_ostream &os, llvm::ArrayRef<ReportRow> rows);
+/// The table, with a header and one line per row, then a line of totals:
+/// `total: requests: 9, candidates: 11, kernels used: 5, fallbacks: 4 (all
+/// failed: 2, too slow: 2)`.
+void writeReport(llvm::raw_ostream &os, llvm::ArrayRef<ReportRow> rows,
+                 const ReportTotals &totals);
 
 } // namespace mlir::dice
 

@@ -196,13 +196,9 @@ void ResolvePass::useKernel(KernelRequestOp request, CandidateAttr chosen) {
                              request.getResultTypes(),
                              FlatSymbolRefAttr::get(kernel.getSymNameAttr()),
                              request.getInputs());
-  std::optional<int64_t> first;
-  for (Operation &op : request.getBody().front())
-    if (std::optional<int64_t> position = positionOf(&op))
-      first = std::min(first.value_or(*position), *position);
-  if (first)
-    call->setAttr(DiceDialect::kPositionAttrName,
-                  builder.getI64IntegerAttr(*first));
+  // The call stands where the request's first op stood.
+  if (Attribute position = request->getAttr(DiceDialect::kPositionAttrName))
+    call->setAttr(DiceDialect::kPositionAttrName, position);
   request.replaceAllUsesWith(call.getResults());
   request.erase();
 }
@@ -297,12 +293,15 @@ void ResolvePass::runOnOperation() {
 
   std::optional<::dice::KernelDatabase> db;
   std::vector<ReportRow> rows;
+  ReportTotals totals;
   for (KernelRequestOp request : requests) {
     ++numRequests;
+    ++totals.requests;
     ArrayRef<Attribute> candidates;
     if (ArrayAttr attr = request.getCandidatesAttr())
       candidates = attr.getValue();
     numCandidates += candidates.size();
+    totals.candidates += candidates.size();
 
     ReportRow row;
     row.fingerprint = request.getFingerprint().str();
@@ -391,6 +390,7 @@ void ResolvePass::runOnOperation() {
       row.outcome = "@" + request.getKernelSymbolName() + " " +
                     formatSpeedup(bestSpeedup);
       ++numAccepted;
+      ++totals.accepted;
       useKernel(request, best);
       rows.push_back(std::move(row));
       continue;
@@ -423,10 +423,10 @@ void ResolvePass::runOnOperation() {
         reason += " (" + verdicts + ")";
     }
     switch (kind) {
-    case Fallback::NoCandidates: ++numNoCandidates; break;
-    case Fallback::AllFailed: ++numAllFailed; break;
-    case Fallback::TooSlow: ++numTooSlow; break;
-    case Fallback::Unverified: ++numUnverified; break;
+    case Fallback::NoCandidates: ++numNoCandidates, ++totals.noCandidates; break;
+    case Fallback::AllFailed: ++numAllFailed, ++totals.allFailed; break;
+    case Fallback::TooSlow: ++numTooSlow, ++totals.tooSlow; break;
+    case Fallback::Unverified: ++numUnverified, ++totals.unverified; break;
     }
     request.emitRemark() << "falling back to the original ops: " << reason;
     row.outcome = "fallback: " + reason;
@@ -445,7 +445,7 @@ void ResolvePass::runOnOperation() {
   if (reportPath.empty())
     return;
   if (reportPath == "-") {
-    writeReport(llvm::outs(), rows);
+    writeReport(llvm::outs(), rows, totals);
     llvm::outs().flush();
     return;
   }
@@ -456,7 +456,7 @@ void ResolvePass::runOnOperation() {
                        << ec.message();
     return signalPassFailure();
   }
-  writeReport(os, rows);
+  writeReport(os, rows, totals);
 }
 
 } // namespace

@@ -45,6 +45,7 @@
 // REPORT-NEXT: a8e2e1e6bef9  1      linalg.generic           1  slow (1)                      fallback: fastest correct candidate is 0.80x, below min_speedup 1.50x
 // REPORT-NEXT: 1456b97462e9  1      linalg.generic           1  unverified (1)                fallback: unverified: no CUDA device: built and analysed, not run
 // REPORT-NEXT: f8db114545c8  1      linalg.generic           0  -                             fallback: no candidates
+// REPORT-NEXT: total: requests: 8, candidates: 12, kernels used: 1, fallbacks: 7 (no candidates: 1, all failed: 3, too slow: 2, unverified: 1){{$}}
 
 // CHOSEN: ae1f3a1b1c7a  accepted  1.50x
 // CHOSEN-NEXT: 2e191fe950b6  accepted  2.40x  chosen

@@ -24,7 +24,7 @@ def main(out_dir, fields):
     text = sys.stdin.read()
     out = pathlib.Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    scaffolds = re.findall(r"scaffold <(.*?)> \{\n", text)
+    scaffolds = re.findall(r"scaffold <(.*?)>(?: attributes \{[^}]*\})? \{\n", text)
     if not scaffolds:
         sys.exit("no scaffolded kernel request in the input")
     for index, body in enumerate(scaffolds):
