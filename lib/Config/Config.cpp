@@ -60,6 +60,8 @@ constexpr double kHuge = 1e18;
 const std::vector<Field> &schema() {
   static const std::vector<Field> fields = {
       {"model", "path", Kind::String, 0, 0, false, {}, text(&Config::modelPath)},
+      {"model", "device", Kind::Choice, 0, 0, false, {"auto", "cuda", "cpu"},
+       text(&Config::modelDevice)},
 
       {"sampling", "block_length", Kind::Integer, 1, 4096, false, {},
        integer(&SamplingConfig::blockLength)},

@@ -40,6 +40,7 @@ std::optional<EngineSpec> parseEngineSpec(const std::string &spelling,
               "dice.toml or use engine=model:<dir>";
       return std::nullopt;
     }
+    spec.device = config.modelDevice;
     // What the engine calls itself once loaded (DiceInfillEngine's name).
     spec.modelId = "dice:" + baseName(spec.path);
     return spec;
@@ -53,7 +54,7 @@ std::unique_ptr<InfillEngine> createInfillEngine(const EngineSpec &spec,
                                                  std::string &error) {
   if (spec.kind == EngineSpec::Kind::Replay)
     return ReplayInfillEngine::load(spec.path, error);
-  return createModelInfillEngine(spec.path, error);
+  return createModelInfillEngine(spec.path, spec.device, error);
 }
 
 } // namespace dice

@@ -27,6 +27,7 @@ TEST(Config, EmptyFileGivesDefaults) {
   EXPECT_DOUBLE_EQ(result->verifier.halfAtol, 1e-2);
   EXPECT_EQ(result->verifier.baseline, Baseline::Eager);
   EXPECT_EQ(result->databasePath, ".dice/kernels.db");
+  EXPECT_EQ(result->modelDevice, "auto");
 }
 
 TEST(Config, EveryKeyIsRead) {
@@ -34,6 +35,7 @@ TEST(Config, EveryKeyIsRead) {
   ASSERT_TRUE(result) << result.error().format();
   const Config &c = *result;
   EXPECT_EQ(c.modelPath, "/models/dice-8b");
+  EXPECT_EQ(c.modelDevice, "cpu");
   EXPECT_EQ(c.sampling.blockLength, 8);
   EXPECT_EQ(c.sampling.denoisingSteps, 2);
   EXPECT_EQ(c.sampling.remasking, Remasking::Dynamic);
@@ -118,6 +120,9 @@ TEST(Config, BadChoice) {
   EXPECT_EQ(e.key, "sampling.remasking");
   EXPECT_EQ(e.message,
             "must be one of \"static\", \"dynamic\", \"sequential\", got \"random\"");
+  e = expectError("[model]\ndevice = \"tpu\"\n");
+  EXPECT_EQ(e.key, "model.device");
+  EXPECT_EQ(e.message, "must be one of \"auto\", \"cuda\", \"cpu\", got \"tpu\"");
 }
 
 TEST(Config, StepsCannotExceedBlock) {

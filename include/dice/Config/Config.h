@@ -51,6 +51,8 @@ struct VerifierConfig {
 
 struct Config {
   std::string modelPath; ///< empty: the default model
+  /// Where the model runs: "auto" (the GPU when there is one), "cuda", "cpu".
+  std::string modelDevice = "auto";
   SamplingConfig sampling;
   VerifierConfig verifier;
   std::string databasePath = ".dice/kernels.db";

@@ -27,6 +27,7 @@ namespace dice {
 struct EngineSpec {
   enum class Kind { Replay, Model } kind = Kind::Model;
   std::string path; ///< the replay file or the model directory
+  std::string device = "auto"; ///< the model's: "auto", "cuda" or "cpu"
   /// The kernel database's model id ("replay:kernels.jsonl", "dice:DICE-8B"):
   /// known without loading anything, so a warm database needs no model.
   std::string modelId;
@@ -44,7 +45,9 @@ std::unique_ptr<InfillEngine> createInfillEngine(const EngineSpec &spec,
 
 /// The embedded DICE model, or why it cannot be had; defined by the model
 /// engine factory library of this build.
+/// The embedded model (ModelEngineLoader.cpp opens the model runtime).
 std::unique_ptr<InfillEngine> createModelInfillEngine(const std::string &modelDir,
+                                                      const std::string &device,
                                                       std::string &error);
 
 } // namespace dice

@@ -1,0 +1,31 @@
+//===- ModelEnginePlugin.h - the model engine's loadable entry --*- C++ -*-===//
+//
+// The embedded model lives in a module of its own (libDiceModelEngine.so,
+// beside the tools' lib/ folder) that the compiler opens only when a compile
+// asks for the model. Both sides are built by the same compiler from this
+// tree, so the entry point passes C++ types.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DICE_INFILL_MODELENGINEPLUGIN_H
+#define DICE_INFILL_MODELENGINEPLUGIN_H
+
+#include "dice/Infill/InfillEngine.h"
+
+#include <string>
+
+/// The entry's symbol, and its name for dlsym.
+#define DICE_MODEL_ENGINE_ENTRY dice_create_model_infill_engine
+#define DICE_MODEL_ENGINE_ENTRY_NAME "dice_create_model_infill_engine"
+
+/// Loads the checkpoint at `modelDir` (config.json, safetensors, tokenizer
+/// files) onto `device` ("auto": the GPU when there is one, "cuda", "cpu");
+/// on failure returns null and sets `*error`. The caller owns the engine.
+using DiceModelEngineEntry = dice::InfillEngine *(*)(const char *modelDir,
+                                                     const char *device,
+                                                     std::string *error);
+
+/// The module's file name.
+inline constexpr const char *kDiceModelPluginFile = "libDiceModelPlugin.so";
+
+#endif // DICE_INFILL_MODELENGINEPLUGIN_H

@@ -1,0 +1,30 @@
+//===- ModelEnginePlugin.cpp - the embedded DICE model, loaded on demand --===//
+//
+// The one way into the model runtime (and LibTorch) from the compiler: a
+// module that ModelEngineLoader.cpp opens the first time a compile asks for
+// the model, so dice-opt itself never loads LibTorch (which costs most of a
+// second at start-up) for replay files and warm kernel databases. Built only
+// with the model runtime (DICE_ENABLE_TORCH).
+//
+//===----------------------------------------------------------------------===//
+
+#include "dice/Infill/ModelEnginePlugin.h"
+#include "dice/Model/DiceInfillEngine.h"
+
+#include <torch/cuda.h>
+
+extern "C" __attribute__((visibility("default"))) dice::InfillEngine *
+DICE_MODEL_ENGINE_ENTRY(const char *modelDir, const char *device,
+                        std::string *error) {
+  dice::DiceEngineOptions options;
+  options.device = device;
+  if (options.device == "auto")
+    options.device = torch::cuda::is_available() ? "cuda" : "cpu";
+  dice::ErrorOr<std::unique_ptr<dice::InfillEngine>> engine =
+      dice::createDiceInfillEngine(modelDir, options);
+  if (!engine) {
+    *error = "cannot load the DICE model: " + engine.error();
+    return nullptr;
+  }
+  return engine->release();
+}
