@@ -207,7 +207,7 @@ def resolve(args):
         want = EXPECTED_STATUS[label["kind"]]
         speedup = c["verdict"].get("speedup")
         rows.append((label["fingerprint"][:12], label["ops"], label["kind"], label["file"],
-                     c["status"], f"{speedup:.2f}x" if speedup else "-"))
+                     c["status"], (f"{speedup:.2f}x" if speedup >= 0.1 else f"{speedup:.2g}x") if speedup else "-"))
         if c["status"] != want:
             problems.append(f"{label['file']} ({label['kind']}): {c['status']}, "
                             f"expected {want}: {c['verdict'].get('reason')}")
