@@ -35,6 +35,10 @@ FailureOr<CandidateAttr> fromRecord(KernelRequestOp request,
                             toVerdictAttr(ctx, *verdict), StringAttr());
 }
 
+std::string candidatesText(size_t n) {
+  return std::to_string(n) + (n == 1 ? " candidate" : " candidates");
+}
+
 struct InfillPass : public mlir::dice::impl::DiceInfillBase<InfillPass> {
   using Base::Base;
 
@@ -83,10 +87,14 @@ void InfillPass::runOnOperation() {
   auto getEngine = [&]() -> ::dice::InfillEngine * {
     if (!loadedEngine) {
       std::string why;
+      auto start = std::chrono::steady_clock::now();
       loadedEngine = ::dice::createInfillEngine(*spec, why);
       if (!loadedEngine)
         module.emitError() << "cannot create infill engine '" << engine
                            << "': " << why;
+      else
+        reportProgress("dice-infill: loaded " + loadedEngine->name() + " in " +
+                       formatSeconds(start));
     }
     return loadedEngine.get();
   };
@@ -95,7 +103,10 @@ void InfillPass::runOnOperation() {
   if (candidates > 0)
     sampling.candidates = candidates;
 
-  for (KernelRequestOp request : requests) {
+  for (auto [index, request] : llvm::enumerate(requests)) {
+    std::string where = "dice-infill: [" + std::to_string(index + 1) + "/" +
+                        std::to_string(requests.size()) + "] " +
+                        request.getKernelSymbolName() + ": ";
     request.setModelAttr(StringAttr::get(ctx, spec->modelId));
     request.setGpuArchAttr(StringAttr::get(ctx, gpuArch));
     ::dice::KernelKey key = kernelKeyOf(request);
@@ -117,10 +128,13 @@ void InfillPass::runOnOperation() {
         attached.push_back(*candidate);
       }
       ++numDatabaseHits;
+      reportProgress(where + candidatesText(attached.size()) +
+                     " from the kernel database");
     } else {
       ::dice::InfillEngine *filler = getEngine();
       if (!filler)
         return signalPassFailure();
+      auto start = std::chrono::steady_clock::now();
       ::dice::CandidatesOrError answers = filler->generateCandidates(
           ::dice::InfillRequest{key.fingerprint,
                                 request.getScaffoldAttr().getInfillPrompt().str()},
@@ -138,6 +152,8 @@ void InfillPass::runOnOperation() {
                                : CandidateAttr::get(ctx, text, StringAttr(),
                                                     VerdictAttr(), StringAttr()));
       }
+      reportProgress(where + candidatesText(attached.size()) + " from " +
+                     filler->name() + " in " + formatSeconds(start));
     }
     request.setCandidatesAttr(ArrayAttr::get(ctx, attached));
     ++numRequests;

@@ -6,6 +6,8 @@
 #include "dice/Scaffold/Scaffold.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 using namespace mlir::dice;
@@ -25,6 +27,21 @@ void mlir::dice::setDriverDefaults(DriverDefaults defaults) {
 
 const DriverDefaults &mlir::dice::getDriverDefaults() {
   return driverDefaults();
+}
+
+void mlir::dice::reportProgress(const llvm::Twine &line) {
+  if (!driverDefaults().progress)
+    return;
+  // One write per line: build threads report too.
+  std::string text = line.str() + "\n";
+  llvm::errs() << text;
+}
+
+std::string mlir::dice::formatSeconds(std::chrono::steady_clock::time_point start) {
+  std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+  std::string text;
+  llvm::raw_string_ostream(text) << llvm::format("%.1f s", elapsed.count());
+  return text;
 }
 
 std::string mlir::dice::databasePathFor(StringRef passOption) {

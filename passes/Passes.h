@@ -8,6 +8,7 @@
 #include "mlir/Pass/Pass.h"
 #include "dice/Config/Config.h"
 
+#include <chrono>
 #include <string>
 
 namespace mlir::dice {
@@ -24,7 +25,14 @@ struct DriverDefaults {
   ::dice::Config config;    ///< dice.toml, or the defaults
   std::string databasePath; ///< --dice-db; empty: config.databasePath
   std::string reportPath;   ///< --dice-report; empty: no report
+  bool progress = false;    ///< --dice-progress: progress lines on stderr
 };
+
+/// A progress line on stderr (`dice-infill: ...`) when the driver asked for
+/// them; long work (model calls, builds, GPU checks) says how far it is.
+void reportProgress(const llvm::Twine &line);
+/// "12.3 s" since `start`, for progress lines.
+std::string formatSeconds(std::chrono::steady_clock::time_point start);
 
 /// Set once by the driver before any pass runs.
 void setDriverDefaults(DriverDefaults defaults);

@@ -52,6 +52,13 @@ VerifyPass::verifierOptions(StringRef gpuArch) const {
   options.staticAnalysis = staticAnalysis;
   options.workerPath = ::dice::defaultWorkerPath();
   options.scratchDir = config.artifactDir + "/workers";
+  if (getDriverDefaults().progress)
+    options.progress = [](const char *stage, size_t done, size_t total) {
+      reportProgress(llvm::Twine("dice-verify: ") + stage + " " +
+                     llvm::Twine(done) + "/" + llvm::Twine(total) +
+                     (llvm::StringRef(stage) == "built" ? " kernel libraries"
+                                                        : " candidates on the GPU"));
+    };
   return options;
 }
 
@@ -112,8 +119,13 @@ void VerifyPass::runOnOperation() {
   for (auto &[arch, slots] : batches) {
     std::unique_ptr<::dice::CandidateVerifier> verifier =
         ::dice::createCandidateVerifier(verifierOptions(arch));
+    auto start = std::chrono::steady_clock::now();
+    reportProgress("dice-verify: " + llvm::Twine(inputs[arch].size()) +
+                   " candidates for " + arch);
     std::vector<::dice::VerificationResult> results =
         verifier->verify(inputs[arch]);
+    reportProgress("dice-verify: " + llvm::Twine(results.size()) +
+                   " verdicts in " + formatSeconds(start));
     for (std::string &note : verifier->takeNotes())
       if (!llvm::is_contained(notes, note))
         notes.push_back(std::move(note));

@@ -337,7 +337,11 @@ void PipelineVerifier::runDynamicChecks(
     for (size_t i : queue)
       batch.push_back(workerRequest(requests[i], pending[i],
                                     pending[i].artifactPath, options));
-    std::vector<WorkerOutcome> outcomes = workers->run(batch, timeout);
+    std::vector<WorkerOutcome> outcomes =
+        workers->run(batch, timeout, [&](size_t done, size_t total) {
+          if (options.progress)
+            options.progress("checked", done, total);
+        });
     std::vector<size_t> again;
     for (size_t k = 0; k < queue.size(); ++k) {
       bool retry = false;
@@ -408,7 +412,11 @@ PipelineVerifier::verify(const std::vector<VerificationRequest> &requests) {
       owners.push_back(i);
     }
   std::vector<KernelBuildResult> built =
-      buildAll(builds, options.build, std::max(1u, options.jobs));
+      buildAll(builds, options.build, std::max(1u, options.jobs),
+               [&](size_t done, size_t total) {
+                 if (options.progress)
+                   options.progress("built", done, total);
+               });
 
   std::vector<VerificationResult> results(requests.size());
   bool device = !builds.empty() && haveCudaDevice();

@@ -869,7 +869,8 @@ KernelBuildResult buildKernelLibrary(const KernelBuildRequest &request,
 
 std::vector<KernelBuildResult>
 buildAll(const std::vector<KernelBuildRequest> &requests,
-         const KernelBuildOptions &options, unsigned jobs) {
+         const KernelBuildOptions &options, unsigned jobs,
+         const ProgressCallback &progress) {
   std::vector<KernelBuildResult> results(requests.size());
   // Identical requests build once: the first of each key does the work.
   std::vector<size_t> firstOf(requests.size());
@@ -885,9 +886,16 @@ buildAll(const std::vector<KernelBuildRequest> &requests,
       work.push_back(i);
 
   std::atomic<size_t> next{0};
+  std::mutex progressMutex;
+  size_t finished = 0;
   auto worker = [&] {
-    for (size_t w; (w = next++) < work.size();)
+    for (size_t w; (w = next++) < work.size();) {
       results[work[w]] = buildKernelLibrary(requests[work[w]], options);
+      if (progress) {
+        std::lock_guard<std::mutex> lock(progressMutex);
+        progress(++finished, work.size());
+      }
+    }
   };
   std::vector<std::thread> threads;
   unsigned count = std::max(1u, std::min<unsigned>(jobs, work.size()));

@@ -186,8 +186,9 @@ public:
   explicit Supervisor(WorkerPoolOptions options);
   ~Supervisor();
 
-  std::vector<WorkerOutcome> run(const std::vector<std::string> &requests,
-                                 double timeoutSeconds);
+  std::vector<WorkerOutcome>
+  run(const std::vector<std::string> &requests, double timeoutSeconds,
+      const std::function<void(size_t, size_t)> &progress);
   bool waitUntilReady(double timeoutSeconds);
 
   // Read by the pool's accessors under `mutex`.
@@ -223,9 +224,17 @@ private:
     std::vector<nlohmann::json> requests;
     std::vector<WorkerOutcome> outcomes;
     std::deque<size_t> queue;
-    size_t remaining = 0;
+    size_t remaining = 0, total = 0; ///< requests sent to workers
     double timeoutSeconds = 0;
     bool finished = false;
+    std::function<void(size_t, size_t)> progress;
+
+    /// One more request has its outcome.
+    void finishOne() {
+      --remaining;
+      if (progress)
+        progress(total - remaining, total);
+    }
   };
 
   void loop();
@@ -325,7 +334,8 @@ void WorkerPool::Supervisor::wake() {
 
 std::vector<WorkerOutcome>
 WorkerPool::Supervisor::run(const std::vector<std::string> &requests,
-                            double timeoutSeconds) {
+                            double timeoutSeconds,
+                            const std::function<void(size_t, size_t)> &progress) {
   std::lock_guard<std::mutex> serial(runMutex);
   Batch work;
   work.timeoutSeconds = timeoutSeconds;
@@ -342,7 +352,8 @@ WorkerPool::Supervisor::run(const std::vector<std::string> &requests,
     work.requests[i] = std::move(request);
     work.queue.push_back(i);
   }
-  work.remaining = work.queue.size();
+  work.remaining = work.total = work.queue.size();
+  work.progress = progress;
   if (work.remaining == 0)
     return std::move(work.outcomes);
 
@@ -671,7 +682,7 @@ void WorkerPool::Supervisor::failQueuedIfHopeless() {
   for (size_t index : batch->queue) {
     batch->outcomes[index].status = WorkerOutcome::Status::Error;
     batch->outcomes[index].error = startError;
-    --batch->remaining;
+    batch->finishOne();
   }
   batch->queue.clear();
 }
@@ -917,7 +928,7 @@ void WorkerPool::Supervisor::finishRequest(Worker &worker,
   if (!batch)
     return;
   batch->outcomes[worker.request] = std::move(outcome);
-  --batch->remaining;
+  batch->finishOne();
 }
 
 void WorkerPool::Supervisor::failWorker(Worker &worker,
@@ -1010,8 +1021,9 @@ WorkerPool::~WorkerPool() = default;
 
 std::vector<WorkerOutcome>
 WorkerPool::run(const std::vector<std::string> &requestJsonObjects,
-                double timeoutSeconds) {
-  return supervisor->run(requestJsonObjects, timeoutSeconds);
+                double timeoutSeconds,
+                const std::function<void(size_t, size_t)> &progress) {
+  return supervisor->run(requestJsonObjects, timeoutSeconds, progress);
 }
 
 bool WorkerPool::waitUntilReady(double timeoutSeconds) {

@@ -267,6 +267,21 @@ TEST(WorkerPool, MixedBatchKeepsOrderAndGoesOn) {
   EXPECT_EQ(counters.timeouts, 1u);
 }
 
+TEST(WorkerPool, ProgressCountsEveryFinishedRequest) {
+  WorkerPool pool(testOptions(2));
+  // Crashes and malformed requests finish too; the malformed one never
+  // reaches a worker, so it is not counted.
+  std::vector<std::string> requests = {
+      request("echo", {{"payload", 0}}), request("segfault"),
+      request("echo", {{"payload", 2}}), "[1, 2]"};
+  std::vector<std::pair<size_t, size_t>> calls;
+  pool.run(requests, 10, [&](size_t done, size_t total) {
+    calls.push_back({done, total});
+  });
+  std::vector<std::pair<size_t, size_t>> expected = {{1, 3}, {2, 3}, {3, 3}};
+  EXPECT_EQ(calls, expected);
+}
+
 TEST(WorkerPool, ExitReplyReplacesTheWorker) {
   WorkerPool pool(testOptions(1));
   WorkerOutcome last = runOne(pool, request("exit-after-reply"));

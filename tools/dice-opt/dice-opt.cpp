@@ -9,6 +9,7 @@
 //                              bad configuration fails fast with file and line
 //   --dice-db=<path>           the kernel database (dice.toml's `database`)
 //   --dice-report=<file|->     the per-request report of dice-resolve
+//   --dice-progress            progress lines on stderr (default: on a terminal)
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +21,7 @@
 #include "mlir/InitAllPasses.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
 static llvm::cl::opt<std::string>
@@ -37,6 +39,13 @@ static llvm::cl::opt<std::string> reportFile(
     "dice-report",
     llvm::cl::desc("write dice-resolve's per-request report ('-': stdout)"),
     llvm::cl::value_desc("file|-"), llvm::cl::init(""));
+
+static llvm::cl::opt<bool> progress(
+    "dice-progress",
+    llvm::cl::desc("print the dice passes' progress to stderr (model calls, "
+                   "kernel builds, GPU checks); on by default when stderr is "
+                   "a terminal"),
+    llvm::cl::init(llvm::sys::Process::StandardErrIsDisplayed()));
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
@@ -59,6 +68,7 @@ int main(int argc, char **argv) {
   }
   defaults.databasePath = databaseFile;
   defaults.reportPath = reportFile;
+  defaults.progress = progress;
   mlir::dice::setDriverDefaults(std::move(defaults));
 
   return mlir::asMainReturnCode(

@@ -17,6 +17,8 @@
 #include <iostream>
 #include <sstream>
 
+#include <unistd.h>
+
 namespace fs = std::filesystem;
 using namespace dice;
 
@@ -67,6 +69,8 @@ many:
   --artifacts DIR         copy each built kernel library to
                           DIR/<candidate_hash>.so
   --allow-unverified      count unverified verdicts as success
+  --progress              say on stderr how many candidates are built and
+                          checked (default when stderr is a terminal)
 
 exit status: 0 iff every candidate is accepted (with --allow-unverified:
 accepted or unverified), 1 otherwise, 2 on usage errors. Without a GPU
@@ -174,6 +178,7 @@ int main(int argc, char **argv) {
   options.build = defaultKernelBuildOptions(cache);
   options.workerPath = defaultWorkerPath();
   bool json = false, allowUnverified = false;
+  bool progress = isatty(STDERR_FILENO);
 
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -264,6 +269,8 @@ int main(int argc, char **argv) {
       else
         return usageError("--build-mode needs auto, light or full, got '" +
                           mode + "'");
+    } else if (arg == "--progress") {
+      progress = true;
     } else if (arg == "--single-tu") {
       options.build.separateRegistration = false;
     } else {
@@ -322,6 +329,10 @@ int main(int argc, char **argv) {
     }
   }
 
+  if (progress)
+    options.progress = [](const char *stage, size_t done, size_t total) {
+      std::fprintf(stderr, "dice-verify: %s %zu/%zu\n", stage, done, total);
+    };
   std::unique_ptr<CandidateVerifier> verifier =
       createCandidateVerifier(options);
   std::vector<VerificationResult> results = verifier->verify(candidates);

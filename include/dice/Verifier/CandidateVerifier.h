@@ -15,6 +15,7 @@
 #include "dice/Verifier/KernelBuild.h"
 #include "dice/Verifier/Verdict.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -64,6 +65,10 @@ struct CandidateVerifierOptions {
   bool cpuSmokeRun = false;
   /// The seed of the first trial's inputs.
   uint64_t seed = 0;
+  /// Hears how far each stage is: `stage` is "built" (kernel libraries
+  /// built, cached ones included) or "checked" (candidates back from the
+  /// workers), `done` of `total`. One call at a time; for progress lines.
+  std::function<void(const char *stage, size_t done, size_t total)> progress;
 };
 
 class CandidateVerifier {

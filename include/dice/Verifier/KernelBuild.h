@@ -19,6 +19,7 @@
 #ifndef DICE_VERIFIER_KERNELBUILD_H
 #define DICE_VERIFIER_KERNELBUILD_H
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -145,11 +146,17 @@ std::optional<std::string> kernelBuildKey(const KernelBuildRequest &request,
 KernelBuildResult buildKernelLibrary(const KernelBuildRequest &request,
                                      const KernelBuildOptions &options);
 
+/// How far a batch is: `done` of `total` finished. Called one call at a
+/// time, from whichever thread finished one.
+using ProgressCallback = std::function<void(size_t done, size_t total)>;
+
 /// Builds every request with up to `jobs` nvcc processes at once; results
-/// in request order. Requests with the same key are built once.
+/// in request order. Requests with the same key are built once (and count
+/// once for `progress`).
 std::vector<KernelBuildResult>
 buildAll(const std::vector<KernelBuildRequest> &requests,
-         const KernelBuildOptions &options, unsigned jobs);
+         const KernelBuildOptions &options, unsigned jobs,
+         const ProgressCallback &progress = {});
 
 } // namespace dice
 

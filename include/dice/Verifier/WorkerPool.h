@@ -50,6 +50,7 @@
 #include "dice/Verifier/Sandbox.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -131,10 +132,12 @@ public:
   /// request per worker at a time, and returns the outcomes in request
   /// order. `timeoutSeconds` bounds each request from the moment it is
   /// sent (0: no limit). Calls from several threads are served one after
-  /// another.
+  /// another. `progress` hears of each finished request (from the pool's
+  /// thread, under its lock: it must not call the pool).
   std::vector<WorkerOutcome>
   run(const std::vector<std::string> &requestJsonObjects,
-      double timeoutSeconds);
+      double timeoutSeconds,
+      const std::function<void(size_t done, size_t total)> &progress = {});
 
   /// Blocks until every slot has a ready worker or the pool gave up
   /// starting them (or `timeoutSeconds` passed); true when at least one
