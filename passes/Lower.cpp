@@ -230,6 +230,34 @@ std::string trampolineSource(StringRef fingerprint, StringRef manifestPath,
       os << "      " << entry(resultDesc(i), sig, false) << ",\n";
     os << "  };\n";
   }
+  // Host results of static shape are the caller's: allocated here with
+  // malloc, contiguous, and filled by the runtime, so that MLIR's
+  // deallocation (free of `allocated`) is right for them. Device results,
+  // and results whose size only the kernel knows, stay the runtime's.
+  bool anyOwned = llvm::any_of(results, [](const TensorSig &sig) {
+    return !llvm::is_contained(sig.shape, -1);
+  });
+  if (anyOwned)
+    os << "#if DICE_KERNEL_DEVICE == DICE_DEVICE_CPU\n";
+  for (auto [i, sig] : llvm::enumerate(results)) {
+    if (llvm::is_contained(sig.shape, -1))
+      continue;
+    std::string desc = resultDesc(i);
+    int64_t stride = 1, numel = 1;
+    for (int64_t d = static_cast<int64_t>(sig.shape.size()) - 1; d >= 0; --d) {
+      os << "  " << desc << "sizes[" << d << "] = " << sig.shape[d] << ";\n  "
+         << desc << "strides[" << d << "] = " << stride << ";\n";
+      stride *= sig.shape[d];
+    }
+    numel = stride;
+    os << "  outputs[" << i << "].data = malloc("
+       << std::max<int64_t>(1, numel * elementBytes(sig.dtype)) << ");\n"
+       << "  if (!outputs[" << i << "].data) {\n"
+       << "    fprintf(stderr, \"dice: out of memory for a result of "
+       << fingerprint << "\\n\");\n    abort();\n  }\n";
+  }
+  if (anyOwned)
+    os << "#endif\n";
   os << "  if (dice_runtime_call(\"" << fingerprint << "\", " << inputs.size()
      << ", " << (inputs.empty() ? "NULL" : "inputs") << ", " << results.size()
      << ", " << (results.empty() ? "NULL" : "outputs")
@@ -237,7 +265,7 @@ std::string trampolineSource(StringRef fingerprint, StringRef manifestPath,
         "                        sizeof error) != 0) {\n"
         "    fprintf(stderr, \"dice: %s\\n\", error);\n"
         "    abort();\n  }\n";
-  // The runtime owns the result buffers (dice_runtime_release frees them).
+  // The buffers malloc'd above, or the runtime's (dice_runtime_release).
   for (size_t i = 0; i < results.size(); ++i) {
     std::string desc = resultDesc(i);
     os << "  " << desc << "allocated = " << desc << "aligned = outputs[" << i
