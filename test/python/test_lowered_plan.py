@@ -23,6 +23,8 @@ SOURCE_ROOT = Path(os.environ.get("DICE_SOURCE_DIR", Path(__file__).resolve().pa
 BUILD_DIR = Path(os.environ.get("DICE_BUILD_DIR", SOURCE_ROOT / "build"))
 BIN = BUILD_DIR / "bin"
 RUNTIME_LIBRARY = BUILD_DIR / "lib" / "Runtime" / "libDiceRuntime.so"
+# A real kernel library for the CPU (test/unit/RuntimeTestKernel.cpp).
+TEST_KERNEL_LIBRARY = BUILD_DIR / "test" / "unit" / "libdice-runtime-test-kernel.so"
 
 SCALE_ADD = "5ca1eadd00000001"
 PAIR = "0000a11b00000002"
@@ -257,3 +259,46 @@ def test_trampolines_call_the_c_runtime(lowered, tmp_path):
         assert ref.allocated == ref.aligned
         libc.free(ref.allocated)
     runtime.dice_runtime_close()
+
+
+SQUARE_T = "5a0a5e00000000aa"
+
+LIBRARY_MODULE = """
+dice.kernel @k_{fp} : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8x4xf32>)
+    verdict #dice.verdict<accepted, kernel_ms = 0.1, baseline_ms = 0.2, speedup = 2.0>
+    source "__global__ void square_t() {{}}" artifact "{library}"
+func.func @forward(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8x4xf32>) {{
+  %p:2 = dice.call @k_{fp}(%x) : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8x4xf32>)
+  %e = tensor.empty() : tensor<4x8xf32>
+  %n = linalg.negf ins(%p#0 : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %n, %p#1 : tensor<4x8xf32>, tensor<8x4xf32>
+}}
+"""
+
+
+def test_reference_run_calls_kernel_steps_through_the_c_runtime(tmp_path):
+    """dice-reference-run runs a lowered plan in C++: its kernel step loads
+    the manifest's library and calls it through libDiceRuntime's C ABI."""
+    assert TEST_KERNEL_LIBRARY.exists(), f"no {TEST_KERNEL_LIBRARY}"
+    artifacts = tmp_path / "artifacts"
+    lowered = tool("dice-opt", f"--dice-lower=artifacts={artifacts}", stdin=LIBRARY_MODULE.format(
+        fp=SQUARE_T, library=TEST_KERNEL_LIBRARY))
+    plan = json.loads(tool("dice-plan", stdin=lowered))
+    assert [s["kind"] for s in plan["steps"]].count("kernel") == 1
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    x = torch.randn(4, 8, generator=torch.Generator().manual_seed(5))
+    torch.save([x], tmp_path / "in.pt")
+    tool("dice-reference-run", "--plan", tmp_path / "plan.json",
+         "--manifest", artifacts / "manifest.json",
+         "--inputs", tmp_path / "in.pt", "--outputs", tmp_path / "out.pt")
+    negated, transposed = torch.load(tmp_path / "out.pt")
+    assert torch.equal(negated, -(x * x))
+    assert torch.equal(transposed, x.t())
+
+    # Without the manifest the kernel step says what it needs.
+    run = subprocess.run([str(BIN / "dice-reference-run"), "--plan", str(tmp_path / "plan.json"),
+                          "--inputs", str(tmp_path / "in.pt"), "--outputs",
+                          str(tmp_path / "out.pt")], capture_output=True, text=True)
+    assert run.returncode == 1
+    assert f"(kernel {SQUARE_T}): a call of an accepted kernel" in run.stderr
+    assert "--manifest" in run.stderr

@@ -110,7 +110,17 @@ bool parseStep(const json &j, PlanStep &step, std::string &error) {
     step.program = std::move(*program);
     return true;
   }
-  error = "unknown kind '" + kind + "'";
+  if (kind == "kernel") {
+    step.kind = PlanStep::Kind::Kernel;
+    if (!j.contains("fingerprint") || !j["fingerprint"].is_string()) {
+      error = "kernel step needs a string 'fingerprint'";
+      return false;
+    }
+    step.fingerprint = j["fingerprint"].get<std::string>();
+    return parseValueList(j, "args", step.args, error) &&
+           parseValueList(j, "results", step.results, error);
+  }
+  error = "unknown kind '" + kind + "' (known: weight, program, kernel)";
   return false;
 }
 
@@ -118,6 +128,8 @@ std::string stepName(const PlanStep &step, size_t index) {
   std::string name = "step " + std::to_string(index);
   if (step.kind == PlanStep::Kind::Weight)
     return name + " (weight " + std::to_string(step.result) + ")";
+  if (step.kind == PlanStep::Kind::Kernel)
+    return name + " (kernel " + step.fingerprint + ")";
   return name + (step.request.empty() ? " (program)"
                                       : " (request " + step.request + ")");
 }
@@ -182,7 +194,8 @@ std::optional<FunctionPlan> FunctionPlan::fromJson(const std::string &text,
 
 std::string runFunctionPlan(const FunctionPlan &plan,
                             const std::vector<at::Tensor> &arguments,
-                            std::vector<at::Tensor> &outputs) {
+                            std::vector<at::Tensor> &outputs,
+                            const KernelCaller &callKernel) {
   ReferenceProgram signature;
   signature.inputs = plan.arguments;
   if (std::string error = checkReferenceInputs(signature, arguments);
@@ -223,11 +236,22 @@ std::string runFunctionPlan(const FunctionPlan &plan,
         }
         inputs.push_back(it->second);
       }
-      if (error.empty() && step.results.size() != step.program.outputs.size())
+      if (error.empty() && step.kind == PlanStep::Kind::Kernel) {
+        std::vector<at::Tensor> results;
+        if (!callKernel)
+          error = "a call of an accepted kernel: run the plan with the "
+                  "manifest dice-lower wrote (--manifest)";
+        else
+          error = callKernel(step.fingerprint, inputs, step.results.size(),
+                             results);
+        for (size_t r = 0; error.empty() && r < step.results.size(); ++r)
+          error = define(step.results[r], results[r]);
+      } else if (error.empty() &&
+                 step.results.size() != step.program.outputs.size()) {
         error = "binds " + std::to_string(step.results.size()) +
                 " results, the program returns " +
                 std::to_string(step.program.outputs.size());
-      if (error.empty()) {
+      } else if (error.empty()) {
         ReferenceRun run = runReferenceProgram(step.program, inputs, device);
         error = run.error;
         for (size_t r = 0; error.empty() && r < step.results.size(); ++r)

@@ -14,6 +14,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,7 +22,7 @@
 namespace dice {
 
 struct PlanStep {
-  enum class Kind { Weight, Program } kind = Kind::Program;
+  enum class Kind { Weight, Program, Kernel } kind = Kind::Program;
   // Weight: a constant tensor, from its raw little-endian bytes.
   int result = -1;
   TensorType type;
@@ -30,7 +31,15 @@ struct PlanStep {
   std::vector<int> args, results;
   ReferenceProgram program;
   std::string request; ///< the kernel request's fingerprint, if any
+  // Kernel: a call of an accepted kernel (dice-lower's manifest has it),
+  // `args` in, `results` out.
+  std::string fingerprint;
 };
+
+/// Calls kernel `fingerprint` on `inputs`; returns its results, or an error.
+using KernelCaller = std::function<std::string(
+    const std::string &fingerprint, const std::vector<at::Tensor> &inputs,
+    size_t numResults, std::vector<at::Tensor> &results)>;
 
 struct FunctionPlan {
   std::string function;
@@ -44,10 +53,12 @@ struct FunctionPlan {
 };
 
 /// Runs `plan` on `arguments` (all on one device; weights are moved there).
-/// Returns an error naming the step, or an empty string.
+/// Kernel steps go to `callKernel`; a plan with kernel steps and no caller
+/// is an error. Returns an error naming the step, or an empty string.
 std::string runFunctionPlan(const FunctionPlan &plan,
                             const std::vector<at::Tensor> &arguments,
-                            std::vector<at::Tensor> &outputs);
+                            std::vector<at::Tensor> &outputs,
+                            const KernelCaller &callKernel = {});
 
 } // namespace dice
 

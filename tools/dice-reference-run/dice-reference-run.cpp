@@ -2,16 +2,20 @@
 //
 //   dice-reference-run --program prog.json --inputs in.pt --outputs out.pt
 //   dice-reference-run --plan plan.json --inputs in.pt --outputs out.pt
+//                      [--manifest artifacts/manifest.json]
 //   dice-reference-run --program prog.json --print-python
 //
 // Tensor files are torch.save files: inputs a list (or tuple) of tensors as
 // `torch.save([t0, t1, ...], path)` writes them, outputs a tuple of tensors
 // (contiguous, on the CPU) that `torch.load(path)` reads with its default
 // weights_only=True. LibTorch's pickle_load/pickle_save speak that format.
+// A lowered function's plan calls accepted kernels; --manifest (dice-lower's)
+// provides them, through lib/Runtime's C ABI as lowered code would.
 //
 //===----------------------------------------------------------------------===//
 
 #include "FunctionPlan.h"
+#include "ManifestKernels.h"
 
 #include "dice/Scaffold/AtenExecutor.h"
 
@@ -27,7 +31,7 @@
 namespace {
 
 struct Options {
-  std::string program, plan, inputs, outputs, device = "cpu";
+  std::string program, plan, inputs, outputs, manifest, device = "cpu";
   bool printPython = false;
 };
 
@@ -35,6 +39,8 @@ const char *kUsage =
     "usage: dice-reference-run (--program prog.json | --plan plan.json)\n"
     "                          --inputs in.pt --outputs out.pt [--device "
     "cpu|cuda]\n"
+    "                          [--manifest manifest.json]  (kernel steps of a "
+    "lowered plan)\n"
     "       dice-reference-run --program prog.json --print-python\n";
 
 std::string parseArgs(int argc, char **argv, Options &options) {
@@ -51,6 +57,7 @@ std::string parseArgs(int argc, char **argv, Options &options) {
                           : arg == "--inputs"  ? &options.inputs
                           : arg == "--outputs" ? &options.outputs
                           : arg == "--device"  ? &options.device
+                          : arg == "--manifest" ? &options.manifest
                                                : nullptr;
     if (!target)
       return "unknown argument '" + arg + "'";
@@ -62,6 +69,8 @@ std::string parseArgs(int argc, char **argv, Options &options) {
     return "give exactly one of --program and --plan";
   if (options.printPython)
     return options.program.empty() ? "--print-python needs --program" : "";
+  if (!options.manifest.empty() && options.plan.empty())
+    return "--manifest goes with --plan";
   if (options.inputs.empty() || options.outputs.empty())
     return "--inputs and --outputs are required";
   if (options.device != "cpu" && options.device != "cuda")
@@ -166,7 +175,16 @@ int run(const Options &options) {
     auto plan = dice::FunctionPlan::fromJson(text, error);
     if (!plan)
       return fail(jsonPath + ": " + error);
-    if (error = dice::runFunctionPlan(*plan, inputs, outputs); !error.empty())
+    dice::KernelCaller kernels;
+    if (!options.manifest.empty()) {
+      std::optional<dice::KernelCaller> opened =
+          dice::openManifestKernels(options.manifest, error);
+      if (!opened)
+        return fail(error);
+      kernels = std::move(*opened);
+    }
+    if (error = dice::runFunctionPlan(*plan, inputs, outputs, kernels);
+        !error.empty())
       return fail(jsonPath + ": " + error);
   }
   if (error = saveTensors(options.outputs, outputs); !error.empty())

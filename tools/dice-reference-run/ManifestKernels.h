@@ -1,0 +1,26 @@
+//===- ManifestKernels.h - kernel steps through the C runtime ---*- C++ -*-===//
+//
+// The kernel steps of a lowered function's plan call accepted kernels the
+// way lowered code does: through lib/Runtime's C ABI over the manifest that
+// dice-lower wrote.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DICE_TOOLS_MANIFESTKERNELS_H
+#define DICE_TOOLS_MANIFESTKERNELS_H
+
+#include "FunctionPlan.h"
+
+#include <optional>
+#include <string>
+
+namespace dice {
+
+/// Opens `manifestPath` (loading its kernel libraries) and returns a caller
+/// for its kernels; nullopt with `error` when it cannot be opened.
+std::optional<KernelCaller> openManifestKernels(const std::string &manifestPath,
+                                                std::string &error);
+
+} // namespace dice
+
+#endif // DICE_TOOLS_MANIFESTKERNELS_H
