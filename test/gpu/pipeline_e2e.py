@@ -19,6 +19,7 @@ import argparse
 import hashlib
 import json
 import shutil
+import subprocess
 import sys
 import tarfile
 from pathlib import Path
@@ -273,14 +274,38 @@ def run_lowered(args):
     ok = bool(kernels) and got.shape == expected.shape and error <= args.rtol
     result = {"kernel_steps": kernels, "max_relative_error": error, "rtol": args.rtol,
               "device": torch.cuda.get_device_name(), "ok": ok}
+
+    # The same plan in C++: dice-reference-run, its kernel steps through
+    # libDiceRuntime's C ABI as lowered code calls them.
+    cpp_line = ""
+    if args.reference_run:
+        torch.save([x.cpu() for x in inputs], out / "inputs.pt")
+        proc = subprocess.run(
+            [args.reference_run, "--plan", GPU / "plan.json", "--device", "cuda",
+             "--manifest", GPU / "artifacts" / "manifest.json",
+             "--inputs", out / "inputs.pt", "--outputs", out / "cpp-outputs.pt"],
+            capture_output=True, text=True)
+        if proc.returncode != 0:
+            cpp_error, cpp_ok = None, False
+            cpp_line = f"dice-reference-run failed: {proc.stderr.strip()}"
+        else:
+            (cpp,) = torch.load(out / "cpp-outputs.pt")
+            cpp = cpp.to(device)
+            cpp_error = ((cpp - expected).abs().max() / expected.abs().max()).item()
+            cpp_ok = cpp.shape == expected.shape and cpp_error <= args.rtol
+            cpp_line = (f"the same plan through dice-reference-run (C++, kernel steps "
+                        f"through libDiceRuntime): max relative error {cpp_error:.2e}: "
+                        f"{'OK' if cpp_ok else 'FAIL'}")
+        result.update(cpp_max_relative_error=cpp_error, cpp_ok=cpp_ok)
+        result["ok"] = ok = ok and cpp_ok
     (out / "e2e.json").write_text(json.dumps(result, indent=1) + "\n")
     resolve_md = (GPU / "resolve.md").read_text() if (GPU / "resolve.md").exists() else ""
     (out / "e2e.md").write_text(
         resolve_md + "\n# run (GPU)\n\n"
         f"{result['device']}: the lowered plan ({len(kernels)} kernel steps: "
         f"{', '.join('k_' + k for k in kernels)}) vs the PyTorch model on CUDA: "
-        f"max relative error {error:.2e} (tolerance {args.rtol:g}): "
-        f"{'OK' if ok else 'FAIL'}\n")
+        f"max relative error {error:.2e} (tolerance {args.rtol:g}); "
+        f"{cpp_line or 'no C++ run asked for'}; overall {'OK' if ok else 'FAIL'}\n")
     print((out / "e2e.md").read_text())
     return 0 if ok else 1
 
@@ -296,6 +321,7 @@ def main(argv=None):
     p = sub.add_parser("run")
     p.add_argument("--out", required=True)
     p.add_argument("--rtol", type=float, default=1e-4)
+    p.add_argument("--reference-run", help="dice-reference-run to run the plan with in C++ too")
     args = parser.parse_args(argv)
     if args.phase == "prepare":
         return prepare(args) or 0

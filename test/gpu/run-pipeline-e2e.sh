@@ -8,7 +8,8 @@
 #       libs/<candidate_hash>.so in $OUT/libs.tar (feed $OUT to
 #       `pipeline_e2e.py resolve --gpu`)
 #   test/gpu/run-pipeline-e2e.sh run [PYTHON]      the lowered plan through the
-#       manifest's kernel libraries vs the PyTorch model: $OUT/e2e.{json,md}
+#       manifest's kernel libraries vs the PyTorch model, in Python and with
+#       dice-reference-run (C++): $OUT/e2e.{json,md}
 # Both build the GPU half first (as test/gpu/run-verifier.sh does): the
 # light-built libraries find libDiceLightBridge.so in build-gpu/lib.
 set -uo pipefail
@@ -20,7 +21,8 @@ GPU_DIR=.dice/pipeline-e2e/gpu
 mkdir -p "$OUT"
 [[ -f $GPU_DIR/batch.jsonl ]] || { echo "no $GPU_DIR/batch.jsonl: run pipeline_e2e.py prepare first" >&2; exit 1; }
 start=$SECONDS
-source test/gpu/build-gpu-half.sh "$PY" "$OUT/build-$phase.log" dice-verify-worker dice-verify DiceLightBridge || exit 1
+source test/gpu/build-gpu-half.sh "$PY" "$OUT/build-$phase.log" dice-verify-worker dice-verify DiceLightBridge \
+  dice-reference-run DiceRuntime || exit 1
 echo "built in $((SECONDS - start)) s"
 {
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
@@ -52,4 +54,5 @@ EOF
 fi
 
 [[ -f $GPU_DIR/plan.json ]] || { echo "no $GPU_DIR/plan.json: run pipeline_e2e.py resolve first" >&2; exit 1; }
-PYTHONPATH=$PWD/python${PYTHONPATH:+:$PYTHONPATH} "$PY" test/gpu/pipeline_e2e.py run --out "$OUT"
+PYTHONPATH=$PWD/python${PYTHONPATH:+:$PYTHONPATH} "$PY" test/gpu/pipeline_e2e.py run --out "$OUT" \
+  --reference-run build-gpu/bin/dice-reference-run
