@@ -243,15 +243,14 @@ std::string trampolineSource(StringRef fingerprint, StringRef manifestPath,
     if (llvm::is_contained(sig.shape, -1))
       continue;
     std::string desc = resultDesc(i);
-    int64_t stride = 1, numel = 1;
+    int64_t stride = 1; // row-major; the element count at the end
     for (int64_t d = static_cast<int64_t>(sig.shape.size()) - 1; d >= 0; --d) {
       os << "  " << desc << "sizes[" << d << "] = " << sig.shape[d] << ";\n  "
          << desc << "strides[" << d << "] = " << stride << ";\n";
       stride *= sig.shape[d];
     }
-    numel = stride;
     os << "  outputs[" << i << "].data = malloc("
-       << std::max<int64_t>(1, numel * elementBytes(sig.dtype)) << ");\n"
+       << std::max<int64_t>(1, stride * elementBytes(sig.dtype)) << ");\n"
        << "  if (!outputs[" << i << "].data) {\n"
        << "    fprintf(stderr, \"dice: out of memory for a result of "
        << fingerprint << "\\n\");\n    abort();\n  }\n";
