@@ -11,7 +11,6 @@ compile of the syntax error.
 """
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -21,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-SOURCE_ROOT = Path(os.environ.get("DICE_SOURCE_DIR", Path(__file__).resolve().parents[2]))
-BUILD_DIR = Path(os.environ.get("DICE_BUILD_DIR", SOURCE_ROOT / "build"))
+from build_tree import BUILD_DIR, SOURCE_ROOT
+
 DICE_VERIFY = BUILD_DIR / "bin" / "dice-verify"
 CORPUS = SOURCE_ROOT / "test" / "verifier" / "corpus"
 NVCC = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"

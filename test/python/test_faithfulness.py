@@ -10,18 +10,14 @@ fails: then the test would check nothing.
 """
 
 import json
-import os
-import subprocess
 import sys
 from collections import Counter
-from pathlib import Path
 
 import pytest
 import torch
 
-SOURCE_ROOT = Path(os.environ.get("DICE_SOURCE_DIR", Path(__file__).resolve().parents[2]))
-BUILD_DIR = Path(os.environ.get("DICE_BUILD_DIR", SOURCE_ROOT / "build"))
-BIN = BUILD_DIR / "bin"
+from build_tree import SOURCE_ROOT, tool
+
 sys.path.insert(0, str(SOURCE_ROOT / "test" / "torch_models"))
 
 import faithfulness_models as models  # noqa: E402
@@ -31,15 +27,6 @@ from dice.torch_mlir_import import export_linalg_on_tensors  # noqa: E402
 GRANULARITIES = ("op", "fusion", "function")
 MAX_RELATIVE_ERROR = 1e-5
 REQUESTS_PER_LEVEL = Counter()
-
-
-def tool(name, *args, stdin=None):
-    path = BIN / name
-    assert path.exists(), f"no {name} at {path} (set DICE_BUILD_DIR)"
-    proc = subprocess.run([str(path), *map(str, args)], input=stdin,
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, f"{name} {' '.join(map(str, args))} failed:\n{proc.stderr}"
-    return proc.stdout
 
 
 def relative_error(actual, expected):

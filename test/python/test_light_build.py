@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from build_tree import BUILD_DIR
+
 torch = pytest.importorskip("torch")
 
-SOURCE_ROOT = Path(os.environ.get("DICE_SOURCE_DIR", Path(__file__).resolve().parents[2]))
-BUILD_DIR = Path(os.environ.get("DICE_BUILD_DIR", SOURCE_ROOT / "build"))
 TESTS = BUILD_DIR / "bin" / "dice-kernel-build-tests"
 BRIDGE = BUILD_DIR / "lib" / "libDiceLightBridge.so"
 

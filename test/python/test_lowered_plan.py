@@ -9,19 +9,15 @@ runtime does not load a library whose op is registered already.
 
 import ctypes
 import json
-import os
 import subprocess
-from pathlib import Path
 
 import pytest
 import torch
 
 from dice.plan import run_plan
+from build_tree import BIN, BUILD_DIR, SOURCE_ROOT, tool
 from dice.runtime import DiceRuntimeError, Runtime
 
-SOURCE_ROOT = Path(os.environ.get("DICE_SOURCE_DIR", Path(__file__).resolve().parents[2]))
-BUILD_DIR = Path(os.environ.get("DICE_BUILD_DIR", SOURCE_ROOT / "build"))
-BIN = BUILD_DIR / "bin"
 RUNTIME_LIBRARY = BUILD_DIR / "lib" / "Runtime" / "libDiceRuntime.so"
 # A real kernel library for the CPU (test/unit/RuntimeTestKernel.cpp).
 TEST_KERNEL_LIBRARY = BUILD_DIR / "test" / "unit" / "libdice-runtime-test-kernel.so"
@@ -58,15 +54,6 @@ _LIBRARY.impl(f"k_{PAIR}", lambda x: [x.abs(), x.t().half()], "CPU")
 def reference(x, b):
     n = -(x * 2 + b)
     return [n.abs(), n.t().half()]
-
-
-def tool(name, *args, stdin=None):
-    path = BIN / name
-    assert path.exists(), f"no {name} at {path} (set DICE_BUILD_DIR)"
-    proc = subprocess.run([str(path), *map(str, args)], input=stdin,
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, f"{name} {' '.join(map(str, args))} failed:\n{proc.stderr}"
-    return proc.stdout
 
 
 @pytest.fixture

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-SOURCE_ROOT = Path(os.environ.get("DICE_SOURCE_DIR", Path(__file__).resolve().parents[2]))
-BUILD_DIR = Path(os.environ.get("DICE_BUILD_DIR", SOURCE_ROOT / "build"))
+from build_tree import BUILD_DIR, SOURCE_ROOT
+
 FAKE_NVCC = SOURCE_ROOT / "test" / "Tools" / "dice-opt" / "Inputs" / "fake-nvcc.sh"
 
 pytestmark = [

@@ -8,17 +8,14 @@ answers are noise: every request must fall back, and the output must be the
 plain round trip of the input.
 """
 
-import json
 import os
 import sqlite3
 import subprocess
-from pathlib import Path
 
+from build_tree import BUILD_DIR, SOURCE_ROOT
 from dice.tiny_checkpoint import write_tiny_checkpoint
 from test_model_numerics import write_byte_tokenizer
 
-SOURCE_ROOT = Path(os.environ.get("DICE_SOURCE_DIR", Path(__file__).resolve().parents[2]))
-BUILD_DIR = Path(os.environ.get("DICE_BUILD_DIR", SOURCE_ROOT / "build"))
 DICE_OPT = BUILD_DIR / "bin" / "dice-opt"
 MLP = SOURCE_ROOT / "test" / "Inputs" / "torch-mlir" / "mlp.mlir"
 

@@ -22,12 +22,9 @@ import torch
 from safetensors.torch import load_file
 from transformers import Qwen3Config, Qwen3ForCausalLM
 
+from build_tree import BUILD_DIR
 from dice.tiny_checkpoint import write_tiny_checkpoint
 
-SOURCE_ROOT = Path(
-    os.environ.get("DICE_SOURCE_DIR", Path(__file__).resolve().parents[2])
-)
-BUILD_DIR = Path(os.environ.get("DICE_BUILD_DIR", SOURCE_ROOT / "build"))
 MODEL_CHECK = BUILD_DIR / "bin" / "dice-model-check"
 TOLERANCE = 1e-4
 # The runtime's device (cpu in CI; cuda on a GPU machine runs the same checks

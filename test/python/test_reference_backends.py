@@ -10,16 +10,13 @@ and the printed model make the same torch calls, so they must agree exactly.
 import json
 import os
 import subprocess
-from pathlib import Path
 
 import pytest
 import torch
 import torch.nn.functional as F
 
-SOURCE_ROOT = Path(
-    os.environ.get("DICE_SOURCE_DIR", Path(__file__).resolve().parents[2])
-)
-BUILD_DIR = Path(os.environ.get("DICE_BUILD_DIR", SOURCE_ROOT / "build"))
+from build_tree import BUILD_DIR
+
 REFERENCE_RUN = BUILD_DIR / "bin" / "dice-reference-run"
 # DICE_TEST_DEVICE=cuda runs both backends on the GPU (the reference stays on the CPU).
 DEVICE = os.environ.get("DICE_TEST_DEVICE", "cpu")

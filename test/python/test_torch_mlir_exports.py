@@ -8,14 +8,11 @@
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-SOURCE_ROOT = Path(
-    os.environ.get("DICE_SOURCE_DIR", Path(__file__).resolve().parents[2])
-)
-BUILD_DIR = Path(os.environ.get("DICE_BUILD_DIR", SOURCE_ROOT / "build"))
+from build_tree import BUILD_DIR, SOURCE_ROOT
+
 DICE_OPT = BUILD_DIR / "bin" / "dice-opt"
 INPUTS = SOURCE_ROOT / "test" / "Inputs" / "torch-mlir"
 

@@ -51,7 +51,8 @@ TORCH_LIBRARY_IMPL(dice, CUDA, m) {
 
 namespace {
 
-/// Removes a flat directory and its files.
+/// Removes a flat directory and its files. Not std::filesystem::remove_all:
+/// libtorch.so exports a copy of it that crashes when this binary binds to it.
 void removeDir(const std::string &dir) {
   if (DIR *d = ::opendir(dir.c_str())) {
     while (dirent *e = ::readdir(d))
