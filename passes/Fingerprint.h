@@ -9,11 +9,10 @@
 
 namespace mlir::dice {
 
-/// A hex digest of what `request` computes: its region, shapes and element
-/// types, printed in generic form with local numbering and no locations.
-/// Independent of SSA names, position, enclosing function, the current
-/// fingerprint and the scaffold.
-std::string computeFingerprint(KernelRequestOp request);
+/// The fingerprint of what `request` computes (dice/Scaffold/Fingerprint.h):
+/// the hash of its reference program. A region that has no reference
+/// program is an error on the request.
+FailureOr<std::string> computeFingerprint(KernelRequestOp request);
 
 } // namespace mlir::dice
 

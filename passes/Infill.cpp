@@ -2,6 +2,7 @@
 
 #include "KernelStore.h"
 #include "Passes.h"
+#include "Services.h"
 
 #include "dice/Infill/EngineFactory.h"
 
@@ -48,7 +49,10 @@ struct InfillPass : public mlir::dice::impl::DiceInfillBase<InfillPass> {
 void InfillPass::runOnOperation() {
   ModuleOp module = getOperation();
   MLIRContext *ctx = &getContext();
-  const ::dice::Config &config = getDriverDefaults().config;
+  FailureOr<::dice::Config> loaded = loadPassConfig(module, configFile);
+  if (failed(loaded))
+    return signalPassFailure();
+  const ::dice::Config &config = *loaded;
 
   std::string error;
   std::optional<::dice::EngineSpec> spec =
@@ -76,11 +80,11 @@ void InfillPass::runOnOperation() {
   if (requests.empty())
     return;
 
-  std::string databasePath = databasePathFor(database);
-  std::optional<::dice::KernelDatabase> db =
-      openKernelDatabase(module, databasePath);
+  std::unique_ptr<::dice::KernelStore> db =
+      openKernelStore(module, database, config);
   if (!db)
     return signalPassFailure();
+  const DiceServices &services = getDiceServices(ctx);
 
   // Loaded on the first database miss: a warm database needs no model.
   std::unique_ptr<::dice::InfillEngine> loadedEngine;
@@ -88,12 +92,12 @@ void InfillPass::runOnOperation() {
     if (!loadedEngine) {
       std::string why;
       auto start = std::chrono::steady_clock::now();
-      loadedEngine = ::dice::createInfillEngine(*spec, why);
+      loadedEngine = services.createInfillEngine(*spec, why);
       if (!loadedEngine)
         module.emitError() << "cannot create infill engine '" << engine
                            << "': " << why;
       else
-        reportProgress("dice-infill: loaded " + loadedEngine->name() + " in " +
+        services.progress("dice-infill: loaded " + loadedEngine->name() + " in " +
                        formatSeconds(start));
     }
     return loadedEngine.get();
@@ -122,13 +126,13 @@ void InfillPass::runOnOperation() {
     if (!stored->empty()) {
       for (const ::dice::CandidateRecord &record : *stored) {
         FailureOr<CandidateAttr> candidate =
-            fromRecord(request, record, databasePath);
+            fromRecord(request, record, db->path());
         if (failed(candidate))
           return signalPassFailure();
         attached.push_back(*candidate);
       }
       ++numDatabaseHits;
-      reportProgress(where + candidatesText(attached.size()) +
+      services.progress(where + candidatesText(attached.size()) +
                      " from the kernel database");
     } else {
       ::dice::InfillEngine *filler = getEngine();
@@ -152,7 +156,7 @@ void InfillPass::runOnOperation() {
                                : CandidateAttr::get(ctx, text, StringAttr(),
                                                     VerdictAttr(), StringAttr()));
       }
-      reportProgress(where + candidatesText(attached.size()) + " from " +
+      services.progress(where + candidatesText(attached.size()) + " from " +
                      filler->name() + " in " + formatSeconds(start));
     }
     request.setCandidatesAttr(ArrayAttr::get(ctx, attached));

@@ -1,7 +1,8 @@
-//===- KernelStore.cpp - state shared by infill, verify, resolve ----------===//
+//===- KernelStore.cpp - what infill, verify and resolve share ------------===//
 
 #include "KernelStore.h"
 #include "Passes.h"
+#include "Services.h"
 
 #include "dice/Scaffold/Scaffold.h"
 
@@ -12,31 +13,6 @@
 using namespace mlir;
 using namespace mlir::dice;
 
-namespace {
-/// Set once by the driver, before passes run (and read-only after), so the
-/// passes of a multi-threaded pass manager only ever read it.
-DriverDefaults &driverDefaults() {
-  static DriverDefaults defaults;
-  return defaults;
-}
-} // namespace
-
-void mlir::dice::setDriverDefaults(DriverDefaults defaults) {
-  driverDefaults() = std::move(defaults);
-}
-
-const DriverDefaults &mlir::dice::getDriverDefaults() {
-  return driverDefaults();
-}
-
-void mlir::dice::reportProgress(const llvm::Twine &line) {
-  if (!driverDefaults().progress)
-    return;
-  // One write per line: build threads report too.
-  std::string text = line.str() + "\n";
-  llvm::errs() << text;
-}
-
 std::string mlir::dice::formatSeconds(std::chrono::steady_clock::time_point start) {
   std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
   std::string text;
@@ -44,24 +20,36 @@ std::string mlir::dice::formatSeconds(std::chrono::steady_clock::time_point star
   return text;
 }
 
-std::string mlir::dice::databasePathFor(StringRef passOption) {
-  if (!passOption.empty())
-    return passOption.str();
-  const DriverDefaults &defaults = getDriverDefaults();
-  if (!defaults.databasePath.empty())
-    return defaults.databasePath;
-  return defaults.config.databasePath;
+FailureOr<::dice::Config> mlir::dice::loadPassConfig(ModuleOp module,
+                                                    StringRef path) {
+  if (path.empty())
+    return ::dice::Config();
+  ::dice::ConfigResult config = ::dice::loadConfigFile(path.str());
+  if (!config) {
+    // At the file's own line, so editors jump to it.
+    const ::dice::ConfigError &error = config.error();
+    Location where = FileLineColLoc::get(module.getContext(), error.file,
+                                         error.line, error.column);
+    InFlightDiagnostic diag = emitError(where);
+    if (!error.key.empty())
+      diag << error.key << ": ";
+    return diag << error.message;
+  }
+  return *config;
 }
 
-std::optional<::dice::KernelDatabase>
-mlir::dice::openKernelDatabase(ModuleOp module, StringRef path) {
-  ::dice::KernelDatabaseOrError db = ::dice::KernelDatabase::open(path.str());
-  if (!db) {
-    module.emitError() << "kernel database " << db.error().path << ": "
-                       << db.error().message;
-    return std::nullopt;
+std::unique_ptr<::dice::KernelStore>
+mlir::dice::openKernelStore(ModuleOp module, StringRef option,
+                            const ::dice::Config &config) {
+  std::string path = option.empty() ? config.databasePath : option.str();
+  ::dice::KernelStoreOrError store =
+      getDiceServices(module.getContext()).openKernelStore(path);
+  if (!store) {
+    module.emitError() << "kernel database " << store.error().path << ": "
+                       << store.error().message;
+    return nullptr;
   }
-  return std::move(*db);
+  return std::move(*store);
 }
 
 ::dice::KernelKey mlir::dice::kernelKeyOf(KernelRequestOp request) {

@@ -1,8 +1,8 @@
-//===- KernelStore.h - state shared by infill, verify, resolve --*- C++ -*-===//
+//===- KernelStore.h - what infill, verify and resolve share ----*- C++ -*-===//
 //
-// The kernel database as the passes see it (opened once per pass, errors as
-// diagnostics on the module), the key of a request, and the conversions
-// between the verifier's verdicts and `#dice.verdict`.
+// The configuration and the kernel store as the passes see them (read once
+// per pass run, errors as diagnostics on the module), the key of a request,
+// and the conversions between the verifier's verdicts and `#dice.verdict`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,24 +10,27 @@
 #define DICE_PASSES_KERNELSTORE_H
 
 #include "Dice/DiceOps.h"
+#include "dice/Config/Config.h"
 #include "dice/KernelDB/KernelDatabase.h"
 #include "dice/Verifier/Verdict.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
-#include <optional>
+#include <memory>
 #include <string>
 
 namespace mlir::dice {
 
-/// The database path a pass uses: its own option, else --dice-db, else
-/// dice.toml's `database`.
-std::string databasePathFor(llvm::StringRef passOption);
+/// The dice.toml a pass's `config` option names (empty: the defaults); a
+/// bad file is an error on `module` with its file and line.
+FailureOr<::dice::Config> loadPassConfig(ModuleOp module, llvm::StringRef path);
 
-/// Opens the database; a damaged or foreign file is an error on `module`
-/// naming the file.
-std::optional<::dice::KernelDatabase> openKernelDatabase(ModuleOp module,
-                                                         llvm::StringRef path);
+/// The kernel store of a pass's `db` option (empty: dice.toml's
+/// `database`), opened through the driver's services; a damaged or foreign
+/// file is an error on `module` naming the file, and null is returned.
+std::unique_ptr<::dice::KernelStore>
+openKernelStore(ModuleOp module, llvm::StringRef option,
+                const ::dice::Config &config);
 
 /// (fingerprint, gpu_arch, scaffold version, model) of an infilled request.
 ::dice::KernelKey kernelKeyOf(KernelRequestOp request);

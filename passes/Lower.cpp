@@ -8,7 +8,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "Dice/DiceOps.h"
+#include "KernelStore.h"
 #include "Passes.h"
+#include "Services.h"
 #include "dice/Scaffold/ReferenceBuilder.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -22,7 +24,6 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <string>
@@ -274,39 +275,19 @@ std::string trampolineSource(StringRef fingerprint, StringRef manifestPath,
   return text;
 }
 
-/// Writes `contents` to `path` through a temporary file and a rename, so a
-/// concurrent reader sees the old file or the new one, never half of one.
-LogicalResult writeAtomically(StringRef path, StringRef contents,
-                              std::string &error) {
-  std::string temp =
-      llvm::formatv("{0}.tmp.{1}", path, llvm::sys::Process::getProcessId());
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(temp, ec);
-    if (ec) {
-      error = "cannot write '" + temp + "': " + ec.message();
-      return failure();
-    }
-    os << contents;
-    os.close();
-    if (os.has_error()) {
-      error = "cannot write '" + temp + "': " + os.error().message();
-      os.clear_error();
-      llvm::sys::fs::remove(temp);
-      return failure();
-    }
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(temp, path)) {
-    error =
-        "cannot rename '" + temp + "' to '" + path.str() + "': " + ec.message();
-    llvm::sys::fs::remove(temp);
+/// Writes a file through the driver's services.
+LogicalResult writeArtifact(const DiceServices &services, StringRef path,
+                            StringRef contents, std::string &error) {
+  if (llvm::Error failed = services.writeArtifact(path, contents)) {
+    error = llvm::toString(std::move(failed));
     return failure();
   }
   return success();
 }
 
 /// Copies `from` to `to` unless `to` already holds the same bytes.
-LogicalResult copyArtifact(StringRef from, StringRef to, std::string &error) {
+LogicalResult copyArtifact(const DiceServices &services, StringRef from,
+                           StringRef to, std::string &error) {
   auto source = llvm::MemoryBuffer::getFile(from, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!source) {
@@ -320,7 +301,7 @@ LogicalResult copyArtifact(StringRef from, StringRef to, std::string &error) {
     return success();
   // A library that a running process has mapped must not change under it:
   // the rename gives the new bytes a new inode.
-  return writeAtomically(to, (*source)->getBuffer(), error);
+  return writeArtifact(services, to, (*source)->getBuffer(), error);
 }
 
 /// The manifest already in the artifacts directory, or an empty one.
@@ -394,10 +375,11 @@ LowerPass::writeKernel(KernelOp kernel, StringRef dir, StringRef manifestPath) {
   SmallString<256> trampolinePath(dir);
   llvm::sys::path::append(trampolinePath, "k_" + fp + ".ciface.c");
   std::string error;
-  if (failed(copyArtifact(*artifact, libraryPath, error)) ||
-      failed(writeAtomically(
-          trampolinePath, trampolineSource(fp, manifestPath, *inputs, *results),
-          error)))
+  const DiceServices &services = getDiceServices(&getContext());
+  if (failed(copyArtifact(services, *artifact, libraryPath, error)) ||
+      failed(writeArtifact(
+          services, trampolinePath,
+          trampolineSource(fp, manifestPath, *inputs, *results), error)))
     return kernel.emitOpError() << error;
 
   ++numKernels;
@@ -441,8 +423,11 @@ func::FuncOp LowerPass::declare(KernelOp kernel) {
 
 void LowerPass::runOnOperation() {
   ModuleOp module = getOperation();
-  std::string dir = artifacts.empty() ? getDriverDefaults().config.artifactDir
-                                      : std::string(artifacts);
+  FailureOr<::dice::Config> config = loadPassConfig(module, configFile);
+  if (failed(config))
+    return signalPassFailure();
+  std::string dir =
+      artifacts.empty() ? config->artifactDir : std::string(artifacts);
 
   SmallVector<mlir::dice::CallOp> calls;
   llvm::SetVector<KernelOp> used;
@@ -514,7 +499,8 @@ void LowerPass::runOnOperation() {
         kernels[fp] = std::move(entry);
       std::string text =
           llvm::formatv("{0:2}", llvm::json::Value(std::move(*manifest)));
-      (void)writeAtomically(manifestPath, text + "\n", error);
+      (void)writeArtifact(getDiceServices(&getContext()), manifestPath,
+                          text + "\n", error);
     }
     if (!error.empty()) {
       emitError(module.getLoc()) << "dice-lower: " << error;

@@ -89,6 +89,8 @@ public:
     bool outlined = false;
     for (auto &group : groups)
       outlined |= createRequest(group);
+    if (unfingerprinted)
+      return failure();
     if (!outlined) {
       for (Operation &op : block)
         op.removeAttr(DiceDialect::kPositionAttrName);
@@ -113,6 +115,76 @@ private:
   llvm::DenseMap<Operation *, unsigned> position;
   /// tensor.pad ops that belong to their only consumer's group.
   llvm::DenseSet<Operation *> ownedPads;
+  /// A request whose reference program could not be rendered (its error
+  /// said why): the pass fails.
+  bool unfingerprinted = false;
+
+  /// `inputs` in the order a depth-first walk of the outputs' expressions
+  /// (operands left to right, then values the op's regions capture) reaches
+  /// them; inputs no output depends on keep their order, at the end.
+  SmallVector<Value>
+  operandsInExpressionOrder(ArrayRef<Value> outputs,
+                            const llvm::SetVector<Value> &inputs,
+                            const llvm::DenseSet<Operation *> &members,
+                            const llvm::SetVector<Operation *> &producers) {
+    llvm::SetVector<Value> ordered;
+    llvm::DenseSet<Operation *> visited;
+    SmallVector<std::pair<Value, bool>> stack; // (value, operands pushed)
+    auto visit = [&](Value root) {
+      stack.push_back({root, false});
+      while (!stack.empty()) {
+        auto [value, expanded] = stack.pop_back_val();
+        if (inputs.contains(value)) {
+          ordered.insert(value);
+          continue;
+        }
+        Operation *def = value.getDefiningOp();
+        if (expanded || !def ||
+            !(members.contains(def) || producers.contains(def)) ||
+            !visited.insert(def).second)
+          continue;
+        SmallVector<Value> reads(def->getOperands());
+        llvm::SetVector<Value> captured;
+        getUsedValuesDefinedAbove(def->getRegions(), captured);
+        reads.append(captured.begin(), captured.end());
+        // Reversed onto the stack, so the first operand is walked first.
+        for (Value read : llvm::reverse(reads))
+          stack.push_back({read, false});
+      }
+    };
+    for (Value output : outputs)
+      visit(output);
+    for (Value input : inputs)
+      ordered.insert(input);
+    return SmallVector<Value>(ordered.begin(), ordered.end());
+  }
+
+  /// An op's index in the block before outlining; a request formed in this
+  /// run stands at its first op's.
+  unsigned placeOf(Operation *op) const {
+    if (auto it = position.find(op); it != position.end())
+      return it->second;
+    if (auto attr =
+            op->getAttrOfType<IntegerAttr>(DiceDialect::kPositionAttrName))
+      return attr.getInt();
+    return ~0u - 1;
+  }
+
+  /// The first use of `value` outside `members`: its user's place in the
+  /// block, then the operand's number.
+  std::pair<unsigned, unsigned>
+  firstOutsideUse(Value value,
+                  const llvm::DenseSet<Operation *> &members) const {
+    std::pair<unsigned, unsigned> first{~0u, ~0u};
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = block.findAncestorOpInBlock(*use.getOwner());
+      if (!user || members.contains(user))
+        continue;
+      first = std::min(first, std::pair<unsigned, unsigned>(
+                                  placeOf(user), use.getOperandNumber()));
+    }
+    return first;
+  }
 
   Role roleOf(Operation *op) const {
     auto it = roles.find(op);
@@ -333,6 +405,17 @@ private:
     if (outputs.empty())
       return false; // nothing outside reads it
 
+    // Results in the order they are first read outside, operands in the
+    // order a reader of the results' expressions meets them, not in the
+    // order the group's ops happen to be listed: the same computation
+    // written with its independent ops the other way round makes the same
+    // request, and so the same fingerprint.
+    llvm::stable_sort(outputs, [&](Value a, Value b) {
+      return firstOutsideUse(a, members) < firstOutsideUse(b, members);
+    });
+    SmallVector<Value> operands =
+        operandsInExpressionOrder(outputs, inputs, members, producers);
+
     SmallVector<Location> locs;
     for (Operation *op : group)
       locs.push_back(op->getLoc());
@@ -346,8 +429,7 @@ private:
                       }) == 1)
       level = 1; // a fusion group of one op is a single-op task
     auto request = KernelRequestOp::create(
-        builder, loc, ValueRange(outputs).getTypes(), inputs.getArrayRef(),
-        "00000000", level, /*scaffold=*/nullptr, /*model=*/nullptr,
+        builder, loc, ValueRange(outputs).getTypes(), operands, "00000000", level, /*scaffold=*/nullptr, /*model=*/nullptr,
         /*gpu_arch=*/nullptr, /*candidates=*/nullptr);
 
     // Where a kernel call would stand: the first op of the group.
@@ -355,7 +437,7 @@ private:
                      builder.getI64IntegerAttr(position[group.front()]));
     Block *body = builder.createBlock(&request.getBody());
     IRMapping mapping;
-    for (Value input : inputs)
+    for (Value input : operands)
       mapping.map(input, body->addArgument(input.getType(), input.getLoc()));
     SmallVector<Operation *> ordered(producers.begin(), producers.end());
     llvm::sort(ordered, [&](Operation *a, Operation *b) {
@@ -376,7 +458,13 @@ private:
       });
     for (Operation *op : llvm::reverse(group))
       op->erase();
-    request.setFingerprint(computeFingerprint(request));
+    FailureOr<std::string> fingerprint = computeFingerprint(request);
+    if (failed(fingerprint)) {
+      unfingerprinted = true;
+      request.setFingerprint("00000000");
+    } else {
+      request.setFingerprint(*fingerprint);
+    }
     ++numRequests;
     return true;
   }

@@ -5,6 +5,21 @@
 
 include "mlir/Pass/PassBase.td"
 
+// Options that several passes take, declared once: `--dice-pipeline` gives
+// one value to every pass that declares the option, and dice-opt's
+// `--dice-config`, `--dice-db` and `--dice-report` fill them in where the
+// pipeline left them empty, so the printed pipeline reproduces the run.
+defvar DiceConfigOption =
+    Option<"configFile", "config", "std::string", /*default=*/"\"\"",
+           "dice.toml to read (empty: the built-in defaults)">;
+defvar DiceDatabaseOption =
+    Option<"database", "db", "std::string", /*default=*/"\"\"",
+           "kernel database (empty: dice.toml's database)">;
+defvar DiceArtifactsOption =
+    Option<"artifacts", "artifacts", "std::string", /*default=*/"\"\"",
+           "directory of kernel libraries, workers' scratch space and "
+           "manifest.json (empty: dice.toml's artifacts.dir)">;
+
 def DiceOutline : Pass<"dice-outline", "::mlir::ModuleOp"> {
   let summary = "Wrap fusable regions of each function into dice.kernel_request ops";
   let description = [{
@@ -25,9 +40,11 @@ def DiceOutline : Pass<"dice-outline", "::mlir::ModuleOp"> {
     `tensor.empty` and fills are rematerialized inside each request that
     uses them.
 
-    The fingerprint is a hash of the request printed in generic form, so
-    the same computation gets the same fingerprint whatever its SSA names,
-    its position or its function. Ops that the reference program cannot
+    The fingerprint is a hash of the request's reference program in
+    canonical form, so the same computation gets the same fingerprint
+    whatever its SSA names, attribute spellings, the order of its
+    independent ops, its position or its function, and whatever MLIR
+    version printed it. Ops that the reference program cannot
     express exactly stay outside requests, each with a remark saying why.
   }];
   let options = [
@@ -83,8 +100,7 @@ def DiceInfill : Pass<"dice-infill", "::mlir::ModuleOp"> {
            "candidates per request (0: dice.toml's sampling.candidates)">,
     Option<"gpuArch", "gpu-arch", "std::string", /*default=*/"\"sm_90\"",
            "GPU architecture the candidates are for (database key)">,
-    Option<"database", "db", "std::string", /*default=*/"\"\"",
-           "kernel database (default: --dice-db, then dice.toml's database)">
+    DiceDatabaseOption, DiceConfigOption
   ];
   let statistics = [
     Statistic<"numRequests", "requests", "Kernel requests given candidates">,
@@ -110,8 +126,7 @@ def DiceVerify : Pass<"dice-verify", "::mlir::ModuleOp"> {
     for the whole run ("no CUDA device: ...") is one remark on the module.
   }];
   let options = [
-    Option<"database", "db", "std::string", /*default=*/"\"\"",
-           "kernel database (default: --dice-db, then dice.toml's database)">,
+    DiceDatabaseOption, DiceConfigOption, DiceArtifactsOption,
     Option<"nvcc", "nvcc", "std::string", /*default=*/"\"\"",
            "nvcc to build candidates with (default: this installation's)">,
     Option<"staticAnalysis", "static-analysis", "bool", /*default=*/"true",
@@ -143,11 +158,10 @@ def DiceResolve : Pass<"dice-resolve", "::mlir::ModuleOp"> {
     Option<"minSpeedup", "min-speedup", "double", /*default=*/"-1",
            "least speedup to use a kernel (negative: dice.toml's "
            "verifier.min_speedup)">,
-    Option<"database", "db", "std::string", /*default=*/"\"\"",
-           "kernel database (default: --dice-db, then dice.toml's database)">,
+    DiceDatabaseOption, DiceConfigOption, DiceArtifactsOption,
     Option<"report", "report", "std::string", /*default=*/"\"\"",
            "file to write the per-request report to, '-' for stdout "
-           "(default: --dice-report)">
+           "(empty: no report)">
   ];
   let statistics = [
     Statistic<"numRequests", "requests", "Kernel requests resolved">,
@@ -176,11 +190,7 @@ def DiceLower : Pass<"dice-lower", "::mlir::ModuleOp"> {
     `llvm.emit_c_interface` and `dice.library`; the `dice.kernel` ops are
     erased, so the output is plain func/linalg/tensor IR.
   }];
-  let options = [
-    Option<"artifacts", "artifacts", "std::string", /*default=*/"\"\"",
-           "directory of the kernel libraries and manifest.json "
-           "(default: dice.toml's artifacts.dir)">
-  ];
+  let options = [DiceArtifactsOption, DiceConfigOption];
   let statistics = [
     Statistic<"numKernels", "kernels", "Kernel libraries written">,
     Statistic<"numCalls", "calls", "Kernel calls lowered">

@@ -2,9 +2,10 @@
 
 #include "KernelStore.h"
 #include "Passes.h"
+#include "Services.h"
 #include "Report.h"
 
-#include "dice/Verifier/Sha256.h"
+#include "dice/Support/Sha256.h"
 
 #include "mlir/Analysis/TopologicalSortUtils.h"
 #include "mlir/IR/Builders.h"
@@ -99,45 +100,35 @@ void restoreOriginalOrder(Block &block) {
 
 /// Writes the stored library of a candidate to `<dir>/db/<hash>.so` (left
 /// alone when it holds those bytes already) and returns the path; a null
-/// attribute when the database has no library for it.
+/// attribute when the store has no library for it.
 FailureOr<StringAttr> storedArtifact(MLIRContext *ctx,
-                                     const ::dice::KernelDatabase &db,
+                                     const ::dice::KernelStore &store,
                                      const ::dice::KernelKey &key,
-                                     const std::string &hash, StringRef dir) {
-  auto bytes = db.artifact(key, hash);
-  if (!bytes)
+                                     const std::string &hash, StringRef dir,
+                                     std::string &error) {
+  auto bytes = store.artifact(key, hash);
+  if (!bytes) {
+    error = bytes.error().format();
     return failure();
+  }
   if (!*bytes)
     return StringAttr();
   SmallString<256> path(dir);
   llvm::sys::path::append(path, "db");
-  if (llvm::sys::fs::create_directories(path))
+  if (std::error_code ec = llvm::sys::fs::create_directories(path)) {
+    error = "cannot create '" + path.str().str() + "': " + ec.message();
     return failure();
+  }
   llvm::sys::path::append(path, hash + ".so");
   StringRef data(reinterpret_cast<const char *>((*bytes)->data()),
                  (*bytes)->size());
   auto existing = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                               /*RequiresNullTerminator=*/false);
-  if (!existing || (*existing)->getBuffer() != data) {
-    // Through a rename: another process may have the old file mapped.
-    int fd;
-    SmallString<256> temp;
-    if (llvm::sys::fs::createUniqueFile(path + "-%%%%%%.tmp", fd, temp))
-      return failure();
-    {
-      llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-      os << data;
-      if (os.has_error()) {
-        os.clear_error();
-        llvm::sys::fs::remove(temp);
-        return failure();
-      }
-    }
-    if (llvm::sys::fs::rename(temp, path)) {
-      llvm::sys::fs::remove(temp);
+  if (!existing || (*existing)->getBuffer() != data)
+    if (llvm::Error failed = getDiceServices(ctx).writeArtifact(path, data)) {
+      error = llvm::toString(std::move(failed));
       return failure();
     }
-  }
   return StringAttr::get(ctx, path);
 }
 
@@ -279,10 +270,13 @@ void ResolvePass::inlineBack(KernelRequestOp request) {
 
 void ResolvePass::runOnOperation() {
   ModuleOp module = getOperation();
-  const DriverDefaults &defaults = getDriverDefaults();
+  FailureOr<::dice::Config> config = loadPassConfig(module, configFile);
+  if (failed(config))
+    return signalPassFailure();
   double threshold =
-      minSpeedup >= 0 ? minSpeedup.getValue() : defaults.config.verifier.minSpeedup;
-  std::string reportPath = report.empty() ? defaults.reportPath : report;
+      minSpeedup >= 0 ? minSpeedup.getValue() : config->verifier.minSpeedup;
+  std::string artifactDir =
+      artifacts.empty() ? config->artifactDir : std::string(artifacts);
   kernelInsertPoint = OpBuilder::InsertPoint();
   kernels.clear();
   lastHoisted.clear();
@@ -291,7 +285,7 @@ void ResolvePass::runOnOperation() {
   SmallVector<KernelRequestOp> requests;
   module.walk([&](KernelRequestOp request) { requests.push_back(request); });
 
-  std::optional<::dice::KernelDatabase> db;
+  std::unique_ptr<::dice::KernelStore> db;
   std::vector<ReportRow> rows;
   ReportTotals totals;
   for (KernelRequestOp request : requests) {
@@ -355,7 +349,7 @@ void ResolvePass::runOnOperation() {
     if (best) {
       ::dice::KernelKey key = kernelKeyOf(request);
       if (!db) {
-        db = openKernelDatabase(module, databasePathFor(database));
+        db = openKernelStore(module, database, *config);
         if (!db)
           return signalPassFailure();
       }
@@ -368,13 +362,15 @@ void ResolvePass::runOnOperation() {
       // A candidate from the database carries no artifact path: its library
       // is in the database, and goes beside the verifier's builds.
       if (!best.getArtifact()) {
+        std::string error;
         FailureOr<StringAttr> path = storedArtifact(
-            &getContext(), *db, key, ::dice::sha256Hex(best.getSource().getValue().str()),
-            defaults.config.artifactDir);
+            &getContext(), *db, key,
+            ::dice::sha256Hex(best.getSource().getValue().str()), artifactDir,
+            error);
         if (failed(path)) {
           request.emitOpError() << "cannot write the stored kernel library of "
                                    "the chosen candidate under "
-                                << defaults.config.artifactDir;
+                                << artifactDir << ": " << error;
           return signalPassFailure();
         }
         if (*path)
@@ -385,7 +381,7 @@ void ResolvePass::runOnOperation() {
                            << ": candidate " << bestIndex + 1 << " of "
                            << candidates.size() << " accepted, "
                            << formatSpeedup(bestSpeedup) << " over the "
-                           << ::dice::toString(defaults.config.verifier.baseline)
+                           << ::dice::toString(config->verifier.baseline)
                            << " baseline";
       row.outcome = "@" + request.getKernelSymbolName() + " " +
                     formatSpeedup(bestSpeedup);
@@ -442,21 +438,17 @@ void ResolvePass::runOnOperation() {
   for (Block *block : outlinedBlocks)
     restoreOriginalOrder(*block);
 
-  if (reportPath.empty())
+  if (report.empty())
     return;
-  if (reportPath == "-") {
-    writeReport(llvm::outs(), rows, totals);
-    llvm::outs().flush();
-    return;
-  }
-  std::error_code ec;
-  llvm::raw_fd_ostream os(reportPath, ec, llvm::sys::fs::OF_Text);
-  if (ec) {
-    module.emitError() << "cannot write the report " << reportPath << ": "
-                       << ec.message();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  writeReport(os, rows, totals);
+  if (llvm::Error failed =
+          getDiceServices(&getContext()).writeArtifact(report, text)) {
+    module.emitError() << "cannot write the report: "
+                       << llvm::toString(std::move(failed));
     return signalPassFailure();
   }
-  writeReport(os, rows, totals);
 }
 
 } // namespace

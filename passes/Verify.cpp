@@ -2,6 +2,7 @@
 
 #include "KernelStore.h"
 #include "Passes.h"
+#include "Services.h"
 
 #include "dice/Verifier/CandidateVerifier.h"
 
@@ -34,16 +35,21 @@ struct VerifyPass : public mlir::dice::impl::DiceVerifyBase<VerifyPass> {
   void runOnOperation() override;
 
 private:
-  ::dice::CandidateVerifierOptions verifierOptions(StringRef gpuArch) const;
+  ::dice::CandidateVerifierOptions
+  verifierOptions(const ::dice::Config &config, const DiceServices &services,
+                  StringRef gpuArch) const;
 };
 
 ::dice::CandidateVerifierOptions
-VerifyPass::verifierOptions(StringRef gpuArch) const {
-  const ::dice::Config &config = getDriverDefaults().config;
+VerifyPass::verifierOptions(const ::dice::Config &config,
+                            const DiceServices &services,
+                            StringRef gpuArch) const {
+  std::string artifactDir =
+      artifacts.empty() ? config.artifactDir : std::string(artifacts);
   ::dice::CandidateVerifierOptions options;
   // Built libraries live beside the other artifacts, so a rebuild of the
   // same source is a cache hit.
-  options.build = ::dice::defaultKernelBuildOptions(config.artifactDir);
+  options.build = ::dice::defaultKernelBuildOptions(artifactDir);
   options.build.gpuArch = gpuArch.str();
   if (!nvcc.empty())
     options.build.nvccPath = nvcc;
@@ -51,20 +57,25 @@ VerifyPass::verifierOptions(StringRef gpuArch) const {
   options.jobs = jobs ? jobs : std::max(1u, std::thread::hardware_concurrency());
   options.staticAnalysis = staticAnalysis;
   options.workerPath = ::dice::defaultWorkerPath();
-  options.scratchDir = config.artifactDir + "/workers";
-  if (getDriverDefaults().progress)
-    options.progress = [](const char *stage, size_t done, size_t total) {
-      reportProgress(llvm::Twine("dice-verify: ") + stage + " " +
-                     llvm::Twine(done) + "/" + llvm::Twine(total) +
-                     (llvm::StringRef(stage) == "built" ? " kernel libraries"
-                                                        : " candidates on the GPU"));
-    };
+  options.scratchDir = artifactDir + "/workers";
+  options.progress = [&services](const char *stage, size_t done,
+                                 size_t total) {
+    services.progress(llvm::Twine("dice-verify: ") + stage + " " +
+                       llvm::Twine(done) + "/" + llvm::Twine(total) +
+                       (llvm::StringRef(stage) == "built"
+                            ? " kernel libraries"
+                            : " candidates on the GPU"));
+  };
   return options;
 }
 
 void VerifyPass::runOnOperation() {
   ModuleOp module = getOperation();
   MLIRContext *ctx = &getContext();
+  FailureOr<::dice::Config> config = loadPassConfig(module, configFile);
+  if (failed(config))
+    return signalPassFailure();
+  const DiceServices &services = getDiceServices(ctx);
 
   // A stored `unverified` says this machine could not run the candidate;
   // one with a GPU may.
@@ -109,22 +120,21 @@ void VerifyPass::runOnOperation() {
   if (batches.empty())
     return;
 
-  std::string databasePath = databasePathFor(database);
-  std::optional<::dice::KernelDatabase> db =
-      openKernelDatabase(module, databasePath);
+  std::unique_ptr<::dice::KernelStore> db =
+      openKernelStore(module, database, *config);
   if (!db)
     return signalPassFailure();
 
   std::vector<std::string> notes;
   for (auto &[arch, slots] : batches) {
     std::unique_ptr<::dice::CandidateVerifier> verifier =
-        ::dice::createCandidateVerifier(verifierOptions(arch));
+        services.createVerifier(verifierOptions(*config, services, arch));
     auto start = std::chrono::steady_clock::now();
-    reportProgress("dice-verify: " + llvm::Twine(inputs[arch].size()) +
+    services.progress("dice-verify: " + llvm::Twine(inputs[arch].size()) +
                    " candidates for " + arch);
     std::vector<::dice::VerificationResult> results =
         verifier->verify(inputs[arch]);
-    reportProgress("dice-verify: " + llvm::Twine(results.size()) +
+    services.progress("dice-verify: " + llvm::Twine(results.size()) +
                    " verdicts in " + formatSeconds(start));
     for (std::string &note : verifier->takeNotes())
       if (!llvm::is_contained(notes, note))

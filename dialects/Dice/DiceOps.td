@@ -24,8 +24,8 @@ def Dice_KernelRequestOp : Dice_Op<"kernel_request", [
     verified, cached and replaced on its own. The entry block's arguments
     mirror the operands and `dice.yield` returns the results.
 
-    `fingerprint` is a stable hash of the canonical region, its shapes and
-    element types; the kernel database and the kernel symbol `@k_<fingerprint>`
+    `fingerprint` is a stable hash of what the region computes (its
+    reference program in canonical form, with shapes and element types); the kernel database and the kernel symbol `@k_<fingerprint>`
     use it. `level` follows KernelBench: 1 a single op, 2 a fusion, 3 a whole
     model. After `dice-scaffold` the request carries a `#dice.scaffold`.
 

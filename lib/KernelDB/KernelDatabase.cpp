@@ -17,11 +17,13 @@ namespace {
 // Tables the schema creates; any other table makes a file foreign.
 const char *const kTables[] = {"candidates", "choices"};
 
-// Version 1. Candidates keep their rowid, so candidates() returns them in the
+// Version 2 (1 had no fingerprint_scheme: its fingerprints hashed printed
+// MLIR). Candidates keep their rowid, so candidates() returns them in the
 // order first stored and a re-verification (upsert) keeps its place.
 const char *const kSchema = R"sql(
 CREATE TABLE candidates (
   fingerprint      TEXT    NOT NULL,
+  fingerprint_scheme INTEGER NOT NULL,
   gpu_arch         TEXT    NOT NULL,
   scaffold_version INTEGER NOT NULL,
   model_id         TEXT    NOT NULL,
@@ -32,21 +34,27 @@ CREATE TABLE candidates (
   speedup          REAL,
   artifact         BLOB,
   created_at       INTEGER NOT NULL,
-  UNIQUE (fingerprint, gpu_arch, scaffold_version, model_id, candidate_hash)
+  UNIQUE (fingerprint, fingerprint_scheme, gpu_arch, scaffold_version,
+          model_id, candidate_hash)
 );
 CREATE TABLE choices (
   fingerprint      TEXT    NOT NULL,
+  fingerprint_scheme INTEGER NOT NULL,
   gpu_arch         TEXT    NOT NULL,
   scaffold_version INTEGER NOT NULL,
   model_id         TEXT    NOT NULL,
   candidate_hash   TEXT    NOT NULL,
   chosen_at        INTEGER NOT NULL,
-  PRIMARY KEY (fingerprint, gpu_arch, scaffold_version, model_id)
+  PRIMARY KEY (fingerprint, fingerprint_scheme, gpu_arch, scaffold_version,
+               model_id)
 );
 )sql";
 
+// The key's parameters: ?1-?4 and, numbered apart so the statements' own
+// parameters keep theirs, ?20.
 const char *const kKeyMatch = "fingerprint = ?1 AND gpu_arch = ?2 AND "
-                              "scaffold_version = ?3 AND model_id = ?4";
+                              "scaffold_version = ?3 AND model_id = ?4 AND "
+                              "fingerprint_scheme = ?20";
 
 /// A prepared statement, finalized on every path out.
 class Statement {
@@ -84,6 +92,7 @@ public:
     bind(2, key.gpuArch);
     bind(3, static_cast<int64_t>(key.scaffoldVersion));
     bind(4, key.modelId);
+    bind(20, static_cast<int64_t>(key.fingerprintScheme));
   }
 
   /// SQLITE_ROW, SQLITE_DONE or an error code.
@@ -229,6 +238,13 @@ std::string checkIdentity(const Identity &id) {
            std::to_string(id.userVersion) + ", newer than the " +
            std::to_string(kKernelDatabaseSchemaVersion) +
            " this dice understands; use a newer dice or another database path";
+  if (id.userVersion == 1)
+    return "has kernel database schema version 1, whose fingerprints hashed "
+           "printed MLIR (fingerprint scheme 1); this dice keys kernels by "
+           "fingerprint scheme " +
+           std::to_string(kFingerprintScheme) +
+           ", so none of its kernels would be found, and a match could be "
+           "wrong: move the file away or use another database path";
   if (id.userVersion < kKernelDatabaseSchemaVersion)
     return "has kernel database schema version " +
            std::to_string(id.userVersion) + ", which this dice cannot read";
@@ -399,10 +415,10 @@ KernelDatabaseStatus KernelDatabase::put(const KernelKey &key,
   Statement insert(
       db.get(),
       "INSERT INTO candidates (fingerprint, gpu_arch, scaffold_version, "
-      "model_id, candidate_hash, source, verdict_json, status, speedup, "
-      "artifact, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
-      "?11) ON CONFLICT (fingerprint, gpu_arch, scaffold_version, model_id, "
-      "candidate_hash) DO UPDATE SET source = excluded.source, verdict_json = "
+      "model_id, fingerprint_scheme, candidate_hash, source, verdict_json, "
+      "status, speedup, artifact, created_at) VALUES (?1, ?2, ?3, ?4, ?20, ?5, "
+      "?6, ?7, ?8, ?9, ?10, ?11) ON CONFLICT (fingerprint, fingerprint_scheme, "
+      "gpu_arch, scaffold_version, model_id, candidate_hash) DO UPDATE SET source = excluded.source, verdict_json = "
       "excluded.verdict_json, status = excluded.status, speedup = "
       "excluded.speedup, artifact = excluded.artifact, created_at = "
       "excluded.created_at");
@@ -462,8 +478,9 @@ KernelDatabaseStatus KernelDatabase::choose(const KernelKey &key,
   Statement upsert(
       db.get(),
       "INSERT INTO choices (fingerprint, gpu_arch, scaffold_version, model_id, "
-      "candidate_hash, chosen_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT "
-      "(fingerprint, gpu_arch, scaffold_version, model_id) DO UPDATE SET "
+      "fingerprint_scheme, candidate_hash, chosen_at) VALUES (?1, ?2, ?3, ?4, "
+      "?20, ?5, ?6) ON CONFLICT (fingerprint, fingerprint_scheme, gpu_arch, "
+      "scaffold_version, model_id) DO UPDATE SET "
       "candidate_hash = excluded.candidate_hash, chosen_at = "
       "excluded.chosen_at");
   if (!upsert.prepared())

@@ -11,7 +11,7 @@
 
 #include "dice/Scaffold/ReferenceProgram.h"
 #include "dice/Verifier/Extraction.h"
-#include "dice/Verifier/Sha256.h"
+#include "dice/Support/Sha256.h"
 #include "dice/Verifier/Subprocess.h"
 #include "dice/Verifier/WorkerPool.h"
 

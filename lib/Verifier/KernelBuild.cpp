@@ -2,7 +2,7 @@
 
 #include "dice/Verifier/KernelBuild.h"
 
-#include "dice/Verifier/Sha256.h"
+#include "dice/Support/Sha256.h"
 #include "dice/Verifier/Subprocess.h"
 
 #include <algorithm>

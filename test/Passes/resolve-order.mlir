@@ -10,14 +10,14 @@
 // RUN:   --dice-scaffold --dice-infill=engine=replay:%S/Inputs/empty-replay.jsonl \
 // RUN:   --dice-resolve -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s
 
-// CHECK: remark: using kernel @k_facb2f796eee2051
+// CHECK: remark: using kernel @k_fd0b2be834fa4113
 // CHECK: remark: falling back to the original ops: all candidates incorrect (1)
 // CHECK-NOT: dice.position
 // CHECK-LABEL: func.func @mixed
 // CHECK-NEXT: %[[E:.*]] = tensor.empty() : tensor<8xf32>
 // CHECK-NEXT: %[[C:.*]] = arith.constant dense<
 // CHECK-NEXT: %[[N:.*]] = linalg.negf ins(%[[C]] : tensor<8xf32>) outs(%[[E]] : tensor<8xf32>)
-// CHECK-NEXT: %[[B:.*]] = dice.call @k_facb2f796eee2051(%{{.*}}, %[[N]])
+// CHECK-NEXT: %[[B:.*]] = dice.call @k_fd0b2be834fa4113(%{{.*}}, %[[N]])
 // CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0.0
 // CHECK-NEXT: %[[E1:.*]] = tensor.empty() : tensor<1xf32>
 // CHECK-NEXT: %[[F:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[E1]] : tensor<1xf32>)

@@ -12,20 +12,20 @@
 // RUN:   --dice-resolve=min-speedup=1.5 --dice-report=%t/report.txt \
 // RUN:   | FileCheck %s
 // RUN: FileCheck %s --check-prefix=REPORT < %t/report.txt
-// RUN: dice-db list %t/kernels.db --fingerprint d68e471bea33aaa0 --model replay:empty-replay.jsonl | FileCheck %s --check-prefix=CHOSEN
+// RUN: dice-db list %t/kernels.db --fingerprint 6ccd8874ef0aa0c4 --model replay:empty-replay.jsonl | FileCheck %s --check-prefix=CHOSEN
 
 // With dice.toml's min_speedup (1.0), the 1.2x kernel is good enough.
 // RUN: dice-opt %s --dice-db=%t/kernels.db --dice-outline=granularity=op \
 // RUN:   --dice-scaffold --dice-infill=engine=replay:%S/Inputs/empty-replay.jsonl \
 // RUN:   --dice-resolve 2>&1 | FileCheck %s --check-prefix=DEFAULT
-// DEFAULT: remark: using kernel @k_0a2e20e4372e8088: candidate 1 of 1 accepted, 1.20x over the eager baseline
+// DEFAULT: remark: using kernel @k_3be9e21627428891: candidate 1 of 1 accepted, 1.20x over the eager baseline
 
 // Kernels go first, in the order of their requests.
-// CHECK: dice.kernel @k_d68e471bea33aaa0 : (tensor<1xf32>) -> tensor<1xf32> verdict <accepted, baseline_ms = 0.24, kernel_ms = 0.1, speedup = 2.4, trials = 5> source "// fastest: the fastest accepted one\0A__global__ void k() {}"
+// CHECK: dice.kernel @k_6ccd8874ef0aa0c4 : (tensor<1xf32>) -> tensor<1xf32> verdict <accepted, baseline_ms = 0.24, kernel_ms = 0.1, speedup = 2.4, trials = 5> source "// fastest: the fastest accepted one\0A__global__ void k() {}"
 // CHECK-NOT: dice.kernel @
 
 // CHECK-LABEL: func.func @fastest
-// CHECK-NEXT: %[[R:.*]] = dice.call @k_d68e471bea33aaa0(%{{.*}}) : (tensor<1xf32>) -> tensor<1xf32>
+// CHECK-NEXT: %[[R:.*]] = dice.call @k_6ccd8874ef0aa0c4(%{{.*}}) : (tensor<1xf32>) -> tensor<1xf32>
 // CHECK-NEXT: return %[[R]]
 
 // Every fallback is the original function, untouched.
@@ -37,14 +37,14 @@
 
 
 // REPORT: fingerprint   level  ops             candidates  verdicts                      result
-// REPORT-NEXT: d68e471bea33  1      linalg.generic           3  accepted (2), incorrect (1)   @k_d68e471bea33aaa0 2.40x
-// REPORT-NEXT: 0a2e20e4372e  1      linalg.generic           1  accepted (1)                  fallback: fastest correct candidate is 1.20x, below min_speedup 1.50x
-// REPORT-NEXT: e8b5c4c5bab6  1      linalg.generic           1  compile_error (1)             fallback: all candidates compile_error (1)
-// REPORT-NEXT: 2084752ebc3a  1      linalg.generic           4  incorrect (3), deceptive (1)  fallback: all candidates incorrect (3), deceptive (1)
-// REPORT-NEXT: 2e0d5c4efc0d  1      linalg.generic           1  crashed (1)                   fallback: all candidates crashed (1)
-// REPORT-NEXT: a8e2e1e6bef9  1      linalg.generic           1  slow (1)                      fallback: fastest correct candidate is 0.80x, below min_speedup 1.50x
-// REPORT-NEXT: 1456b97462e9  1      linalg.generic           1  unverified (1)                fallback: unverified: no CUDA device: built and analysed, not run
-// REPORT-NEXT: f8db114545c8  1      linalg.generic           0  -                             fallback: no candidates
+// REPORT-NEXT: 6ccd8874ef0a  1      linalg.generic           3  accepted (2), incorrect (1)   @k_6ccd8874ef0aa0c4 2.40x
+// REPORT-NEXT: 3be9e2162742  1      linalg.generic           1  accepted (1)                  fallback: fastest correct candidate is 1.20x, below min_speedup 1.50x
+// REPORT-NEXT: dc5790ea34b2  1      linalg.generic           1  compile_error (1)             fallback: all candidates compile_error (1)
+// REPORT-NEXT: a335715b6688  1      linalg.generic           4  incorrect (3), deceptive (1)  fallback: all candidates incorrect (3), deceptive (1)
+// REPORT-NEXT: 5aa74a130ba3  1      linalg.generic           1  crashed (1)                   fallback: all candidates crashed (1)
+// REPORT-NEXT: 9f8b290f39ab  1      linalg.generic           1  slow (1)                      fallback: fastest correct candidate is 0.80x, below min_speedup 1.50x
+// REPORT-NEXT: 8bc7e11095f6  1      linalg.generic           1  unverified (1)                fallback: unverified: no CUDA device: built and analysed, not run
+// REPORT-NEXT: 4199acde848e  1      linalg.generic           0  -                             fallback: no candidates
 // REPORT-NEXT: total: requests: 8, candidates: 12, kernels used: 1, fallbacks: 7 (no candidates: 1, all failed: 3, too slow: 2, unverified: 1){{$}}
 
 // CHOSEN: ae1f3a1b1c7a  accepted  1.50x
@@ -54,7 +54,7 @@
 #id = affine_map<(d0) -> (d0)>
 func.func @fastest(%x: tensor<1xf32>) -> tensor<1xf32> {
   %e = tensor.empty() : tensor<1xf32>
-  // expected-remark @below {{using kernel @k_d68e471bea33aaa0: candidate 2 of 3 accepted, 2.40x over the eager baseline}}
+  // expected-remark @below {{using kernel @k_6ccd8874ef0aa0c4: candidate 2 of 3 accepted, 2.40x over the eager baseline}}
   %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%x : tensor<1xf32>) outs(%e : tensor<1xf32>) {
   ^bb0(%a: f32, %o: f32):
     %n = arith.negf %a : f32

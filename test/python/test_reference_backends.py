@@ -473,7 +473,7 @@ def test_function_plan(tmp_path):
         "steps": [
             weight_step(1, weight), weight_step(2, bias),
             {"kind": "program", "args": [0, 1, 2], "results": [3],
-             "program": linear.json(), "python": "...", "request": "5bb6000dd9703c03"},
+             "program": linear.json(), "python": "...", "request": "b679a03703be38d7"},
             {"kind": "program", "args": [3], "results": [4], "program": relu.json()},
         ],
         "outputs": [4, 3],

@@ -173,9 +173,12 @@ TEST_F(KernelDatabaseTest, KeysAreIsolated) {
   KernelKey k = key();
   ASSERT_FALSE(db.put(k, record(k, "aaaa")));
   ASSERT_FALSE(db.choose(k, "aaaa"));
+  // The same fingerprint under another scheme names another computation.
+  KernelKey otherScheme = key();
+  otherScheme.fingerprintScheme = kFingerprintScheme + 1;
   for (const KernelKey &other :
        {key("sm_80"), key("sm_90", 2), key("sm_90", 1, "dice-1.7b"),
-        KernelKey{"k_beef", "sm_90", 1, "dice-8b"}}) {
+        KernelKey{"k_beef", "sm_90", 1, "dice-8b"}, otherScheme}) {
     auto records = db.candidates(other);
     ASSERT_TRUE(records);
     EXPECT_TRUE(records->empty());
@@ -289,8 +292,36 @@ TEST_F(KernelDatabaseTest, RefusesANewerSchemaVersion) {
                     std::to_string(kKernelDatabaseSchemaVersion + 1);
   rawExec(path, sql.c_str());
   std::string error = openError(path);
-  EXPECT_NE(error.find(path + ": error: has kernel database schema version 2, "
-                              "newer than"),
+  EXPECT_NE(error.find(path + ": error: has kernel database schema version " +
+                       std::to_string(kKernelDatabaseSchemaVersion + 1) +
+                       ", newer than"),
+            std::string::npos)
+      << error;
+}
+
+TEST_F(KernelDatabaseTest, RefusesDatabasesOfPrintedMLIRFingerprints) {
+  // A version 1 file as that dice wrote it: its keys hashed printed MLIR.
+  std::string path = file("old.db");
+  rawExec(path, R"sql(
+    CREATE TABLE candidates (fingerprint TEXT NOT NULL, gpu_arch TEXT NOT NULL,
+      scaffold_version INTEGER NOT NULL, model_id TEXT NOT NULL,
+      candidate_hash TEXT NOT NULL, source TEXT NOT NULL,
+      verdict_json TEXT NOT NULL, status TEXT NOT NULL, speedup REAL,
+      artifact BLOB, created_at INTEGER NOT NULL,
+      UNIQUE (fingerprint, gpu_arch, scaffold_version, model_id, candidate_hash));
+    CREATE TABLE choices (fingerprint TEXT NOT NULL, gpu_arch TEXT NOT NULL,
+      scaffold_version INTEGER NOT NULL, model_id TEXT NOT NULL,
+      candidate_hash TEXT NOT NULL, chosen_at INTEGER NOT NULL,
+      PRIMARY KEY (fingerprint, gpu_arch, scaffold_version, model_id));
+    PRAGMA application_id = 1145652037;
+    PRAGMA user_version = 1;
+  )sql");
+  std::string error = openError(path);
+  EXPECT_NE(error.find(path + ": error: has kernel database schema version 1"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("fingerprint scheme " +
+                       std::to_string(kFingerprintScheme)),
             std::string::npos)
       << error;
 }

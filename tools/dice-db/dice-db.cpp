@@ -23,7 +23,7 @@
 
 #include "dice/KernelDB/KernelDatabase.h"
 #include "dice/Scaffold/Scaffold.h"
-#include "dice/Verifier/Sha256.h"
+#include "dice/Support/Sha256.h"
 
 #include <nlohmann/json.hpp>
 

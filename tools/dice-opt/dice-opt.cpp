@@ -2,8 +2,7 @@
 //
 // mlir-opt with the dice dialect and passes, plus the upstream dialects that
 // torch-mlir's linalg-on-tensors output and the GPU lowering use. Options
-// beyond mlir-opt's, the defaults of every dice pass (pass options override
-// them):
+// beyond mlir-opt's:
 //
 //   --dice-config=<dice.toml>  checked before any input is read, so that a
 //                              bad configuration fails fast with file and line
@@ -11,33 +10,46 @@
 //   --dice-report=<file|->     the per-request report of dice-resolve
 //   --dice-progress            progress lines on stderr (default: on a terminal)
 //
+// The first three are shorthands: they set the `config`, `db` and `report`
+// options of every dice pass in the pipeline that left them empty, so
+// `--dump-pass-pipeline` prints a pipeline that reproduces the run on its
+// own. Progress is this driver's service to the passes (Services.h).
+//
 //===----------------------------------------------------------------------===//
 
 #include "Dice/DiceDialect.h"
 #include "Passes.h"
+#include "Services.h"
 #include "dice/Config/Config.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Process.h"
+#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
 static llvm::cl::opt<std::string>
     configFile("dice-config",
-               llvm::cl::desc("dice.toml to read (checked before any input)"),
+               llvm::cl::desc("dice.toml of the dice passes (checked before "
+                              "any input): sets their `config` option"),
                llvm::cl::value_desc("file"), llvm::cl::init(""));
 
 static llvm::cl::opt<std::string> databaseFile(
     "dice-db",
-    llvm::cl::desc("kernel database of the dice passes (default: dice.toml's "
-                   "database)"),
+    llvm::cl::desc("kernel database of the dice passes: sets their `db` "
+                   "option (default: dice.toml's database)"),
     llvm::cl::value_desc("path"), llvm::cl::init(""));
 
 static llvm::cl::opt<std::string> reportFile(
     "dice-report",
-    llvm::cl::desc("write dice-resolve's per-request report ('-': stdout)"),
+    llvm::cl::desc("write dice-resolve's per-request report ('-': stdout): "
+                   "sets its `report` option"),
     llvm::cl::value_desc("file|-"), llvm::cl::init(""));
 
 static llvm::cl::opt<bool> progress(
@@ -47,7 +59,64 @@ static llvm::cl::opt<bool> progress(
                    "a terminal"),
     llvm::cl::init(llvm::sys::Process::StandardErrIsDisplayed()));
 
+namespace {
+
+/// dice-opt's services: the standard ones, with progress lines on stderr
+/// when asked for.
+class DiceOptServices : public mlir::dice::DiceServices {
+public:
+  DiceOptServices(mlir::Dialect *dialect, bool showProgress)
+      : DiceServices(dialect), showProgress(showProgress) {}
+
+  void progress(const llvm::Twine &line) const override {
+    if (!showProgress)
+      return;
+    // One write per line: build threads report too.
+    std::string text = line.str() + "\n";
+    llvm::errs() << text;
+  }
+
+private:
+  bool showProgress;
+};
+
+/// A pass option value in pass-pipeline syntax.
+std::string quoteOptionValue(llvm::StringRef value) {
+  if (value.find_first_of(" \t{}'\"") == llvm::StringRef::npos)
+    return value.str();
+  return "{" + value.str() + "}";
+}
+
+/// Writes the shorthands into the dice passes that declare the option and
+/// left it empty: an option given in the pipeline wins. Sets `changed` when
+/// it wrote any.
+mlir::LogicalResult applyShorthands(mlir::PassManager &pm, bool &changed) {
+  std::pair<llvm::StringRef, std::string> shorthands[] = {
+      {"config", configFile}, {"db", databaseFile}, {"report", reportFile}};
+  for (mlir::Pass &pass : pm.getPasses()) {
+    if (!pass.getArgument().starts_with("dice-"))
+      continue;
+    llvm::StringMap<std::string> values = mlir::dice::passOptionValues(pass);
+    for (auto &[key, value] : shorthands) {
+      auto it = values.find(key);
+      if (value.empty() || it == values.end() || !it->second.empty())
+        continue;
+      std::string item = (key + "=" + quoteOptionValue(value)).str();
+      if (failed(pass.initializeOptions(item, [&](const llvm::Twine &msg) {
+            llvm::errs() << "dice-opt: " << msg << "\n";
+            return mlir::failure();
+          })))
+        return mlir::failure();
+      changed = true;
+    }
+  }
+  return mlir::success();
+}
+
+} // namespace
+
 int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
   mlir::DialectRegistry registry;
   mlir::dice::registerDiceDialects(registry);
   mlir::registerAllPasses();
@@ -57,20 +126,61 @@ int main(int argc, char **argv) {
   auto [inputFile, outputFile] = mlir::registerAndParseCLIOptions(
       argc, argv, "DICE compiler driver\n", registry);
 
-  mlir::dice::DriverDefaults defaults;
   if (!configFile.empty()) {
     dice::ConfigResult config = dice::loadConfigFile(configFile);
     if (!config) {
       llvm::errs() << config.error().format() << "\n";
       return 1;
     }
-    defaults.config = *config;
   }
-  defaults.databasePath = databaseFile;
-  defaults.reportPath = reportFile;
-  defaults.progress = progress;
-  mlir::dice::setDriverDefaults(std::move(defaults));
+  bool showProgress = progress;
+  mlir::dice::registerDiceServices(registry, [showProgress](mlir::Dialect *d) {
+    return std::make_unique<DiceOptServices>(d, showProgress);
+  });
 
-  return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, inputFile, outputFile, registry));
+  mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();
+  // mlir-opt's own set-up (the pipeline from the command line, and its
+  // --dump-pass-pipeline) runs first; the pipeline it printed did not have
+  // the shorthands yet, so it is printed again with them.
+  config.setPassPipelineSetupFn([base = config](mlir::PassManager &pm) {
+    bool changed = false;
+    if (mlir::failed(base.setupPassPipeline(pm)) ||
+        mlir::failed(applyShorthands(pm, changed)))
+      return mlir::failure();
+    if (changed && base.shouldDumpPassPipeline()) {
+      llvm::errs() << "// with --dice-config, --dice-db and --dice-report:\n";
+      pm.dump();
+      llvm::errs() << "\n";
+    }
+    return mlir::success();
+  });
+  // What mlir-opt's own main does around MlirOptMain.
+  if (config.shouldShowDialects()) {
+    llvm::outs() << "Available Dialects: ";
+    llvm::interleave(registry.getDialectNames(), llvm::outs(), ",");
+    llvm::outs() << "\n";
+    return 0;
+  }
+  if (config.shouldListPasses()) {
+    mlir::printRegisteredPasses();
+    return 0;
+  }
+  std::string errorMessage;
+  std::unique_ptr<llvm::MemoryBuffer> input =
+      mlir::openInputFile(inputFile, &errorMessage);
+  if (!input) {
+    llvm::errs() << errorMessage << "\n";
+    return 1;
+  }
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      mlir::openOutputFile(outputFile, &errorMessage);
+  if (!output) {
+    llvm::errs() << errorMessage << "\n";
+    return 1;
+  }
+  if (mlir::failed(mlir::MlirOptMain(output->os(), std::move(input), registry,
+                                     config)))
+    return 1;
+  output->keep();
+  return 0;
 }

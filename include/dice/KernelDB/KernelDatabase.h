@@ -14,6 +14,7 @@
 #ifndef DICE_KERNELDB_KERNELDATABASE_H
 #define DICE_KERNELDB_KERNELDATABASE_H
 
+#include "dice/Scaffold/Fingerprint.h"
 #include "dice/Verifier/Verdict.h"
 
 #include <cstdint>
@@ -32,7 +33,7 @@ namespace dice {
 inline constexpr int32_t kKernelDatabaseApplicationId = 0x44494345;
 /// `PRAGMA user_version`: the layout of the tables. A file with a newer
 /// version is refused rather than half understood.
-inline constexpr int kKernelDatabaseSchemaVersion = 1;
+inline constexpr int kKernelDatabaseSchemaVersion = 2;
 
 /// What a kernel was made for. Candidates under one key are interchangeable;
 /// a different GPU architecture, scaffold or model makes a different key.
@@ -41,6 +42,8 @@ struct KernelKey {
   std::string gpuArch;     ///< e.g. "sm_90"
   int scaffoldVersion = 0; ///< kScaffoldVersion of the compiler that asked
   std::string modelId;     ///< the model that wrote the candidates
+  /// How `fingerprint` was computed; keys of other schemes never match.
+  int fingerprintScheme = kFingerprintScheme;
 };
 
 /// One candidate of a request and what the verifier said about it.
@@ -89,15 +92,36 @@ private:
 /// Success, or the error of an operation with no value.
 using KernelDatabaseStatus = std::optional<KernelDatabaseError>;
 
+/// Where the passes keep candidates, verdicts, libraries and choices.
+/// KernelDatabase is the standard store; a driver may give the passes
+/// another (see the passes' DiceServices).
+class KernelStore {
+public:
+  virtual ~KernelStore() = default;
+  /// Names the store in diagnostics.
+  virtual const std::string &path() const = 0;
+  virtual KernelDatabaseStatus put(const KernelKey &key,
+                                   const CandidateRecord &record) = 0;
+  virtual KernelDatabaseResult<std::vector<CandidateRecord>>
+  candidates(const KernelKey &key) const = 0;
+  virtual KernelDatabaseStatus choose(const KernelKey &key,
+                                      const std::string &candidateHash) = 0;
+  virtual KernelDatabaseResult<std::optional<CandidateRecord>>
+  chosen(const KernelKey &key) const = 0;
+  virtual KernelDatabaseResult<std::optional<std::vector<uint8_t>>>
+  artifact(const KernelKey &key, const std::string &candidateHash) const = 0;
+};
+
 class KernelDatabase;
 using KernelDatabaseOrError = KernelDatabaseResult<KernelDatabase>;
+using KernelStoreOrError = KernelDatabaseResult<std::unique_ptr<KernelStore>>;
 
 enum class OpenMode {
   ReadWrite, ///< creates the file and its schema when new
   ReadOnly   ///< the file must exist and be a kernel database
 };
 
-class KernelDatabase {
+class KernelDatabase final : public KernelStore {
 public:
   /// Opens `path`, creating the schema when the file is new or empty. Refuses
   /// a file that is not SQLite, a foreign SQLite database (another
@@ -109,32 +133,32 @@ public:
 
   KernelDatabase(KernelDatabase &&) noexcept;
   KernelDatabase &operator=(KernelDatabase &&) noexcept;
-  ~KernelDatabase();
+  ~KernelDatabase() override;
 
-  const std::string &path() const { return filePath; }
+  const std::string &path() const override { return filePath; }
 
   /// Stores a candidate under `key`; a record with the same candidate hash
   /// is replaced (a re-verification). The verdict JSON must parse and agree
   /// with the record on fingerprint, candidate hash and status.
-  KernelDatabaseStatus put(const KernelKey &key, const CandidateRecord &record);
+  KernelDatabaseStatus put(const KernelKey &key, const CandidateRecord &record) override;
 
   /// Every candidate under `key`, in the order first stored, artifacts left
   /// out.
   KernelDatabaseResult<std::vector<CandidateRecord>>
-  candidates(const KernelKey &key) const;
+  candidates(const KernelKey &key) const override;
 
   /// Records resolve's decision; the candidate must be stored under `key`.
   KernelDatabaseStatus choose(const KernelKey &key,
-                              const std::string &candidateHash);
+                              const std::string &candidateHash) override;
 
   /// The chosen candidate (artifact left out), or nothing when none was.
   KernelDatabaseResult<std::optional<CandidateRecord>>
-  chosen(const KernelKey &key) const;
+  chosen(const KernelKey &key) const override;
 
   /// The stored kernel library of a candidate, or nothing when it has none.
   /// A candidate not stored under `key` is an error.
   KernelDatabaseResult<std::optional<std::vector<uint8_t>>>
-  artifact(const KernelKey &key, const std::string &candidateHash) const;
+  artifact(const KernelKey &key, const std::string &candidateHash) const override;
 
 private:
   struct Closer {

@@ -24,7 +24,7 @@ for p in procs:
 
 # The fusion run's records, written while the op run held the same file.
 model = "replay:" + replay.rsplit("/", 1)[-1]
-for fingerprint, count in (("5bb6000dd9703c03", 2), ("4bb059dc7c97a2d1", 1)):
+for fingerprint, count in (("b679a03703be38d7", 2), ("839eddaf27ff7c4f", 1)):
     listed = subprocess.run(
         [dice_db, "list", db, "--fingerprint", fingerprint, "--model", model],
         capture_output=True, text=True, check=True).stdout.splitlines()

@@ -1,6 +1,6 @@
 //===- Sha256.cpp - SHA-256 of a byte string ------------------------------===//
 
-#include "dice/Verifier/Sha256.h"
+#include "dice/Support/Sha256.h"
 
 #include <cstring>
 

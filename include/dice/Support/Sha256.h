@@ -1,13 +1,14 @@
 //===- Sha256.h - SHA-256 of a byte string ----------------------*- C++ -*-===//
 //
-// Content addresses for the kernel build cache and verdict candidate hashes.
+// Content addresses: kernel request fingerprints, the kernel build cache and
+// verdict candidate hashes.
 // Plain C++ so the GPU worker, which has no LLVM, computes the same digests
 // as the compiler.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DICE_VERIFIER_SHA256_H
-#define DICE_VERIFIER_SHA256_H
+#ifndef DICE_SUPPORT_SHA256_H
+#define DICE_SUPPORT_SHA256_H
 
 #include <array>
 #include <cstdint>
@@ -42,4 +43,4 @@ std::string sha256Hex(std::string_view bytes);
 
 } // namespace dice
 
-#endif // DICE_VERIFIER_SHA256_H
+#endif // DICE_SUPPORT_SHA256_H

@@ -1,0 +1,101 @@
+//===- Services.cpp - the standard services and their registration -------===//
+
+#include "Services.h"
+
+#include "Dice/DiceDialect.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::dice;
+
+MLIR_DEFINE_EXPLICIT_TYPE_ID(mlir::dice::DiceServices)
+
+void DiceServices::progress(const Twine &) const {}
+
+std::unique_ptr<::dice::InfillEngine>
+DiceServices::createInfillEngine(const ::dice::EngineSpec &spec,
+                                 std::string &error) const {
+  return ::dice::createInfillEngine(spec, error);
+}
+
+std::unique_ptr<::dice::CandidateVerifier>
+DiceServices::createVerifier(const ::dice::CandidateVerifierOptions &options) const {
+  return ::dice::createCandidateVerifier(options);
+}
+
+::dice::KernelStoreOrError
+DiceServices::openKernelStore(const std::string &path) const {
+  ::dice::KernelDatabaseOrError db = ::dice::KernelDatabase::open(path);
+  if (!db)
+    return db.error();
+  return std::unique_ptr<::dice::KernelStore>(
+      std::make_unique<::dice::KernelDatabase>(std::move(*db)));
+}
+
+llvm::Error DiceServices::writeArtifact(StringRef path, StringRef contents) const {
+  if (path == "-") {
+    llvm::outs() << contents;
+    llvm::outs().flush();
+    return llvm::Error::success();
+  }
+  // Through a temporary file and a rename: a concurrent reader sees the old
+  // file or the new one, and a library a running process has mapped keeps
+  // its inode.
+  std::string temp =
+      llvm::formatv("{0}.tmp.{1}", path, llvm::sys::Process::getProcessId());
+  std::error_code ec;
+  {
+    llvm::raw_fd_ostream os(temp, ec);
+    if (!ec) {
+      os << contents;
+      os.close();
+      ec = os.error();
+      os.clear_error();
+    }
+  }
+  if (!ec)
+    ec = llvm::sys::fs::rename(temp, path);
+  if (ec) {
+    llvm::sys::fs::remove(temp);
+    return llvm::createStringError(ec, "cannot write '%s': %s",
+                                   path.str().c_str(), ec.message().c_str());
+  }
+  return llvm::Error::success();
+}
+
+const DiceServices &mlir::dice::getDiceServices(MLIRContext *context) {
+  if (auto *dialect = context->getLoadedDialect<DiceDialect>())
+    if (auto *services = dialect->getRegisteredInterface<DiceServices>())
+      return *services;
+  // Stateless: one for every context that has no driver's own.
+  static const DiceServices standard(nullptr);
+  return standard;
+}
+
+namespace {
+/// Adds the driver's services to each context's dice dialect as it loads.
+struct ServicesExtension
+    : public DialectExtension<ServicesExtension, DiceDialect> {
+  explicit ServicesExtension(
+      std::function<std::unique_ptr<DiceServices>(Dialect *)> make)
+      : make(std::move(make)) {}
+
+  void apply(MLIRContext *, DiceDialect *dialect) const override {
+    dialect->addInterface(make(dialect));
+  }
+
+  std::function<std::unique_ptr<DiceServices>(Dialect *)> make;
+};
+} // namespace
+
+void mlir::dice::registerDiceServices(
+    DialectRegistry &registry,
+    std::function<std::unique_ptr<DiceServices>(Dialect *)> make) {
+  registry.addExtension(TypeID::get<ServicesExtension>(),
+                        std::make_unique<ServicesExtension>(std::move(make)));
+}

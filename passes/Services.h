@@ -1,0 +1,66 @@
+//===- Services.h - what the dice passes ask of their driver ----*- C++ -*-===//
+//
+// Passes transform IR. The work around it is the driver's: the infill
+// engine, kernel builds and GPU checks, the kernel store, files written for
+// the user, progress lines. Each driver (dice-opt, the Python backend, the
+// trainer) registers its own DiceServices on the contexts it creates
+// (registerDiceServices); a context without any gets the standard services,
+// which say nothing while they work.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DICE_PASSES_SERVICES_H
+#define DICE_PASSES_SERVICES_H
+
+#include "dice/Infill/EngineFactory.h"
+#include "dice/KernelDB/KernelDatabase.h"
+#include "dice/Verifier/CandidateVerifier.h"
+
+#include "mlir/IR/DialectInterface.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "llvm/Support/Error.h"
+
+#include <functional>
+#include <memory>
+
+namespace mlir::dice {
+
+class DiceServices : public DialectInterface::Base<DiceServices> {
+public:
+  explicit DiceServices(Dialect *dialect) : Base(dialect) {}
+
+  /// One line of long work ("dice-infill: [2/9] k_...: 8 candidates from
+  /// ... in 3.1 s"); called from build threads too, one call per line.
+  virtual void progress(const Twine &line) const;
+
+  /// Loads the engine `spec` names (the replay file, the model).
+  virtual std::unique_ptr<::dice::InfillEngine>
+  createInfillEngine(const ::dice::EngineSpec &spec, std::string &error) const;
+
+  /// A verifier with these options: builds, static analysis, GPU workers.
+  virtual std::unique_ptr<::dice::CandidateVerifier>
+  createVerifier(const ::dice::CandidateVerifierOptions &options) const;
+
+  /// The kernel store at `path` (the SQLite kernel database by default).
+  virtual ::dice::KernelStoreOrError openKernelStore(const std::string &path) const;
+
+  /// Writes a file meant for the user or the program's runtime (the report,
+  /// a kernel library, a trampoline, the manifest) in one piece: a reader
+  /// never sees half of it. "-" is stdout.
+  virtual llvm::Error writeArtifact(StringRef path, StringRef contents) const;
+};
+
+/// The services of `context`'s driver, or the standard ones.
+const DiceServices &getDiceServices(MLIRContext *context);
+
+/// Every context made from `registry` gets the services `make` returns when
+/// it loads the dice dialect.
+void registerDiceServices(
+    DialectRegistry &registry,
+    std::function<std::unique_ptr<DiceServices>(Dialect *)> make);
+
+} // namespace mlir::dice
+
+MLIR_DECLARE_EXPLICIT_TYPE_ID(mlir::dice::DiceServices)
+
+#endif // DICE_PASSES_SERVICES_H
