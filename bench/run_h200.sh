@@ -18,11 +18,12 @@ export PYTHONUNBUFFERED=1
 grep -q 'dice-bench' tools/CMakeLists.txt ||
   sed -i 's|^  add_subdirectory(dice-model-check).*|&\n  add_subdirectory(dice-bench)|' tools/CMakeLists.txt
 # Headers and libraries the GPU image lacks, carried in .deps/usr (toml++,
-# nlohmann_json, sqlite3, pcre2, utf8proc) when present.
+# nlohmann_json, sqlite3, pcre2, utf8proc, CLI11) when present.
 DEPS_ARGS=
 if [ -d .deps/usr ]; then
   D=$PWD/.deps/usr
   DEPS_ARGS="-DDICE_TOMLPP_INCLUDE_DIR=$D/include -Dnlohmann_json_DIR=$D/share/cmake/nlohmann_json
+    -DCLI11_DIR=$D/share/cmake/CLI11
     -DSQLite3_INCLUDE_DIR=$D/include -DSQLite3_LIBRARY=$D/lib/libsqlite3.so
     -DDICE_PCRE2_INCLUDE_DIR=$D/include -DDICE_PCRE2_LIBRARY=$D/lib/libpcre2-8.so
     -DDICE_UTF8PROC_INCLUDE_DIR=$D/include -DDICE_UTF8PROC_LIBRARY=$D/lib/libutf8proc.so"

@@ -15,4 +15,7 @@ target_compile_definitions(dice_tomlplusplus INTERFACE TOML_EXCEPTIONS=0
                            TOML_HEADER_ONLY=1)
 
 find_package(nlohmann_json 3.11 REQUIRED)
+# CLI11 (Debian: libcli11-dev, header-only): the command line of the tools
+# that do not link LLVM; dice-opt and dice-plan keep llvm::cl.
+find_package(CLI11 CONFIG REQUIRED)
 find_package(SQLite3 REQUIRED)

@@ -16,6 +16,8 @@ apt_packages=(
   libclang-22-dev libclang-cpp22-dev clang-22
   # Libraries of lib/ and model/.
   libtomlplusplus-dev nlohmann-json3-dev libsqlite3-dev libpcre2-dev libutf8proc-dev
+  # The command line of the tools that do not link LLVM.
+  libcli11-dev
   # Build and test tools.
   cmake ninja-build ccache g++ libgtest-dev python3 python3-venv
 )

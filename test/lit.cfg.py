@@ -16,7 +16,8 @@ config.excludes = ["Inputs", "unit", "python", "torch_models", "CMakeLists.txt"]
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
-llvm_config.add_tool_substitutions(["dice-opt", "dice-db"], [config.dice_tools_dir])
+llvm_config.add_tool_substitutions(config.dice_tools, [config.dice_tools_dir])
+config.available_features.update(config.dice_tools)
 
 config.substitutions.append(("%dice_src_root", config.dice_src_root))
 config.substitutions.append(("%dice_obj_root", config.dice_obj_root))

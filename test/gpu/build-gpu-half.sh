@@ -1,7 +1,7 @@
 # Sourced by the GPU scripts, from the repository root: configures build-gpu
 # with the LibTorch half only (GPU machines have no LLVM) and builds the
 # targets named. Headers and libraries the GPU image lacks (toml++,
-# nlohmann_json, sqlite3, pcre2, utf8proc) come from .deps/usr when present,
+# nlohmann_json, sqlite3, pcre2, utf8proc, CLI11) come from .deps/usr when present,
 # whose lib/ then joins LD_LIBRARY_PATH for what runs afterwards.
 #   source test/gpu/build-gpu-half.sh PYTHON LOG TARGET...
 # Returns non-zero (after printing the log's tail) when the build fails.
@@ -12,6 +12,7 @@ dice_build_gpu_half() {
   if [[ -d .deps/usr ]]; then
     local d=$PWD/.deps/usr
     deps=(-DDICE_TOMLPP_INCLUDE_DIR=$d/include -Dnlohmann_json_DIR=$d/share/cmake/nlohmann_json
+          -DCLI11_DIR=$d/share/cmake/CLI11
           -DSQLite3_INCLUDE_DIR=$d/include -DSQLite3_LIBRARY=$d/lib/libsqlite3.so
           -DDICE_PCRE2_INCLUDE_DIR=$d/include -DDICE_PCRE2_LIBRARY=$d/lib/libpcre2-8.so
           -DDICE_UTF8PROC_INCLUDE_DIR=$d/include -DDICE_UTF8PROC_LIBRARY=$d/lib/libutf8proc.so)

@@ -5,7 +5,7 @@
 # GPU). Logs go to $OUT (default /tmp/dice-gpu-checks).
 #   test/gpu/run-torch-checks.sh [PYTHON]
 # Headers the GPU image may lack (toml++, nlohmann_json, sqlite3, pcre2,
-# utf8proc) are taken from .deps/usr when that folder is present.
+# utf8proc, CLI11) are taken from .deps/usr when that folder is present.
 set -uo pipefail
 PY=${1:-/opt/torch/.venv/bin/python}
 OUT=${OUT:-/tmp/dice-gpu-checks}

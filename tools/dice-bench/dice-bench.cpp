@@ -13,6 +13,7 @@
 
 #include "dice/Model/BlockDiffusionSampler.h"
 #include "dice/Model/Transformer.h"
+#include "dice/Support/CommandLine.h"
 
 #include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDACachingAllocator.h>
@@ -376,34 +377,36 @@ int loadTest(const std::string &dir) {
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string casesSpec = "1.7b:1:static", jsonPath, loadDir, breakdownShape;
+  CommandLine cl("dice-bench",
+                 "block-diffusion decoding speed on random bf16 weights in "
+                 "the SDAR shapes: progress on stderr, a table on stdout, "
+                 "everything in --json",
+                 "[--cases <shape:batch:mode,...>] [options] | --load <dir>",
+                 /*usageExitCode=*/2);
+  std::string casesSpec = "1.7b:1:static", jsonPath, loadDir;
   int64_t promptLength = 512, newTokens = 256;
-  bool check = true;
-  for (int k = 1; k < argc; ++k) {
-    std::string arg = argv[k];
-    auto value = [&]() -> std::string {
-      if (k + 1 >= argc)
-        throw std::runtime_error(arg + " needs a value");
-      return argv[++k];
-    };
-    if (arg == "--cases")
-      casesSpec = value();
-    else if (arg == "--json")
-      jsonPath = value();
-    else if (arg == "--prompt")
-      promptLength = std::stoll(value());
-    else if (arg == "--new-tokens")
-      newTokens = std::stoll(value());
-    else if (arg == "--load")
-      loadDir = value();
-    else if (arg == "--no-check")
-      check = false;
-    else {
-      std::cerr << "usage: dice-bench [--cases SHAPE:BATCH:MODE,...] [--prompt N] "
-                   "[--new-tokens N] [--json FILE] [--no-check] | --load DIR\n";
-      return 2;
-    }
-  }
+  bool noCheck = false;
+  cl.add_option("--cases", casesSpec,
+                "the cases to time, comma-separated: shape (1.7b, 4b, 8b), "
+                "batch, mode (static or dynamic)")
+      ->type_name("shape:batch:mode,...")
+      ->capture_default_str();
+  cl.add_option("--prompt", promptLength, "prompt tokens")
+      ->type_name("n")
+      ->capture_default_str();
+  cl.add_option("--new-tokens", newTokens, "tokens decoded per candidate")
+      ->type_name("n")
+      ->capture_default_str();
+  cl.add_option("--json", jsonPath, "write the results as JSON")
+      ->type_name("file");
+  cl.add_flag("--no-check", noCheck,
+              "skip comparing the graph path with the reference forward");
+  cl.add_option("--load", loadDir,
+                "instead: time Transformer::load of a checkpoint folder")
+      ->type_name("dir");
+  if (std::optional<int> exit = cl.parse(argc, argv))
+    return *exit;
+  const bool check = !noCheck;
   if (!torch::cuda::is_available()) {
     std::cerr << "dice-bench: no CUDA device\n";
     return 1;

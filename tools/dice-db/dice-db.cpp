@@ -23,6 +23,7 @@
 
 #include "dice/KernelDB/KernelDatabase.h"
 #include "dice/Scaffold/Scaffold.h"
+#include "dice/Support/CommandLine.h"
 #include "dice/Support/Sha256.h"
 
 #include <nlohmann/json.hpp>
@@ -32,18 +33,10 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
-#include <map>
 
 namespace {
 
 using nlohmann::json;
-
-int usage() {
-  std::cerr << "usage: dice-db import <db> <records.jsonl>\n"
-               "       dice-db list <db> --fingerprint F --model M "
-               "[--gpu-arch sm_90] [--scaffold-version N]\n";
-  return 2;
-}
 
 /// One record line as a key and a candidate; "" or why not.
 std::string parseRecord(const std::string &line, const std::string &file,
@@ -150,16 +143,7 @@ int importRecords(const std::string &dbPath, const std::string &file) {
   return 0;
 }
 
-int listKey(const std::string &dbPath, std::map<std::string, std::string> args) {
-  if (!args.count("--fingerprint") || !args.count("--model"))
-    return usage();
-  dice::KernelKey key;
-  key.fingerprint = args["--fingerprint"];
-  key.modelId = args["--model"];
-  key.gpuArch = args.count("--gpu-arch") ? args["--gpu-arch"] : "sm_90";
-  key.scaffoldVersion = args.count("--scaffold-version")
-                            ? std::atoi(args["--scaffold-version"].c_str())
-                            : dice::kScaffoldVersion;
+int listKey(const std::string &dbPath, const dice::KernelKey &key) {
   dice::KernelDatabaseOrError db =
       dice::KernelDatabase::open(dbPath, dice::OpenMode::ReadOnly);
   if (!db) {
@@ -192,18 +176,45 @@ int listKey(const std::string &dbPath, std::map<std::string, std::string> args) 
 } // namespace
 
 int main(int argc, char **argv) {
-  if (argc < 3)
-    return usage();
-  std::string command = argv[1];
-  if (command == "import" && argc == 4)
-    return importRecords(argv[2], argv[3]);
-  if (command == "list") {
-    std::map<std::string, std::string> args;
-    for (int i = 3; i + 1 < argc; i += 2)
-      args[argv[i]] = argv[i + 1];
-    if ((argc - 3) % 2)
-      return usage();
-    return listKey(argv[2], args);
-  }
-  return usage();
+  dice::CommandLine cl("dice-db", "seeds and inspects kernel databases",
+                       "<command> [options]", /*usageExitCode=*/2);
+  cl.require_subcommand(1);
+  std::string dbPath, records;
+
+  CLI::App *import = cl.addCommand(
+      "import", "stores one candidate per line of a records file",
+      "<db> <records.jsonl>");
+  import->add_option("db", dbPath, "the kernel database (created if absent)")
+      ->required();
+  import->add_option("records.jsonl", records,
+                     "one JSON record per line: fingerprint, model, gpu_arch, "
+                     "scaffold_version, source, verdict, chosen, artifact")
+      ->required();
+
+  dice::KernelKey key;
+  key.gpuArch = "sm_90";
+  key.scaffoldVersion = dice::kScaffoldVersion;
+  CLI::App *list = cl.addCommand(
+      "list", "prints one line per candidate of a key, in the order stored",
+      "<db> --fingerprint <fp> --model <id> [options]");
+  list->add_option("db", dbPath, "the kernel database")->required();
+  list->add_option("--fingerprint", key.fingerprint, "the request's fingerprint")
+      ->type_name("fp")
+      ->required();
+  list->add_option("--model", key.modelId, "the engine's model id")
+      ->type_name("id")
+      ->required();
+  list->add_option("--gpu-arch", key.gpuArch, "the GPU architecture")
+      ->type_name("arch")
+      ->capture_default_str();
+  list->add_option("--scaffold-version", key.scaffoldVersion,
+                   "the scaffold version")
+      ->type_name("n")
+      ->capture_default_str();
+
+  if (std::optional<int> exit = cl.parse(argc, argv))
+    return *exit;
+  if (import->parsed())
+    return importRecords(dbPath, records);
+  return listKey(dbPath, key);
 }

@@ -21,32 +21,16 @@
 #include "dice/Model/DiceInfillEngine.h"
 #include "dice/Model/Safetensors.h"
 #include "dice/Model/Transformer.h"
+#include "dice/Support/CommandLine.h"
 
 #include <nlohmann/json.hpp>
 
 #include <iostream>
 #include <map>
-#include <sstream>
 
 using namespace dice;
 
 namespace {
-
-int usage(const std::string &why) {
-  std::cerr << "dice-model-check: " << why
-            << "\nusage: dice-model-check --model DIR --ids 1,2,3 "
-               "(--out FILE | --generate N) [options]\n";
-  return 2;
-}
-
-std::vector<int32_t> parseIds(const std::string &text) {
-  std::vector<int32_t> ids;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');)
-    if (!item.empty())
-      ids.push_back(int32_t(std::stoll(item)));
-  return ids;
-}
 
 /// Prefill, then for each following block: a step on a block of masks (its
 /// KV must not survive), the step whose logits are reported, and the store.
@@ -121,64 +105,138 @@ int generate(Transformer &model, const std::vector<int32_t> &ids, int n,
   return 0;
 }
 
-SamplingConfig samplingConfig(const std::map<std::string, std::string> &args,
-                              int64_t block) {
-  auto get = [&](const std::string &key, const std::string &fallback) {
-    auto it = args.find(key);
-    return it == args.end() ? fallback : it->second;
-  };
-  SamplingConfig config;
-  config.blockLength = block;
-  config.denoisingSteps = std::stoll(get("steps", "4"));
-  std::string rule = get("remasking", "static");
-  config.remasking = rule == "dynamic"      ? Remasking::Dynamic
-                     : rule == "sequential" ? Remasking::Sequential
-                                            : Remasking::Static;
-  config.threshold = std::stod(get("threshold", "0.9"));
-  config.temperature = std::stod(get("temperature", "1"));
-  config.topK = std::stoll(get("top-k", "1"));
-  config.topP = std::stod(get("top-p", "1"));
-  config.maxTokens = std::stoll(get("max-tokens", "64"));
-  return config;
+/// What the command line asks for.
+struct Options {
+  std::string model, prompt, out, device = "cpu", dtype = "float32";
+  std::vector<int32_t> ids;
+  int generate = 0;
+  int64_t prefill = 0, block = 0, batch = 1;
+  uint64_t seed = 0;
+  SamplingConfig sampling;
+};
+
+/// The checkpoint's block size unless --block gives one.
+int64_t blockSize(const CLI::Option *blockOption, const Options &options,
+                  int64_t checkpointBlock) {
+  return blockOption->count() ? options.block : checkpointBlock;
 }
 
 } // namespace
 
 int main(int argc, char **argv) {
-  std::map<std::string, std::string> args;
-  for (int i = 1; i < argc; ++i) {
-    std::string key = argv[i];
-    if (key.rfind("--", 0) != 0 || i + 1 >= argc)
-      return usage("expected --option value pairs, got '" + key + "'");
-    args[key.substr(2)] = argv[++i];
-  }
-  auto get = [&](const std::string &key, const std::string &fallback) {
-    auto it = args.find(key);
-    return it == args.end() ? fallback : it->second;
-  };
-  if (!args.count("model") || args.count("ids") == args.count("prompt"))
-    return usage("--model and one of --ids and --prompt are required");
-  if (args.count("out") == args.count("generate"))
-    return usage("give exactly one of --out and --generate");
+  CommandLine cl(
+      "dice-model-check",
+      "runs a checkpoint on given token ids: writes the logits of a prefill "
+      "and cached block steps (--out), or decodes candidates with the "
+      "block-diffusion sampler and prints them as JSON (--generate); with "
+      "--prompt, candidates come from the whole InfillEngine and carry "
+      "their text",
+      "--model <dir> (--ids <ids> | --prompt <text>) "
+      "(--out <file> | --generate <n>) [options]",
+      /*usageExitCode=*/2);
+  Options o;
+  o.sampling.maxTokens = 64;
+  cl.add_option("--model", o.model, "the checkpoint folder")
+      ->type_name("dir")
+      ->required();
+  CLI::Option *idsOption =
+      cl.add_option("--ids", o.ids, "the prompt's token ids, comma-separated")
+          ->type_name("1,2,3")
+          ->delimiter(',');
+  CLI::Option *promptOption =
+      cl.add_option("--prompt", o.prompt,
+                    "the prompt as text, through the engine (with --generate)")
+          ->type_name("text")
+          ->excludes(idsOption);
+  CLI::Option *outOption =
+      cl.add_option("--out", o.out,
+                    "write the logits (and store_logits) to a safetensors file")
+          ->type_name("file");
+  CLI::Option *generateOption =
+      cl.add_option("--generate", o.generate,
+                    "decode this many candidates and print them as JSON")
+          ->type_name("n")
+          ->excludes(outOption);
+  cl.add_option("--device", o.device, "a torch device: cpu, cuda, cuda:1")
+      ->type_name("device")
+      ->capture_default_str();
+  cl.add_option("--dtype", o.dtype, "the weights' dtype in memory")
+      ->type_name("float32|float16|bfloat16")
+      ->check([](const std::string &name) {
+        ErrorOr<ModelDType> dtype = parseModelDType(name);
+        return dtype ? std::string() : std::string(dtype.error());
+      })
+      ->capture_default_str();
+  CLI::Option *blockOption =
+      cl.add_option("--block", o.block,
+                    "block length (the checkpoint's by default)")
+          ->type_name("n");
+  CLI::Option *prefillOption =
+      cl.add_option("--prefill", o.prefill,
+                    "--out: ids in the prefill (whole blocks of the ids by "
+                    "default); the rest go through block steps")
+          ->type_name("n");
+  cl.add_option("--batch", o.batch,
+                "--out: rows of the block steps (the last one's logits are "
+                "written)")
+      ->type_name("n")
+      ->capture_default_str();
+  cl.add_option("--steps", o.sampling.denoisingSteps,
+                "denoising steps per block")
+      ->type_name("n")
+      ->capture_default_str();
+  cl.add_option("--remasking", o.sampling.remasking,
+                "which positions each step unmasks")
+      ->type_name("static|dynamic|sequential")
+      ->transform(oneOf<Remasking>({{"static", Remasking::Static},
+                                    {"dynamic", Remasking::Dynamic},
+                                    {"sequential", Remasking::Sequential}}))
+      ->default_str("static");
+  cl.add_option("--threshold", o.sampling.threshold,
+                "confidence needed to unmask (dynamic)")
+      ->type_name("p")
+      ->capture_default_str();
+  cl.add_option("--temperature", o.sampling.temperature, "0 is greedy")
+      ->type_name("t")
+      ->capture_default_str();
+  cl.add_option("--top-k", o.sampling.topK, "0 disables top-k")
+      ->type_name("k")
+      ->capture_default_str();
+  cl.add_option("--top-p", o.sampling.topP, "nucleus sampling's mass")
+      ->type_name("p")
+      ->capture_default_str();
+  cl.add_option("--max-tokens", o.sampling.maxTokens, "tokens per candidate")
+      ->type_name("n")
+      ->capture_default_str();
+  cl.add_option("--seed", o.seed, "the sampler's seed")
+      ->type_name("n")
+      ->capture_default_str();
+  if (std::optional<int> exit = cl.parse(argc, argv))
+    return *exit;
+  if (!idsOption->count() && !promptOption->count())
+    return cl.usageError("--model and one of --ids and --prompt are required");
+  if (!outOption->count() && !generateOption->count())
+    return cl.usageError("give exactly one of --out and --generate");
 
   try {
-    if (args.count("prompt")) {
-      if (!args.count("generate"))
-        return usage("--prompt needs --generate N");
+    if (promptOption->count()) {
+      if (!generateOption->count())
+        return cl.usageError("--prompt needs --generate N");
       DiceEngineOptions options;
-      options.device = get("device", "cpu");
-      options.dtype = get("dtype", "float32");
-      options.seed = std::stoull(get("seed", "0"));
+      options.device = o.device;
+      options.dtype = o.dtype;
+      options.seed = o.seed;
       ErrorOr<std::unique_ptr<InfillEngine>> engine =
-          createDiceInfillEngine(args["model"], options);
+          createDiceInfillEngine(o.model, options);
       if (!engine) {
         std::cerr << "dice-model-check: " << engine.error() << "\n";
         return 1;
       }
-      ErrorOr<ModelConfig> modelConfig = loadModelConfig(args["model"]);
-      int64_t block = std::stoll(get("block", std::to_string(modelConfig->blockSize)));
-      CandidatesOrError candidates = (*engine)->generateCandidates(
-          args["prompt"], std::stoi(args["generate"]), samplingConfig(args, block));
+      ErrorOr<ModelConfig> modelConfig = loadModelConfig(o.model);
+      o.sampling.blockLength =
+          blockSize(blockOption, o, modelConfig->blockSize);
+      CandidatesOrError candidates =
+          (*engine)->generateCandidates(o.prompt, o.generate, o.sampling);
       if (!candidates) {
         std::cerr << "dice-model-check: " << candidates.error << "\n";
         return 1;
@@ -186,33 +244,29 @@ int main(int argc, char **argv) {
       std::cout << toJson(candidates.candidates).dump() << "\n";
       return 0;
     }
-    ErrorOr<ModelDType> dtype = parseModelDType(get("dtype", "float32"));
-    if (!dtype)
-      return usage(dtype.error());
-    ErrorOr<std::unique_ptr<Transformer>> model = Transformer::load(
-        args["model"], torch::Device(get("device", "cpu")), toScalarType(*dtype));
+    ErrorOr<std::unique_ptr<Transformer>> model =
+        Transformer::load(o.model, torch::Device(o.device),
+                          toScalarType(*parseModelDType(o.dtype)));
     if (!model) {
       std::cerr << "dice-model-check: " << model.error() << "\n";
       return 1;
     }
-    std::vector<int32_t> ids = parseIds(args["ids"]);
-    int64_t block = std::stoll(get("block", std::to_string((*model)->config().blockSize)));
+    const std::vector<int32_t> &ids = o.ids;
+    int64_t block = blockSize(blockOption, o, (*model)->config().blockSize);
 
-    if (args.count("out")) {
-      int64_t prefill = std::stoll(
-          get("prefill", std::to_string(int64_t(ids.size()) / block * block)));
-      int64_t batch = std::stoll(get("batch", "1"));
-      if (prefill < 0 || prefill > int64_t(ids.size()) || batch < 1 || block < 1)
-        return usage("need 0 <= --prefill <= number of ids, --batch >= 1, --block >= 1");
-      return writeLogits(**model, ids, prefill, block, batch, args["out"]);
+    if (outOption->count()) {
+      int64_t prefill = prefillOption->count()
+                            ? o.prefill
+                            : int64_t(ids.size()) / block * block;
+      if (prefill < 0 || prefill > int64_t(ids.size()) || o.batch < 1 ||
+          block < 1)
+        return cl.usageError(
+            "need 0 <= --prefill <= number of ids, --batch >= 1, --block >= 1");
+      return writeLogits(**model, ids, prefill, block, o.batch, o.out);
     }
 
-    std::string rule = get("remasking", "static");
-    if (rule != "static" && rule != "dynamic" && rule != "sequential")
-      return usage("--remasking is static, dynamic or sequential");
-    SamplingConfig config = samplingConfig(args, block);
-    return generate(**model, ids, std::stoi(args["generate"]), config,
-                    std::stoull(get("seed", "0")));
+    o.sampling.blockLength = block;
+    return generate(**model, ids, o.generate, o.sampling, o.seed);
   } catch (const std::exception &e) {
     std::cerr << "dice-model-check: " << e.what() << "\n";
     return 1;

@@ -18,6 +18,7 @@
 #include "ManifestKernels.h"
 
 #include "dice/Scaffold/AtenExecutor.h"
+#include "dice/Support/CommandLine.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Context.h>
@@ -35,47 +36,20 @@ struct Options {
   bool printPython = false;
 };
 
-const char *kUsage =
-    "usage: dice-reference-run (--program prog.json | --plan plan.json)\n"
-    "                          --inputs in.pt --outputs out.pt [--device "
-    "cpu|cuda]\n"
-    "                          [--manifest manifest.json]  (kernel steps of a "
-    "lowered plan)\n"
-    "       dice-reference-run --program prog.json --print-python\n";
-
-std::string parseArgs(int argc, char **argv, Options &options) {
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--print-python") {
-      options.printPython = true;
-      continue;
-    }
-    if (arg == "-h" || arg == "--help")
-      return "help";
-    std::string *target = arg == "--program"   ? &options.program
-                          : arg == "--plan"    ? &options.plan
-                          : arg == "--inputs"  ? &options.inputs
-                          : arg == "--outputs" ? &options.outputs
-                          : arg == "--device"  ? &options.device
-                          : arg == "--manifest" ? &options.manifest
-                                               : nullptr;
-    if (!target)
-      return "unknown argument '" + arg + "'";
-    if (++i == argc)
-      return arg + " needs a value";
-    *target = argv[i];
-  }
+/// How the options combine, which CLI11 cannot say: std::nullopt when they
+/// fit, else why not.
+std::optional<std::string> checkCombination(const Options &options) {
   if (options.program.empty() == options.plan.empty())
     return "give exactly one of --program and --plan";
   if (options.printPython)
-    return options.program.empty() ? "--print-python needs --program" : "";
+    return options.program.empty()
+               ? std::optional<std::string>("--print-python needs --program")
+               : std::nullopt;
   if (!options.manifest.empty() && options.plan.empty())
     return "--manifest goes with --plan";
   if (options.inputs.empty() || options.outputs.empty())
     return "--inputs and --outputs are required";
-  if (options.device != "cpu" && options.device != "cuda")
-    return "--device must be cpu or cuda";
-  return "";
+  return std::nullopt;
 }
 
 bool readFile(const std::string &path, std::string &text, std::string &error) {
@@ -195,16 +169,40 @@ int run(const Options &options) {
 } // namespace
 
 int main(int argc, char **argv) {
+  dice::CommandLine cl(
+      "dice-reference-run",
+      "runs a reference program or a whole function plan with ATen on "
+      "torch.save files, or prints a program's Python reference",
+      "(--program <prog.json> | --plan <plan.json>) --inputs <in.pt> "
+      "--outputs <out.pt> [options]\n"
+      "       dice-reference-run --program <prog.json> --print-python");
   Options options;
-  std::string error = parseArgs(argc, argv, options);
-  if (error == "help") {
-    std::cout << kUsage;
-    return 0;
-  }
-  if (!error.empty()) {
-    std::cerr << kUsage;
-    return fail(error);
-  }
+  cl.add_option("--program", options.program,
+                "a reference program (JSON) to run")
+      ->type_name("prog.json");
+  cl.add_option("--plan", options.plan,
+                "a function plan (dice-plan's JSON) to run")
+      ->type_name("plan.json");
+  cl.add_option("--inputs", options.inputs,
+                "the inputs: a torch.save'd list (or tuple) of tensors")
+      ->type_name("in.pt");
+  cl.add_option("--outputs", options.outputs,
+                "where the outputs go: a torch.save'd tuple of CPU tensors")
+      ->type_name("out.pt");
+  cl.add_option("--device", options.device, "where the program runs")
+      ->type_name("cpu|cuda")
+      ->check(dice::oneOf({"cpu", "cuda"}))
+      ->capture_default_str();
+  cl.add_option("--manifest", options.manifest,
+                "dice-lower's artifacts/manifest.json: the kernels a lowered "
+                "plan's kernel steps call")
+      ->type_name("manifest.json");
+  cl.add_flag("--print-python", options.printPython,
+              "print the program as a Python module instead of running it");
+  if (std::optional<int> exit = cl.parse(argc, argv))
+    return *exit;
+  if (std::optional<std::string> error = checkCombination(options))
+    return cl.usageError(*error);
   try {
     return run(options);
   } catch (const std::exception &e) {

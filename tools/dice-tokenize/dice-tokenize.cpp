@@ -13,12 +13,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "dice/Model/Tokenizer.h"
+#include "dice/Support/CommandLine.h"
 
 #include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -29,12 +29,6 @@ using json = nlohmann::json;
 namespace {
 
 enum class Mode { Encode, Decode, Chat, Benchmark };
-
-void usage() {
-  std::fprintf(stderr,
-               "usage: dice-tokenize --tokenizer DIR [--decode | --chat | "
-               "--benchmark FILE] < lines.jsonl\n");
-}
 
 /// The rendering of one --chat line, or false when the line is malformed.
 bool renderChat(const dice::Tokenizer &tokenizer, const json &line,
@@ -55,7 +49,7 @@ bool renderChat(const dice::Tokenizer &tokenizer, const json &line,
 int benchmark(const dice::Tokenizer &tokenizer, const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    std::fprintf(stderr, "dice-tokenize: cannot read %s\n", path.c_str());
+    std::fprintf(stderr, "dice-tokenize: error: cannot read %s\n", path.c_str());
     return 1;
   }
   std::stringstream buffer;
@@ -90,33 +84,38 @@ int benchmark(const dice::Tokenizer &tokenizer, const std::string &path) {
 } // namespace
 
 int main(int argc, char **argv) {
+  dice::CommandLine cl(
+      "dice-tokenize",
+      "the DICE tokenizer on JSON lines, one value per line in and out",
+      "--tokenizer <dir> [--decode | --chat | --benchmark <file>] "
+      "< lines.jsonl",
+      /*usageExitCode=*/2);
   std::string dir, benchmarkFile;
-  Mode mode = Mode::Encode;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if ((arg == "--tokenizer" || arg == "--benchmark") && i + 1 < argc)
-      (arg == "--tokenizer" ? dir : benchmarkFile) = argv[++i];
-    else if (arg.rfind("--tokenizer=", 0) == 0)
-      dir = arg.substr(12);
-    else if (arg == "--decode")
-      mode = Mode::Decode;
-    else if (arg == "--chat")
-      mode = Mode::Chat;
-    else if (arg == "-h" || arg == "--help") {
-      usage();
-      return 0;
-    } else {
-      std::fprintf(stderr, "dice-tokenize: unknown argument '%s'\n", argv[i]);
-      usage();
-      return 2;
-    }
-  }
-  if (!benchmarkFile.empty())
-    mode = Mode::Benchmark;
-  if (dir.empty()) {
-    usage();
-    return 2;
-  }
+  bool decode = false, chat = false;
+  cl.add_option("--tokenizer", dir,
+                "the tokenizer folder (tokenizer.json, tokenizer_config.json)")
+      ->type_name("dir")
+      ->required();
+  CLI::Option *decodeFlag = cl.add_flag(
+      "--decode", decode, "decode: a line is an array of token ids, the reply "
+                          "its text");
+  CLI::Option *chatFlag = cl.add_flag(
+      "--chat", chat, "render the chat template: a line is the user's text, "
+                      "or a [user, answer] array for a training sample");
+  cl.add_option("--benchmark", benchmarkFile,
+                "encode the file repeatedly and print "
+                "{\"tokens\":..,\"tokens_per_second\":..} instead of reading "
+                "stdin")
+      ->type_name("file")
+      ->excludes(decodeFlag)
+      ->excludes(chatFlag);
+  decodeFlag->excludes(chatFlag);
+  if (std::optional<int> exit = cl.parse(argc, argv))
+    return *exit;
+  Mode mode = !benchmarkFile.empty() ? Mode::Benchmark
+              : decode               ? Mode::Decode
+              : chat                 ? Mode::Chat
+                                     : Mode::Encode;
   dice::TokenizerOrError tokenizer = dice::Tokenizer::load(dir);
   if (!tokenizer) {
     std::fprintf(stderr, "%s\n", tokenizer.error().format().c_str());

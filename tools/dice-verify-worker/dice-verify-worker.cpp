@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dice/Support/CommandLine.h"
 #include "dice/Verifier/DynamicCheck.h"
 
 #include <cctype>
@@ -33,13 +34,6 @@ using Json = nlohmann::json;
 namespace {
 
 constexpr int kPoisonedExitCode = 3;
-
-void usage(const char *argv0) {
-  std::fprintf(stderr,
-               "usage: %s --scratch <dir> [--device cuda|cpu]\n"
-               "Reads JSON requests on stdin, writes JSON replies on fd 3.\n",
-               argv0);
-}
 
 /// Writes one JSON line to the reply descriptor; false when it is gone.
 bool writeLine(int fd, const Json &message) {
@@ -209,26 +203,24 @@ Json optionalNumber(const std::optional<double> &value) {
 } // namespace
 
 int main(int argc, char **argv) {
+  dice::CommandLine cl(
+      "dice-verify-worker",
+      "the GPU checks of candidate kernels for the verifier's worker pool: "
+      "reads JSON requests on stdin, writes JSON replies on fd 3",
+      "--scratch <dir> [--device cuda|cpu]", /*usageExitCode=*/2);
   std::string scratch;
   std::string deviceName = "cuda";
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if ((arg == "--scratch" || arg == "--device") && i + 1 < argc) {
-      (arg == "--scratch" ? scratch : deviceName) = argv[++i];
-    } else if (arg == "--help" || arg == "-h") {
-      usage(argv[0]);
-      return 0;
-    } else {
-      std::fprintf(stderr, "dice-verify-worker: unknown argument '%s'\n",
-                   arg.c_str());
-      usage(argv[0]);
-      return 2;
-    }
-  }
-  if (scratch.empty() || (deviceName != "cuda" && deviceName != "cpu")) {
-    usage(argv[0]);
-    return 2;
-  }
+  cl.add_option("--scratch", scratch,
+                "the worker's working directory (candidates' files)")
+      ->type_name("dir")
+      ->required();
+  cl.add_option("--device", deviceName,
+                "cuda checks and times kernels; cpu only runs host code")
+      ->type_name("cuda|cpu")
+      ->check(dice::oneOf({"cuda", "cpu"}))
+      ->capture_default_str();
+  if (std::optional<int> exit = cl.parse(argc, argv))
+    return *exit;
 
   // The protocol's descriptors move out of a candidate's reach: replies to a
   // private copy of fd 3, requests to a private copy of stdin, and fd 0 and

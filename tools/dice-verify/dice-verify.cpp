@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dice/Support/CommandLine.h"
 #include "dice/Verifier/CandidateVerifier.h"
 
 #include <nlohmann/json.hpp>
@@ -24,59 +25,18 @@ using namespace dice;
 
 namespace {
 
-const char *kUsage = R"(usage: dice-verify [options]
+const char *kOverview =
+    "verifies candidate kernels of a kernel request: extracts the CUDA "
+    "source of each answer, checks it for deception (static analysis, with "
+    "the compiler half), builds its kernel library with nvcc, and prints one "
+    "verdict each. Without a CUDA device the verdict of a candidate that "
+    "builds and passes the analysis is `unverified`";
 
-Verifies candidate kernels of a kernel request: extracts the CUDA source of
-each answer, checks it for deception (static analysis, with the compiler
-half), builds its kernel library with nvcc, and prints one verdict each.
-Without a CUDA device the verdict of a candidate that builds and passes the
-analysis is `unverified`.
-
-one candidate:
-  --fingerprint FP        the request's fingerprint
-  --signature DECL        'torch::Tensor dice_forward(torch::Tensor x0);'
-  --candidate FILE        the model's answer (.txt) or its CUDA source (.cu)
-  --program FILE          the request's reference program (JSON), checked
-                          against the signature
-many:
-  --batch FILE.jsonl      one object per line: fingerprint, signature,
-                          candidate (an answer) or cuda_source, program
-                          (object or JSON text; optional), name (optional)
-  --batch DIR             every .txt (answer) and .cu (source) file in DIR,
-                          all for --fingerprint / --signature
-
-  --jobs N                nvcc processes at once (default 1)
-  --cache DIR             build cache (default $XDG_CACHE_HOME/dice/kernels
-                          or ~/.cache/dice/kernels)
-  --timeout S             per nvcc run (default 600)
-  --no-analysis           skip the static deception analysis
-  --analysis-only         stop after the static analysis (nothing is built)
-  --single-tu             compile the registration into the candidate's TU
-                          (full builds)
-  --build-mode MODE       auto (default: the light tensor API, the full
-                          LibTorch headers where it does not compile),
-                          light or full
-  --nvcc PATH             nvcc to use
-  --config FILE           dice.toml: the [verifier] section (trials,
-                          tolerances, timing runs, min_speedup, timeout_s)
-  --worker PATH           the GPU worker (default: the installation's)
-  --cpu-run               without a GPU, still run candidates in CPU-mode
-                          workers: host code runs in the sandbox (a crash or
-                          hang is `crashed`), kernels are not checked
-  --no-sandbox            run workers without the sandbox (debugging)
-  --seed N                seed of the first trial's inputs (default 0)
-  --json                  JSON lines of verdicts instead of a table
-  --artifacts DIR         copy each built kernel library to
-                          DIR/<candidate_hash>.so
-  --allow-unverified      count unverified verdicts as success
-  --progress              say on stderr how many candidates are built and
-                          checked (default when stderr is a terminal)
-
-exit status: 0 iff every candidate is accepted (with --allow-unverified:
-accepted or unverified), 1 otherwise, 2 on usage errors. Without a GPU
-every candidate that builds is unverified, so the status is 1 unless
---allow-unverified is given.
-)";
+const char *kExitStatus =
+    "Exit status: 0 iff every candidate is accepted (with --allow-unverified:\n"
+    "accepted or unverified), 1 otherwise, 2 on usage errors. Without a GPU\n"
+    "every candidate that builds is unverified, so the status is 1 unless\n"
+    "--allow-unverified is given.";
 
 std::optional<std::string> readFile(const fs::path &path) {
   std::ifstream in(path, std::ios::binary);
@@ -85,12 +45,6 @@ std::optional<std::string> readFile(const fs::path &path) {
   std::stringstream buffer;
   buffer << in.rdbuf();
   return buffer.str();
-}
-
-int usageError(const std::string &message) {
-  std::fprintf(stderr, "dice-verify: %s\n(see dice-verify --help)\n",
-               message.c_str());
-  return 2;
 }
 
 std::string defaultCache() {
@@ -172,7 +126,7 @@ void printTable(const std::vector<VerificationRequest> &candidates,
 
 int main(int argc, char **argv) {
   std::string fingerprint, signature, candidatePath, programPath, batch;
-  std::string artifactsDir;
+  std::string artifactsDir, configPath;
   std::string cache = defaultCache();
   CandidateVerifierOptions options;
   options.build = defaultKernelBuildOptions(cache);
@@ -180,102 +134,96 @@ int main(int argc, char **argv) {
   bool json = false, allowUnverified = false;
   bool progress = isatty(STDERR_FILENO);
 
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    auto value = [&](std::string &into) {
-      if (i + 1 >= argc)
-        return false;
-      into = argv[++i];
-      return true;
-    };
-    std::string number;
-    if (arg == "-h" || arg == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else if (arg == "--fingerprint") {
-      if (!value(fingerprint))
-        return usageError("--fingerprint needs a value");
-    } else if (arg == "--signature") {
-      if (!value(signature))
-        return usageError("--signature needs a value");
-    } else if (arg == "--candidate") {
-      if (!value(candidatePath))
-        return usageError("--candidate needs a file");
-    } else if (arg == "--program") {
-      if (!value(programPath))
-        return usageError("--program needs a file");
-    } else if (arg == "--batch") {
-      if (!value(batch))
-        return usageError("--batch needs a file or folder");
-    } else if (arg == "--artifacts") {
-      if (!value(artifactsDir))
-        return usageError("--artifacts needs a folder");
-    } else if (arg == "--cache") {
-      if (!value(cache))
-        return usageError("--cache needs a folder");
-    } else if (arg == "--nvcc") {
-      if (!value(options.build.nvccPath))
-        return usageError("--nvcc needs a path");
-    } else if (arg == "--jobs" || arg == "--timeout") {
-      if (!value(number))
-        return usageError(arg + " needs a number");
-      char *end = nullptr;
-      double parsed = std::strtod(number.c_str(), &end);
-      if (*end || parsed <= 0)
-        return usageError(arg + " needs a positive number, got '" + number + "'");
-      if (arg == "--jobs")
-        options.jobs = static_cast<unsigned>(parsed);
-      else
-        options.build.timeoutSeconds = parsed;
-    } else if (arg == "--config") {
-      std::string path;
-      if (!value(path))
-        return usageError("--config needs a file");
-      ConfigResult config = loadConfigFile(path);
-      if (!config) {
-        std::fprintf(stderr, "%s\n", config.error().format().c_str());
-        return 2;
-      }
-      options.checks = config->verifier;
-    } else if (arg == "--worker") {
-      if (!value(options.workerPath))
-        return usageError("--worker needs a path");
-    } else if (arg == "--cpu-run") {
-      options.cpuSmokeRun = true;
-    } else if (arg == "--no-sandbox") {
-      options.sandbox = false;
-    } else if (arg == "--seed") {
-      if (!value(number))
-        return usageError("--seed needs a number");
-      options.seed = std::strtoull(number.c_str(), nullptr, 10);
-    } else if (arg == "--json") {
-      json = true;
-    } else if (arg == "--allow-unverified") {
-      allowUnverified = true;
-    } else if (arg == "--no-analysis") {
-      options.staticAnalysis = false;
-    } else if (arg == "--analysis-only") {
-      options.analysisOnly = true;
-    } else if (arg == "--build-mode") {
-      std::string mode;
-      if (!value(mode))
-        return usageError("--build-mode needs auto, light or full");
-      if (mode == "auto")
-        options.build.mode = KernelBuildMode::Auto;
-      else if (mode == "light")
-        options.build.mode = KernelBuildMode::Light;
-      else if (mode == "full")
-        options.build.mode = KernelBuildMode::Full;
-      else
-        return usageError("--build-mode needs auto, light or full, got '" +
-                          mode + "'");
-    } else if (arg == "--progress") {
-      progress = true;
-    } else if (arg == "--single-tu") {
-      options.build.separateRegistration = false;
-    } else {
-      return usageError("unknown argument '" + arg + "'");
+  CommandLine cl("dice-verify", kOverview,
+                 "(--candidate <file> | --batch <file.jsonl|dir>) [options]",
+                 /*usageExitCode=*/2);
+  cl.footer(kExitStatus);
+  cl.add_option("--fingerprint", fingerprint, "the request's fingerprint")
+      ->type_name("fp");
+  cl.add_option("--signature", signature,
+                "the kernel's declaration, 'torch::Tensor "
+                "dice_forward(torch::Tensor x0);'")
+      ->type_name("decl");
+  CLI::Option *candidateOption =
+      cl.add_option("--candidate", candidatePath,
+                    "the model's answer (.txt) or its CUDA source (.cu)")
+          ->type_name("file");
+  cl.add_option("--program", programPath,
+                "the request's reference program (JSON), checked against the "
+                "signature")
+      ->type_name("file");
+  cl.add_option("--batch", batch,
+                "a .jsonl file, one object per line: fingerprint, signature, "
+                "candidate (an answer) or cuda_source, program (object or "
+                "JSON text; optional), name (optional); or a folder: every "
+                ".txt (answer) and .cu (source) file in it, all for "
+                "--fingerprint and --signature")
+      ->type_name("file.jsonl|dir")
+      ->excludes(candidateOption);
+  cl.add_option("--jobs", options.jobs, "nvcc processes at once")
+      ->type_name("n")
+      ->check(positiveNumber)
+      ->capture_default_str();
+  cl.add_option("--cache", cache,
+                "build cache ($XDG_CACHE_HOME/dice/kernels or "
+                "~/.cache/dice/kernels by default)")
+      ->type_name("dir");
+  cl.add_option("--timeout", options.build.timeoutSeconds,
+                "seconds per nvcc run")
+      ->type_name("s")
+      ->check(positiveNumber)
+      ->capture_default_str();
+  cl.add_flag("--no-analysis{false}", options.staticAnalysis,
+              "skip the static deception analysis");
+  cl.add_flag("--analysis-only", options.analysisOnly,
+              "stop after the static analysis (nothing is built)");
+  cl.add_flag("--single-tu{false}", options.build.separateRegistration,
+              "compile the registration into the candidate's TU (full "
+              "builds)");
+  cl.add_option("--build-mode", options.build.mode,
+                "auto: the light tensor API, the full LibTorch headers where "
+                "it does not compile; light; or full")
+      ->type_name("auto|light|full")
+      ->transform(oneOf<KernelBuildMode>({{"auto", KernelBuildMode::Auto},
+                                          {"light", KernelBuildMode::Light},
+                                          {"full", KernelBuildMode::Full}}))
+      ->default_str("auto");
+  cl.add_option("--nvcc", options.build.nvccPath, "nvcc to use")
+      ->type_name("path");
+  cl.add_option("--config", configPath,
+                "dice.toml: the [verifier] section (trials, tolerances, "
+                "timing runs, min_speedup, timeout_s)")
+      ->type_name("file");
+  cl.add_option("--worker", options.workerPath,
+                "the GPU worker (the installation's by default)")
+      ->type_name("path");
+  cl.add_flag("--cpu-run", options.cpuSmokeRun,
+              "without a GPU, still run candidates in CPU-mode workers: host "
+              "code runs in the sandbox (a crash or hang is `crashed`), "
+              "kernels are not checked");
+  cl.add_flag("--no-sandbox{false}", options.sandbox,
+              "run workers without the sandbox (debugging)");
+  cl.add_option("--seed", options.seed, "seed of the first trial's inputs")
+      ->type_name("n")
+      ->capture_default_str();
+  cl.add_flag("--json", json, "JSON lines of verdicts instead of a table");
+  cl.add_option("--artifacts", artifactsDir,
+                "copy each built kernel library to <dir>/<candidate_hash>.so")
+      ->type_name("dir");
+  cl.add_flag("--allow-unverified", allowUnverified,
+              "count unverified verdicts as success");
+  cl.add_flag("--progress", progress,
+              "say on stderr how many candidates are built and checked "
+              "(the default when stderr is a terminal)");
+  if (std::optional<int> exit = cl.parse(argc, argv))
+    return *exit;
+  if (!configPath.empty()) {
+    ConfigResult config = loadConfigFile(configPath);
+    if (!config) {
+      std::fprintf(stderr, "%s\n", config.error().format().c_str());
+      return 2;
     }
+    options.checks = config->verifier;
   }
   options.build.cacheDir = cache;
   options.scratchDir = (fs::path(cache) / "workers").string();
@@ -284,17 +232,15 @@ int main(int argc, char **argv) {
   if (!programPath.empty()) {
     std::optional<std::string> text = readFile(programPath);
     if (!text)
-      return usageError("cannot read " + programPath);
+      return cl.usageError("cannot read " + programPath);
     program = *text;
   }
 
   std::vector<VerificationRequest> candidates;
-  if (!batch.empty() && !candidatePath.empty())
-    return usageError("give --candidate or --batch, not both");
   if (!candidatePath.empty()) {
     std::optional<std::string> text = readFile(candidatePath);
     if (!text)
-      return usageError("cannot read " + candidatePath);
+      return cl.usageError("cannot read " + candidatePath);
     candidates.push_back({fs::path(candidatePath).filename().string(),
                           fingerprint, signature, program, *text,
                           fs::path(candidatePath).extension() == ".cu"});
@@ -311,13 +257,13 @@ int main(int argc, char **argv) {
   } else if (!batch.empty()) {
     std::string error;
     if (!readBatchFile(batch, candidates, error))
-      return usageError(error);
+      return cl.usageError(error);
   } else {
-    return usageError("nothing to verify: give --candidate or --batch");
+    return cl.usageError("nothing to verify: give --candidate or --batch");
   }
   for (const VerificationRequest &c : candidates)
     if (c.fingerprint.empty() || c.signature.empty())
-      return usageError(c.name + ": needs --fingerprint and --signature");
+      return cl.usageError(c.name + ": needs --fingerprint and --signature");
 
   if (!artifactsDir.empty()) {
     std::error_code ec;
