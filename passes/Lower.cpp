@@ -41,7 +41,8 @@ namespace {
 constexpr int kManifestVersion = 1;
 
 /// The codes of DiceDType in include/dice/Runtime/DiceRuntime.h, which the
-/// trampolines embed; ::dice::DType has the same order.
+/// trampolines embed; ::dice::DType numbers dtypes the same way (checked by
+/// a static_assert beside DType's definition).
 int dtypeCode(::dice::DType dtype) { return static_cast<int>(dtype); }
 
 /// Byte width of one element, for the trampoline's offset arithmetic.

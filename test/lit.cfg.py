@@ -4,6 +4,7 @@ import shutil
 
 import lit.formats
 from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
 
 config.name = "DICE"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
@@ -16,7 +17,11 @@ config.excludes = ["Inputs", "unit", "python", "torch_models", "CMakeLists.txt"]
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
-llvm_config.add_tool_substitutions(config.dice_tools, [config.dice_tools_dir])
+# Tool names are also pass names (dice-verify): a name inside a pipeline
+# string ("...,dice-verify{...}") is a pass, not the tool.
+llvm_config.add_tool_substitutions(
+    [ToolSubst(tool, pre=r".-^/\<,(", post="-.{") for tool in config.dice_tools],
+    [config.dice_tools_dir])
 config.available_features.update(config.dice_tools)
 
 config.substitutions.append(("%dice_src_root", config.dice_src_root))

@@ -2,6 +2,8 @@
 
 #include "dice/Scaffold/ReferenceProgram.h"
 
+#include "dice/Runtime/DiceRuntime.h"
+
 #include <nlohmann/json.hpp>
 
 #include <array>
@@ -95,6 +97,20 @@ bool typeFromJson(const nlohmann::json &j, TensorType &type, std::string &error)
 }
 
 } // namespace
+
+// The runtime's C ABI (DiceDType) numbers dtypes as DType orders them: the
+// trampolines dice-lower writes pass static_cast<int>(DType) as a DiceDType.
+static_assert(static_cast<int>(DType::Float32) == DICE_DTYPE_FLOAT32 &&
+              static_cast<int>(DType::Float16) == DICE_DTYPE_FLOAT16 &&
+              static_cast<int>(DType::BFloat16) == DICE_DTYPE_BFLOAT16 &&
+              static_cast<int>(DType::Float64) == DICE_DTYPE_FLOAT64 &&
+              static_cast<int>(DType::Int64) == DICE_DTYPE_INT64 &&
+              static_cast<int>(DType::Int32) == DICE_DTYPE_INT32 &&
+              static_cast<int>(DType::Int16) == DICE_DTYPE_INT16 &&
+              static_cast<int>(DType::Int8) == DICE_DTYPE_INT8 &&
+              static_cast<int>(DType::UInt8) == DICE_DTYPE_UINT8 &&
+              static_cast<int>(DType::Bool) == DICE_DTYPE_BOOL,
+              "DType and DiceDType must number dtypes alike");
 
 const char *dtypeName(DType dtype) {
   for (const DTypeInfo &info : kDTypes)
