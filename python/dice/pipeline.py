@@ -34,13 +34,6 @@ def run(cmd, stdin=None, cwd=None, check=True):
     return proc
 
 
-def signature(program):
-    """The `dice_forward` declaration dice-scaffold writes for `program`."""
-    result = "torch::Tensor" if len(program["outputs"]) == 1 else "std::vector<torch::Tensor>"
-    params = ", ".join(f"torch::Tensor x{i}" for i in range(len(program["inputs"])))
-    return f"{result} dice_forward({params});"
-
-
 def plan_of(mlir_text):
     """dice-plan's JSON plan of a module's (only) function."""
     return json.loads(run([find_tool("dice-plan")], stdin=mlir_text).stdout)
@@ -48,7 +41,8 @@ def plan_of(mlir_text):
 
 def requests(mlir_path, granularity="fusion"):
     """The kernel requests of a module, in order: dicts with fingerprint,
-    level, program (the reference program), python and signature."""
+    level, program (the reference program), python and signature (the
+    `dice_forward` declaration dice-scaffold wrote)."""
     outlined = run([find_tool("dice-opt"), mlir_path,
                     f"--dice-outline=granularity={granularity}", "--dice-scaffold"])
     found = []
@@ -56,7 +50,7 @@ def requests(mlir_path, granularity="fusion"):
         if "request" in step:
             found.append({"fingerprint": step["request"], "level": step["level"],
                           "program": step["program"], "python": step["python"],
-                          "signature": signature(step["program"])})
+                          "signature": step["signature"]})
     return found, outlined
 
 

@@ -201,6 +201,8 @@ private:
       if (mlir::dice::ScaffoldAttr scaffold = request.getScaffoldAttr()) {
         program = ::dice::ReferenceProgram::fromJson(scaffold.getProgram().str(), whyNot);
         python = scaffold.getReference().str();
+        // The compiler's own declaration: callers never re-derive it.
+        step["signature"] = scaffold.getSignature().str();
       } else {
         program = ::dice::buildReferenceProgram(request.getBody(), whyNot);
       }
