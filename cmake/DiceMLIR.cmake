@@ -39,10 +39,5 @@ separate_arguments(DICE_LLVM_DEFINITIONS NATIVE_COMMAND ${LLVM_DEFINITIONS})
 add_definitions(${DICE_LLVM_DEFINITIONS})
 link_directories(${LLVM_BUILD_LIBRARY_DIR})
 
-# Dialect headers include each other as "Dice/...": sources and tablegen output.
-include_directories("${CMAKE_SOURCE_DIR}/dialects" "${CMAKE_BINARY_DIR}/dialects"
-                    "${CMAKE_SOURCE_DIR}/passes" "${CMAKE_BINARY_DIR}/passes"
-                    "${CMAKE_SOURCE_DIR}/include")
-
 # Where the FileCheck, not and count used by lit live.
 set(DICE_LLVM_TOOLS_DIR "${LLVM_TOOLS_BINARY_DIR}")

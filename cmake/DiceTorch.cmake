@@ -20,9 +20,10 @@ find_package(Torch REQUIRED CONFIG)
 message(STATUS "dice: LibTorch from ${Torch_DIR}")
 
 # A library built against LibTorch: exceptions and RTTI on, whatever LLVM's
-# flags say, and no LLVM headers reach it.
+# flags say, and no LLVM headers reach it; the project's headers, like every
+# library.
 function(dice_add_torch_library name)
   add_library(${name} ${ARGN})
-  target_link_libraries(${name} PUBLIC ${TORCH_LIBRARIES})
+  target_link_libraries(${name} PUBLIC DiceHeaders ${TORCH_LIBRARIES})
   target_compile_options(${name} PRIVATE -fexceptions -frtti)
 endfunction()

@@ -3,7 +3,7 @@
 #ifndef DICE_PASSES_FINGERPRINT_H
 #define DICE_PASSES_FINGERPRINT_H
 
-#include "Dice/DiceOps.h"
+#include "dice/Dialect/Dice/DiceOps.h"
 
 #include <string>
 

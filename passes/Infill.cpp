@@ -1,16 +1,16 @@
 //===- Infill.cpp - attach candidate kernels to kernel requests -----------===//
 
 #include "KernelStore.h"
-#include "Passes.h"
-#include "Services.h"
 
 #include "dice/Infill/EngineFactory.h"
+#include "dice/Transforms/Passes.h"
+#include "dice/Transforms/Services.h"
 
 #include "mlir/IR/Builders.h"
 
 namespace mlir::dice {
 #define GEN_PASS_DEF_DICEINFILL
-#include "Passes.h.inc"
+#include "dice/Transforms/Passes.h.inc"
 } // namespace mlir::dice
 
 using namespace mlir;

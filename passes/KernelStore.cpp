@@ -1,10 +1,10 @@
 //===- KernelStore.cpp - what infill, verify and resolve share ------------===//
 
 #include "KernelStore.h"
-#include "Passes.h"
-#include "Services.h"
 
 #include "dice/Scaffold/Scaffold.h"
+#include "dice/Transforms/Passes.h"
+#include "dice/Transforms/Services.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/Format.h"

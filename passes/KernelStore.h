@@ -9,8 +9,8 @@
 #ifndef DICE_PASSES_KERNELSTORE_H
 #define DICE_PASSES_KERNELSTORE_H
 
-#include "Dice/DiceOps.h"
 #include "dice/Config/Config.h"
+#include "dice/Dialect/Dice/DiceOps.h"
 #include "dice/KernelDB/KernelDatabase.h"
 #include "dice/Verifier/Verdict.h"
 

@@ -7,11 +7,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Dice/DiceOps.h"
 #include "KernelStore.h"
-#include "Passes.h"
-#include "Services.h"
+
+#include "dice/Dialect/Dice/DiceOps.h"
 #include "dice/Scaffold/ReferenceBuilder.h"
+#include "dice/Transforms/Passes.h"
+#include "dice/Transforms/Services.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -30,7 +31,7 @@
 
 namespace mlir::dice {
 #define GEN_PASS_DEF_DICELOWER
-#include "Passes.h.inc"
+#include "dice/Transforms/Passes.h.inc"
 } // namespace mlir::dice
 
 using namespace mlir;

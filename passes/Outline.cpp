@@ -13,10 +13,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "Fingerprint.h"
-#include "Passes.h"
 
-#include "Dice/DiceOps.h"
+#include "dice/Dialect/Dice/DiceOps.h"
 #include "dice/Scaffold/ReferenceBuilder.h"
+#include "dice/Transforms/Passes.h"
 
 #include "mlir/Analysis/TopologicalSortUtils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -30,7 +30,7 @@
 
 namespace mlir::dice {
 #define GEN_PASS_DEF_DICEOUTLINE
-#include "Passes.h.inc"
+#include "dice/Transforms/Passes.h.inc"
 } // namespace mlir::dice
 
 using namespace mlir;

@@ -1,6 +1,6 @@
 //===- Registration.cpp - the dialects DICE tools read --------------------===//
 
-#include "Passes.h"
+#include "dice/Transforms/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -1,11 +1,11 @@
 //===- Resolve.cpp - use the best kernel of each request, or inline back --===//
 
 #include "KernelStore.h"
-#include "Passes.h"
-#include "Services.h"
 #include "Report.h"
 
 #include "dice/Support/Sha256.h"
+#include "dice/Transforms/Passes.h"
+#include "dice/Transforms/Services.h"
 
 #include "mlir/Analysis/TopologicalSortUtils.h"
 #include "mlir/IR/Builders.h"
@@ -22,7 +22,7 @@
 
 namespace mlir::dice {
 #define GEN_PASS_DEF_DICERESOLVE
-#include "Passes.h.inc"
+#include "dice/Transforms/Passes.h.inc"
 } // namespace mlir::dice
 
 using namespace mlir;

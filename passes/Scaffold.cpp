@@ -1,14 +1,13 @@
 //===- Scaffold.cpp - attach the DICE scaffold to kernel requests ---------===//
 
-#include "Passes.h"
-
-#include "Dice/DiceOps.h"
-#include "dice/Scaffold/ReferenceBuilder.h"
 #include "dice/Scaffold/Scaffold.h"
+#include "dice/Dialect/Dice/DiceOps.h"
+#include "dice/Scaffold/ReferenceBuilder.h"
+#include "dice/Transforms/Passes.h"
 
 namespace mlir::dice {
 #define GEN_PASS_DEF_DICESCAFFOLD
-#include "Passes.h.inc"
+#include "dice/Transforms/Passes.h.inc"
 } // namespace mlir::dice
 
 using namespace mlir;

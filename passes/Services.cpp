@@ -1,8 +1,7 @@
 //===- Services.cpp - the standard services and their registration -------===//
 
-#include "Services.h"
-
-#include "Dice/DiceDialect.h"
+#include "dice/Transforms/Services.h"
+#include "dice/Dialect/Dice/DiceDialect.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/FileSystem.h"

@@ -1,9 +1,9 @@
 //===- Verify.cpp - verify every candidate of every request ---------------===//
 
 #include "KernelStore.h"
-#include "Passes.h"
-#include "Services.h"
 
+#include "dice/Transforms/Passes.h"
+#include "dice/Transforms/Services.h"
 #include "dice/Verifier/CandidateVerifier.h"
 
 #include "mlir/IR/Builders.h"
@@ -15,7 +15,7 @@
 
 namespace mlir::dice {
 #define GEN_PASS_DEF_DICEVERIFY
-#include "Passes.h.inc"
+#include "dice/Transforms/Passes.h.inc"
 } // namespace mlir::dice
 
 using namespace mlir;

@@ -1,7 +1,7 @@
 //===- DiceAttrs.cpp - dice dialect attributes ----------------------------===//
 
-#include "Dice/DiceAttrs.h"
-#include "Dice/DiceDialect.h"
+#include "dice/Dialect/Dice/DiceAttrs.h"
+#include "dice/Dialect/Dice/DiceDialect.h"
 #include "dice/Scaffold/ReferenceProgram.h"
 
 #include "mlir/IR/Builders.h"
@@ -16,15 +16,15 @@
 using namespace mlir;
 using namespace mlir::dice;
 
-#include "Dice/DiceEnums.cpp.inc"
+#include "dice/Dialect/Dice/DiceEnums.cpp.inc"
 
 #define GET_ATTRDEF_CLASSES
-#include "Dice/DiceAttrs.cpp.inc"
+#include "dice/Dialect/Dice/DiceAttrs.cpp.inc"
 
 void DiceDialect::registerAttributes() {
   addAttributes<
 #define GET_ATTRDEF_LIST
-#include "Dice/DiceAttrs.cpp.inc"
+#include "dice/Dialect/Dice/DiceAttrs.cpp.inc"
       >();
 }
 

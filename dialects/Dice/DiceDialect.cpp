@@ -1,18 +1,18 @@
 //===- DiceDialect.cpp - dice dialect registration ------------------------===//
 
-#include "Dice/DiceDialect.h"
-#include "Dice/DiceAttrs.h"
-#include "Dice/DiceOps.h"
+#include "dice/Dialect/Dice/DiceDialect.h"
+#include "dice/Dialect/Dice/DiceAttrs.h"
+#include "dice/Dialect/Dice/DiceOps.h"
 
 using namespace mlir;
 using namespace mlir::dice;
 
-#include "Dice/DiceDialect.cpp.inc"
+#include "dice/Dialect/Dice/DiceDialect.cpp.inc"
 
 void DiceDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
-#include "Dice/DiceOps.cpp.inc"
+#include "dice/Dialect/Dice/DiceOps.cpp.inc"
       >();
   registerAttributes();
 }

@@ -1,6 +1,6 @@
 //===- DiceOps.cpp - dice dialect operations ------------------------------===//
 
-#include "Dice/DiceOps.h"
+#include "dice/Dialect/Dice/DiceOps.h"
 #include "dice/Scaffold/ReferenceProgram.h"
 
 #include "mlir/IR/Builders.h"
@@ -11,7 +11,7 @@ using namespace mlir;
 using namespace mlir::dice;
 
 #define GET_OP_CLASSES
-#include "Dice/DiceOps.cpp.inc"
+#include "dice/Dialect/Dice/DiceOps.cpp.inc"
 
 /// Fingerprints are lowercase hex digests; short ones collide too easily to
 /// key a kernel database.

@@ -1,6 +1,6 @@
 //===- DialectTest.cpp - the dice dialect's C++ API -----------------------===//
 
-#include "Dice/DiceOps.h"
+#include "dice/Dialect/Dice/DiceOps.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"

@@ -17,10 +17,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Dice/DiceDialect.h"
-#include "Passes.h"
-#include "Services.h"
 #include "dice/Config/Config.h"
+#include "dice/Dialect/Dice/DiceDialect.h"
+#include "dice/Transforms/Passes.h"
+#include "dice/Transforms/Services.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllPasses.h"

@@ -12,9 +12,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Dice/DiceOps.h"
-#include "Passes.h"
+#include "dice/Dialect/Dice/DiceOps.h"
 #include "dice/Scaffold/ReferenceBuilder.h"
+#include "dice/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

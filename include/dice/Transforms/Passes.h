@@ -1,9 +1,9 @@
 //===- Passes.h - the dice passes -------------------------------*- C++ -*-===//
 
-#ifndef DICE_PASSES_PASSES_H
-#define DICE_PASSES_PASSES_H
+#ifndef DICE_TRANSFORMS_PASSES_H
+#define DICE_TRANSFORMS_PASSES_H
 
-#include "Dice/DiceDialect.h"
+#include "dice/Dialect/Dice/DiceDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
@@ -15,10 +15,10 @@
 namespace mlir::dice {
 
 #define GEN_PASS_DECL
-#include "Passes.h.inc"
+#include "dice/Transforms/Passes.h.inc"
 
 #define GEN_PASS_REGISTRATION
-#include "Passes.h.inc"
+#include "dice/Transforms/Passes.h.inc"
 
 /// "12.3 s" since `start`, for progress lines.
 std::string formatSeconds(std::chrono::steady_clock::time_point start);
@@ -40,4 +40,4 @@ void registerDiceDialects(DialectRegistry &registry);
 
 } // namespace mlir::dice
 
-#endif // DICE_PASSES_PASSES_H
+#endif // DICE_TRANSFORMS_PASSES_H

@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DICE_PASSES_SERVICES_H
-#define DICE_PASSES_SERVICES_H
+#ifndef DICE_TRANSFORMS_SERVICES_H
+#define DICE_TRANSFORMS_SERVICES_H
 
 #include "dice/Infill/EngineFactory.h"
 #include "dice/KernelDB/KernelDatabase.h"
@@ -63,4 +63,4 @@ void registerDiceServices(
 
 MLIR_DECLARE_EXPLICIT_TYPE_ID(mlir::dice::DiceServices)
 
-#endif // DICE_PASSES_SERVICES_H
+#endif // DICE_TRANSFORMS_SERVICES_H

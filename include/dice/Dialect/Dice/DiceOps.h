@@ -1,10 +1,10 @@
 //===- DiceOps.h - dice dialect operations ----------------------*- C++ -*-===//
 
-#ifndef DICE_DIALECT_DICEOPS_H
-#define DICE_DIALECT_DICEOPS_H
+#ifndef DICE_DIALECT_DICE_DICEOPS_H
+#define DICE_DIALECT_DICE_DICEOPS_H
 
-#include "Dice/DiceAttrs.h"
-#include "Dice/DiceDialect.h"
+#include "dice/Dialect/Dice/DiceAttrs.h"
+#include "dice/Dialect/Dice/DiceDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
@@ -13,6 +13,6 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #define GET_OP_CLASSES
-#include "Dice/DiceOps.h.inc"
+#include "dice/Dialect/Dice/DiceOps.h.inc"
 
-#endif // DICE_DIALECT_DICEOPS_H
+#endif // DICE_DIALECT_DICE_DICEOPS_H
