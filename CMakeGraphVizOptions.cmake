@@ -11,7 +11,8 @@ set(GRAPHVIZ_EXTERNAL_LIBS FALSE)
 set(GRAPHVIZ_OBJECT_LIBS FALSE)
 set(GRAPHVIZ_CUSTOM_TARGETS FALSE)
 # Interface libraries are wrappers of system ones (TOML++, and a protobuf
-# stand-in that LibTorch's CMake package defines).
+# stand-in that LibTorch's CMake package defines) and DiceHeaders, the
+# include paths every library links.
 set(GRAPHVIZ_INTERFACE_LIBS FALSE)
 # Tests and their helpers are not part of the architecture (the script also
 # configures with DICE_ENABLE_TESTS off).
