@@ -9,11 +9,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dice/Verifier/DynamicCheck.h"
+#include "dice/VerifierWorker/DynamicCheck.h"
+#include "CandidateTiming.h"
+#include "KernelTrace.h"
 
 #include "dice/Scaffold/AtenExecutor.h"
-#include "dice/Verifier/CandidateTiming.h"
-#include "dice/Verifier/KernelTrace.h"
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>

@@ -16,8 +16,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DICE_VERIFIER_KERNELBUILD_H
-#define DICE_VERIFIER_KERNELBUILD_H
+#ifndef DICE_KERNELBUILD_KERNELBUILD_H
+#define DICE_KERNELBUILD_KERNELBUILD_H
 
 #include <functional>
 #include <optional>
@@ -160,4 +160,4 @@ buildAll(const std::vector<KernelBuildRequest> &requests,
 
 } // namespace dice
 
-#endif // DICE_VERIFIER_KERNELBUILD_H
+#endif // DICE_KERNELBUILD_KERNELBUILD_H

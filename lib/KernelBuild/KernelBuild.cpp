@@ -1,9 +1,9 @@
 //===- KernelBuild.cpp - a candidate's kernel library ---------------------===//
 
-#include "dice/Verifier/KernelBuild.h"
+#include "dice/KernelBuild/KernelBuild.h"
 
+#include "dice/Sandbox/Subprocess.h"
 #include "dice/Support/Sha256.h"
-#include "dice/Verifier/Subprocess.h"
 
 #include <algorithm>
 #include <atomic>
