@@ -14,6 +14,7 @@
 #include "dice/Scaffold/ReferenceProgram.h"
 #include "dice/Support/Sha256.h"
 #include "dice/VerifierCore/Extraction.h"
+#include "dice/VerifierCore/ForwardSignature.h"
 
 #ifdef DICE_HAVE_DECEPTION
 #include "dice/Deception/DeceptionAnalysis.h"
