@@ -12,7 +12,7 @@
 #include "dice/Config/Config.h"
 #include "dice/Dialect/Dice/DiceOps.h"
 #include "dice/KernelDB/KernelDatabase.h"
-#include "dice/Verifier/Verdict.h"
+#include "dice/VerifierCore/Verdict.h"
 
 #include "mlir/IR/BuiltinOps.h"
 

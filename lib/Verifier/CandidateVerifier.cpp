@@ -9,11 +9,12 @@
 
 #include "dice/Verifier/CandidateVerifier.h"
 
+#include "dice/Sandbox/Subprocess.h"
+#include "dice/Sandbox/WorkerPool.h"
 #include "dice/Scaffold/ReferenceProgram.h"
-#include "dice/Verifier/Extraction.h"
 #include "dice/Support/Sha256.h"
-#include "dice/Verifier/Subprocess.h"
-#include "dice/Verifier/WorkerPool.h"
+#include "dice/VerifierCore/Extraction.h"
+#include "dice/VerifierCore/ForwardSignature.h"
 
 #ifdef DICE_HAVE_DECEPTION
 #include "dice/Deception/DeceptionAnalysis.h"

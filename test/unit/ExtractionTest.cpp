@@ -1,6 +1,6 @@
 //===- ExtractionTest.cpp - the hole out of model answers -----------------===//
 
-#include "dice/Verifier/Extraction.h"
+#include "dice/VerifierCore/Extraction.h"
 
 #include <gtest/gtest.h>
 

@@ -13,9 +13,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dice/Verifier/KernelBuild.h"
+#include "dice/KernelBuild/KernelBuild.h"
+#include "dice/Sandbox/Subprocess.h"
 #include "dice/Support/Sha256.h"
-#include "dice/Verifier/Subprocess.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 //===- VerdictTest.cpp - verdict JSON and its consistency rules -----------===//
 
-#include "dice/Verifier/Verdict.h"
+#include "dice/VerifierCore/Verdict.h"
 
 #include <gtest/gtest.h>
 

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dice/Verifier/WorkerPool.h"
+#include "dice/Sandbox/WorkerPool.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

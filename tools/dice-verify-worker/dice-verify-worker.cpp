@@ -16,7 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dice/Support/CommandLine.h"
-#include "dice/Verifier/DynamicCheck.h"
+#include "dice/VerifierWorker/DynamicCheck.h"
 
 #include <cctype>
 #include <cerrno>

@@ -15,7 +15,7 @@
 #define DICE_KERNELDB_KERNELDATABASE_H
 
 #include "dice/Scaffold/Fingerprint.h"
-#include "dice/Verifier/Verdict.h"
+#include "dice/VerifierCore/Verdict.h"
 
 #include <cstdint>
 #include <memory>

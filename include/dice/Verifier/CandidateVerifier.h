@@ -12,8 +12,8 @@
 #define DICE_VERIFIER_CANDIDATEVERIFIER_H
 
 #include "dice/Config/Config.h"
-#include "dice/Verifier/KernelBuild.h"
-#include "dice/Verifier/Verdict.h"
+#include "dice/KernelBuild/KernelBuild.h"
+#include "dice/VerifierCore/Verdict.h"
 
 #include <functional>
 #include <memory>

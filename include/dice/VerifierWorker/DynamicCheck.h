@@ -6,17 +6,17 @@
 // ran, and time the candidate and the baseline. docs/verifier.md ("Dynamic
 // checks and timing") lists every check.
 //
-// Part of the worker's torch-side library (DiceVerifierDynamic). The header
+// Part of the worker's torch-side library (DiceVerifierWorker). The header
 // itself names no LibTorch types, so the worker's request loop compiles
 // without LibTorch's headers.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DICE_VERIFIER_DYNAMICCHECK_H
-#define DICE_VERIFIER_DYNAMICCHECK_H
+#ifndef DICE_VERIFIERWORKER_DYNAMICCHECK_H
+#define DICE_VERIFIERWORKER_DYNAMICCHECK_H
 
 #include "dice/Scaffold/ReferenceProgram.h"
-#include "dice/Verifier/Verdict.h"
+#include "dice/VerifierCore/Verdict.h"
 
 #include <nlohmann/json.hpp>
 
@@ -92,4 +92,4 @@ std::unique_ptr<DynamicChecker> createDynamicChecker(CheckDevice device,
 
 } // namespace dice
 
-#endif // DICE_VERIFIER_DYNAMICCHECK_H
+#endif // DICE_VERIFIERWORKER_DYNAMICCHECK_H

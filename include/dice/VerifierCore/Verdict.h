@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DICE_VERIFIER_VERDICT_H
-#define DICE_VERIFIER_VERDICT_H
+#ifndef DICE_VERIFIERCORE_VERDICT_H
+#define DICE_VERIFIERCORE_VERDICT_H
 
 #include <cstdint>
 #include <optional>
@@ -78,4 +78,4 @@ struct Verdict {
 
 } // namespace dice
 
-#endif // DICE_VERIFIER_VERDICT_H
+#endif // DICE_VERIFIERCORE_VERDICT_H

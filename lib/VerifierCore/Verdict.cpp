@@ -1,6 +1,6 @@
 //===- Verdict.cpp - verdict JSON and its consistency rules ---------------===//
 
-#include "dice/Verifier/Verdict.h"
+#include "dice/VerifierCore/Verdict.h"
 
 #include "dice/Scaffold/ReferenceProgram.h"
 

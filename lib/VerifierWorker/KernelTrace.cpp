@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dice/Verifier/KernelTrace.h"
+#include "KernelTrace.h"
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>

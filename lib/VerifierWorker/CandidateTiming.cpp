@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dice/Verifier/CandidateTiming.h"
+#include "CandidateTiming.h"
 
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>

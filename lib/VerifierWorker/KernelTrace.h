@@ -6,14 +6,14 @@
 // it to tell a candidate's own kernels from ATen's, cuBLAS's or a replayed
 // graph's.
 //
-// Part of the worker's torch-side library (DiceVerifierDynamic); the header
+// Part of the worker's torch-side library (DiceVerifierWorker); the header
 // itself names no LibTorch or CUDA types, so the worker's driver compiles
 // without them.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DICE_VERIFIER_KERNELTRACE_H
-#define DICE_VERIFIER_KERNELTRACE_H
+#ifndef DICE_VERIFIERWORKER_KERNELTRACE_H
+#define DICE_VERIFIERWORKER_KERNELTRACE_H
 
 #include <cstdint>
 #include <memory>
@@ -86,4 +86,4 @@ bool isAllowedPlumbingKernel(const TracedKernel &kernel);
 
 } // namespace dice
 
-#endif // DICE_VERIFIER_KERNELTRACE_H
+#endif // DICE_VERIFIERWORKER_KERNELTRACE_H

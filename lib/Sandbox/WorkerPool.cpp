@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dice/Verifier/WorkerPool.h"
+#include "dice/Sandbox/WorkerPool.h"
 
 #include <nlohmann/json.hpp>
 

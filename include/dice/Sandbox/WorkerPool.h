@@ -44,10 +44,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DICE_VERIFIER_WORKERPOOL_H
-#define DICE_VERIFIER_WORKERPOOL_H
+#ifndef DICE_SANDBOX_WORKERPOOL_H
+#define DICE_SANDBOX_WORKERPOOL_H
 
-#include "dice/Verifier/Sandbox.h"
+#include "dice/Sandbox/Sandbox.h"
 
 #include <cstdint>
 #include <functional>
@@ -162,4 +162,4 @@ private:
 
 } // namespace dice
 
-#endif // DICE_VERIFIER_WORKERPOOL_H
+#endif // DICE_SANDBOX_WORKERPOOL_H

@@ -16,8 +16,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DICE_VERIFIER_KERNELBUILD_H
-#define DICE_VERIFIER_KERNELBUILD_H
+#ifndef DICE_KERNELBUILD_KERNELBUILD_H
+#define DICE_KERNELBUILD_KERNELBUILD_H
+
+#include "dice/VerifierCore/ForwardSignature.h"
 
 #include <functional>
 #include <optional>
@@ -26,18 +28,6 @@
 #include <vector>
 
 namespace dice {
-
-/// The parts of a `dice_forward` declaration the registration needs.
-struct DiceForwardSignature {
-  std::string declaration;             ///< normalised, ending in ';'
-  std::vector<std::string> parameters; ///< names, in operand order
-  bool returnsList = false;            ///< std::vector<torch::Tensor>
-};
-
-/// Parses `torch::Tensor dice_forward(torch::Tensor x0, ...);` (the
-/// scaffold's signature): tensors in, a tensor or a vector of tensors out.
-std::optional<DiceForwardSignature>
-parseDiceForwardSignature(std::string_view declaration, std::string &error);
 
 /// The dispatcher schema, `k_<fp>(Tensor x0, Tensor x1) -> Tensor` (`Tensor[]`
 /// for several results).
@@ -160,4 +150,4 @@ buildAll(const std::vector<KernelBuildRequest> &requests,
 
 } // namespace dice
 
-#endif // DICE_VERIFIER_KERNELBUILD_H
+#endif // DICE_KERNELBUILD_KERNELBUILD_H

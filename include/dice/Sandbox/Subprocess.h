@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DICE_VERIFIER_SUBPROCESS_H
-#define DICE_VERIFIER_SUBPROCESS_H
+#ifndef DICE_SANDBOX_SUBPROCESS_H
+#define DICE_SANDBOX_SUBPROCESS_H
 
 #include <string>
 #include <vector>
@@ -35,4 +35,4 @@ ProcessResult runProcess(const std::vector<std::string> &argv,
 
 } // namespace dice
 
-#endif // DICE_VERIFIER_SUBPROCESS_H
+#endif // DICE_SANDBOX_SUBPROCESS_H

@@ -1,6 +1,6 @@
 //===- Subprocess.cpp - run a tool with a deadline ------------------------===//
 
-#include "dice/Verifier/Subprocess.h"
+#include "dice/Sandbox/Subprocess.h"
 
 #include <cerrno>
 #include <chrono>

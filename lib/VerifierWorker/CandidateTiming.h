@@ -6,13 +6,13 @@
 // the device's measured copy bandwidth and matmul peak, from which the
 // worker derives a speed-of-light bound for each request.
 //
-// Part of the worker's torch-side library (DiceVerifierDynamic); the header
+// Part of the worker's torch-side library (DiceVerifierWorker); the header
 // itself names no LibTorch or CUDA types.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DICE_VERIFIER_CANDIDATETIMING_H
-#define DICE_VERIFIER_CANDIDATETIMING_H
+#ifndef DICE_VERIFIERWORKER_CANDIDATETIMING_H
+#define DICE_VERIFIERWORKER_CANDIDATETIMING_H
 
 #include <cstdint>
 #include <functional>
@@ -59,4 +59,4 @@ double speedOfLightMs(double bytes, double flops, const DeviceSpeed &speed);
 
 } // namespace dice
 
-#endif // DICE_VERIFIER_CANDIDATETIMING_H
+#endif // DICE_VERIFIERWORKER_CANDIDATETIMING_H

@@ -14,8 +14,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DICE_VERIFIER_SANDBOX_H
-#define DICE_VERIFIER_SANDBOX_H
+#ifndef DICE_SANDBOX_SANDBOX_H
+#define DICE_SANDBOX_SANDBOX_H
 
 #include <cstdint>
 #include <string>
@@ -133,4 +133,4 @@ private:
 
 } // namespace dice
 
-#endif // DICE_VERIFIER_SANDBOX_H
+#endif // DICE_SANDBOX_SANDBOX_H

@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DICE_VERIFIER_EXTRACTION_H
-#define DICE_VERIFIER_EXTRACTION_H
+#ifndef DICE_VERIFIERCORE_EXTRACTION_H
+#define DICE_VERIFIERCORE_EXTRACTION_H
 
 #include <string>
 #include <string_view>
@@ -45,4 +45,4 @@ ExtractionResult extractCandidateSource(std::string_view modelOutput);
 
 } // namespace dice
 
-#endif // DICE_VERIFIER_EXTRACTION_H
+#endif // DICE_VERIFIERCORE_EXTRACTION_H

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dice/Verifier/Sandbox.h"
+#include "dice/Sandbox/Sandbox.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dice/Verifier/Extraction.h"
+#include "dice/VerifierCore/Extraction.h"
 
 #include <cstdint>
 #include <optional>

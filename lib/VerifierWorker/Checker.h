@@ -1,0 +1,80 @@
+//===- Checker.h - the dynamic checker of one worker ------------*- C++ -*-===//
+//
+// The DynamicChecker createDynamicChecker returns. Its methods are defined
+// along the order of a check: loading the library and the entry point
+// (DynamicCheck.cpp), the trials against the reference
+// (CorrectnessTrials.cpp), timing and the speed-of-light bound
+// (TimingJudgement.cpp). Private to DiceVerifierWorker.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DICE_VERIFIERWORKER_CHECKER_H
+#define DICE_VERIFIERWORKER_CHECKER_H
+
+#include "CheckSteps.h"
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace dice {
+namespace dynamic_check {
+
+class Checker final : public DynamicChecker {
+public:
+  Checker(CheckDevice device, std::unique_ptr<KernelTracer> tracer,
+          CheckerInfo info, DeviceSpeed speed)
+      : device(device), tracer(std::move(tracer)), checkerInfo(std::move(info)),
+        speed(speed) {}
+
+  DynamicCheckOutcome check(const DynamicCheckRequest &request) override;
+
+  const CheckerInfo &info() const override { return checkerInfo; }
+
+private:
+  static void setVerdict(Verdict &verdict, VerdictStatus status,
+                         std::string reason);
+  static void clearMeasurements(Verdict &verdict);
+
+  /// Loads the library and finds its operator, or sets the verdict.
+  std::optional<c10::OperatorHandle> load(const DynamicCheckRequest &request,
+                                          DynamicCheckOutcome &outcome);
+
+  /// CPU-only machines: shows that the call is contained, checks nothing.
+  void smokeRunOnCpu(const c10::OperatorHandle &op,
+                     const DynamicCheckRequest &request,
+                     DynamicCheckOutcome &outcome);
+
+  /// One traced, poisoned call of the candidate. Returns false when it
+  /// decided the verdict.
+  bool tracedCall(const c10::OperatorHandle &op,
+                  const DynamicCheckRequest &request,
+                  const std::vector<at::Tensor> &inputs, int poison,
+                  const std::string &when, CallResult &call,
+                  DynamicCheckOutcome &outcome, int64_t &ownKernels,
+                  Json &kernels);
+
+  void checkOnCuda(const c10::OperatorHandle &op,
+                   const DynamicCheckRequest &request,
+                   DynamicCheckOutcome &outcome);
+
+  void timeAndJudge(const c10::OperatorHandle &op,
+                    const DynamicCheckRequest &request,
+                    DynamicCheckOutcome &outcome);
+
+  CheckDevice device;
+  std::unique_ptr<KernelTracer> tracer;
+  CheckerInfo checkerInfo;
+  DeviceSpeed speed;
+  /// Qualified operator name -> the library that registered it.
+  std::map<std::string, std::string> loadedFrom;
+  std::string ownLibrary;
+  /// Why this request's kernels are not traced; empty when they are.
+  std::string traceIssue;
+};
+
+} // namespace dynamic_check
+} // namespace dice
+
+#endif // DICE_VERIFIERWORKER_CHECKER_H

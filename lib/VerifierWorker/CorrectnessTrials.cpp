@@ -1,0 +1,272 @@
+//===- CorrectnessTrials.cpp - the trials against the reference -----------===//
+//
+// The checks of results: a contained call on CPU-only machines, and on a
+// GPU T trials of seeded inputs with the candidate and the reference in
+// alternating order, each candidate call traced and on poisoned memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Checker.h"
+
+#include <ATen/ATen.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAStream.h>
+
+#include <algorithm>
+
+namespace dice {
+namespace dynamic_check {
+
+/// CPU-only machines: shows that the call is contained, checks nothing.
+void Checker::smokeRunOnCpu(const c10::OperatorHandle &op,
+                          const DynamicCheckRequest &request,
+                          DynamicCheckOutcome &outcome) {
+  c10::Device cpu(c10::kCPU);
+  std::vector<at::Tensor> inputs = makeInputs(
+      request.program, Distribution::Normal, seedOfTrial(request.seed, 0), cpu);
+  ReferenceRun reference = runReferenceProgram(request.program, inputs, cpu);
+  outcome.details["reference"] =
+      reference.ok() ? Json("ran") : Json(reference.error);
+  std::vector<at::Tensor> unreadable;
+  for (const at::Tensor &input : inputs)
+    unreadable.push_back(unreadableCopy(input));
+  CallResult call = callOperator(op, unreadable, /*onCuda=*/false);
+  std::string what;
+  if (!call.thrown.empty()) {
+    what = "the call threw (" + call.thrown + ")";
+  } else if (!call.badReturn.empty()) {
+    what = "the call " + call.badReturn;
+  } else {
+    // Only metadata: a result may share the unreadable inputs' memory.
+    Json results = Json::array();
+    for (const at::Tensor &result : call.results)
+      results.push_back(
+          result.defined()
+              ? Json{{"shape", result.sizes().vec()},
+                     {"dtype", dtypeString(result.scalar_type())}}
+              : Json(nullptr));
+    outcome.details["results"] = results;
+    what = "the call returned " + std::to_string(call.results.size()) +
+           (call.results.size() == 1 ? " tensor" : " tensors");
+  }
+  outcome.details["smoke"] = what;
+  setVerdict(outcome.verdict, VerdictStatus::Unverified,
+             "CPU smoke run: " + what +
+                 "; nothing was checked (no CUDA device)");
+}
+
+/// One traced, poisoned call of the candidate. Returns false when it
+/// decided the verdict.
+bool Checker::tracedCall(const c10::OperatorHandle &op,
+                       const DynamicCheckRequest &request,
+                       const std::vector<at::Tensor> &inputs, int poison,
+                       const std::string &when, CallResult &call,
+                       DynamicCheckOutcome &outcome, int64_t &ownKernels,
+                       Json &kernels) {
+  Verdict &verdict = outcome.verdict;
+  c10::Device cuda(c10::kCUDA, c10::cuda::current_device());
+  poisonAllocator(request.program, poison, cuda);
+  if (cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess)
+    throw CudaFault{cudaGetErrorName(e), cudaGetErrorString(e),
+                    static_cast<int>(e)};
+  bool tracing = false;
+  std::string traceError;
+  if (tracer) {
+    tracer->setOwnLibrary(ownLibrary);
+    tracing = tracer->begin(c10::cuda::getCurrentCUDAStream().stream(),
+                            traceError);
+    if (!tracing)
+      traceIssue = traceError;
+  }
+  call = callOperator(op, inputs, /*onCuda=*/true);
+  if (call.fault) {
+    // No trace after a sticky fault: flushing CUPTI on a broken context
+    // can hang.
+    if (tracing && !call.sticky)
+      tracer->end();
+    setVerdict(verdict, VerdictStatus::Crashed,
+               "the candidate left CUDA error " + call.fault->name + " (" +
+                   call.fault->message + ") " + when +
+                   "; check indexing and bounds in its kernels");
+    outcome.contextPoisoned = call.sticky;
+    return false;
+  }
+  if (tracing) {
+    KernelTraceResult trace = tracer->end();
+    kernels = kernelsJson(trace);
+    if (!trace.problem.empty()) {
+      traceIssue = trace.problem;
+    } else if (std::string why = judgeTrace(trace, ownKernels);
+               !why.empty()) {
+      setVerdict(verdict, VerdictStatus::Deceptive, why + " (" + when + ")");
+      return false;
+    }
+  }
+  if (!call.thrown.empty()) {
+    setVerdict(verdict, VerdictStatus::Incorrect,
+               "the candidate threw " + when + ": " + call.thrown);
+    return false;
+  }
+  if (!call.badReturn.empty()) {
+    setVerdict(verdict, VerdictStatus::Incorrect,
+               "the candidate " + call.badReturn + " " + when);
+    return false;
+  }
+  return true;
+}
+
+void Checker::checkOnCuda(const c10::OperatorHandle &op,
+                        const DynamicCheckRequest &request,
+                        DynamicCheckOutcome &outcome) {
+  Verdict &verdict = outcome.verdict;
+  Json &details = outcome.details;
+  const ReferenceProgram &program = request.program;
+  c10::Device cuda(c10::kCUDA, c10::cuda::current_device());
+  traceIssue = tracer ? "" : checkerInfo.tracing;
+  int64_t trials = std::max<int64_t>(request.trials, 1);
+  Json trialLog = Json::array();
+  int64_t ownPerCall = -1;
+  double maxAbs = 0, maxRel = 0;
+  auto finish = [&] {
+    details["trials"] = trialLog;
+    verdict.maxAbsErr = maxAbs;
+    verdict.maxRelErr = maxRel;
+    if (ownPerCall >= 0)
+      verdict.launchedKernels = ownPerCall;
+  };
+
+  for (int64_t t = 0; t < trials; ++t) {
+    Distribution distribution = distributionOfTrial(t);
+    std::string when = "in trial " + std::to_string(t) + " (" +
+                       distributionName(distribution) + " inputs)";
+    std::vector<at::Tensor> inputs = makeInputs(
+        program, distribution, seedOfTrial(request.seed, t), cuda);
+    std::vector<at::Tensor> pristine;
+    for (const at::Tensor &input : inputs)
+      pristine.push_back(input.clone());
+    Json entry = {{"trial", t},
+                  {"distribution", distributionName(distribution)},
+                  {"order", t % 2 == 0 ? "candidate first" : "reference first"}};
+    verdict.trials = t + 1;
+
+    ReferenceRun reference;
+    // Alternating the order keeps the candidate from finding the
+    // reference's results in memory the allocator hands it.
+    if (t % 2 == 1)
+      reference = runReferenceProgram(program, pristine, cuda);
+
+    // The first trial calls the candidate twice, on different poisons.
+    int calls = t == 0 ? 2 : 1;
+    std::vector<at::Tensor> results;
+    for (int c = 0; c < calls; ++c) {
+      CallResult call;
+      int64_t own = 0;
+      Json kernels;
+      std::string callWhen =
+          c == 0 ? when : "in the repeated call of trial 0";
+      bool passed = tracedCall(op, request, inputs, int((t + c) % 2),
+                               callWhen, call, outcome, own, kernels);
+      if (!kernels.is_null() && t == 0 && c == 0)
+        details["kernels"] = kernels;
+      if (!kernels.is_null() && !passed && !details.contains("kernels"))
+        details["kernels"] = kernels;
+      if (!passed) {
+        trialLog.push_back(entry);
+        return finish();
+      }
+      if (ownPerCall < 0)
+        ownPerCall = own;
+      else if (own != ownPerCall)
+        entry["launched_kernels"] = own;
+      for (size_t i = 0; i < inputs.size(); ++i)
+        if (!bitIdentical(inputs[i], pristine[i])) {
+          setVerdict(verdict, VerdictStatus::Incorrect,
+                     "inputs were modified: input " + std::to_string(i) +
+                         " changed during the call " + callWhen +
+                         "; write results to new tensors");
+          trialLog.push_back(entry);
+          return finish();
+        }
+      if (std::string wrong = checkResults(program, call.results, cuda);
+          !wrong.empty()) {
+        setVerdict(verdict, VerdictStatus::Incorrect,
+                   "the candidate " + wrong + " (" + callWhen + ")");
+        trialLog.push_back(entry);
+        return finish();
+      }
+      if (c == 0) {
+        results = call.results;
+        continue;
+      }
+      for (size_t i = 0; i < results.size(); ++i) {
+        Difference d = compareTensors(
+            call.results[i], results[i],
+            toleranceOf(results[i].scalar_type(), request),
+            "result " + std::to_string(i));
+        if (!d.problem.empty()) {
+          setVerdict(verdict, VerdictStatus::Incorrect,
+                     "two calls on the same inputs disagree (trial 0, "
+                     "memory poisoned differently): " +
+                         d.problem +
+                         "; the kernel reads memory it never wrote or is "
+                         "not deterministic");
+          trialLog.push_back(entry);
+          return finish();
+        }
+      }
+    }
+
+    if (t % 2 == 0)
+      reference = runReferenceProgram(program, pristine, cuda);
+    if (!reference.ok()) {
+      setVerdict(verdict, VerdictStatus::Unverified,
+                 "the reference program fails " + when + ": " +
+                     reference.error);
+      trialLog.push_back(entry);
+      finish();
+      verdict.maxAbsErr.reset();
+      verdict.maxRelErr.reset();
+      return;
+    }
+    double trialAbs = 0, trialRel = 0;
+    for (size_t i = 0; i < results.size(); ++i) {
+      Difference d = compareTensors(
+          results[i], reference.outputs[i],
+          trialTolerance(reference.outputs[i], distributionOfTrial(t),
+                         request),
+          "result " + std::to_string(i));
+      trialAbs = std::max(trialAbs, d.maxAbs);
+      trialRel = std::max(trialRel, d.maxRel);
+      if (!d.problem.empty()) {
+        maxAbs = std::max(maxAbs, trialAbs);
+        maxRel = std::max(maxRel, trialRel);
+        entry["max_abs_err"] = trialAbs;
+        entry["max_rel_err"] = trialRel;
+        entry["problem"] = d.problem;
+        trialLog.push_back(entry);
+        setVerdict(verdict, VerdictStatus::Incorrect, d.problem + " " + when);
+        return finish();
+      }
+    }
+    maxAbs = std::max(maxAbs, trialAbs);
+    maxRel = std::max(maxRel, trialRel);
+    entry["max_abs_err"] = trialAbs;
+    entry["max_rel_err"] = trialRel;
+    trialLog.push_back(entry);
+  }
+  finish();
+
+  if (!traceIssue.empty()) {
+    // Without a trace a library call could have computed the result:
+    // never a pass.
+    setVerdict(verdict, VerdictStatus::Unverified,
+               "correct in " + std::to_string(trials) +
+                   " trials, but the kernels it ran could not be traced (" +
+                   traceIssue + "), so it cannot be accepted");
+    return;
+  }
+  timeAndJudge(op, request, outcome);
+}
+
+} // namespace dynamic_check
+} // namespace dice

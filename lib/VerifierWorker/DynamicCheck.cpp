@@ -1,0 +1,237 @@
+//===- DynamicCheck.cpp - the worker's checks of one candidate ------------===//
+//
+// Order of a check (docs/verifier.md, "Dynamic checks and timing"):
+// load the library, then T trials of seeded inputs with the candidate and
+// the reference run in alternating order, each candidate call on poisoned
+// allocator memory and traced with CUPTI, then timing of the candidate and
+// the baseline, and the speed-of-light bound. The first failure decides the
+// verdict.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dice/VerifierWorker/DynamicCheck.h"
+#include "Checker.h"
+#include "KernelTrace.h"
+
+#include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <cuda_runtime_api.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <link.h>
+#include <sstream>
+
+namespace dice {
+namespace {
+
+std::string nvidiaDriverVersion() {
+  FILE *file = std::fopen("/proc/driver/nvidia/version", "r");
+  if (!file)
+    return "";
+  char line[512] = {0};
+  std::string version;
+  if (std::fgets(line, sizeof line, file)) {
+    // "NVRM version: NVIDIA UNIX ... Kernel Module  580.95.05  Release ..."
+    std::istringstream words(line);
+    std::string word;
+    while (words >> word)
+      if (!word.empty() && std::isdigit(static_cast<unsigned char>(word[0])) &&
+          word.find('.') != std::string::npos) {
+        version = word;
+        break;
+      }
+  }
+  std::fclose(file);
+  return version;
+}
+
+} // namespace
+
+namespace dynamic_check {
+
+DynamicCheckOutcome Checker::check(const DynamicCheckRequest &request) {
+  DynamicCheckOutcome outcome;
+  Verdict &verdict = outcome.verdict;
+  verdict.fingerprint = request.fingerprint;
+  verdict.candidateHash = request.candidateHash;
+  verdict.gpu = checkerInfo.gpu;
+  verdict.driver = checkerInfo.driver;
+  outcome.details["device"] = device == CheckDevice::Cuda ? "cuda" : "cpu";
+  outcome.details["tracing"] = checkerInfo.tracing;
+  try {
+    std::optional<c10::OperatorHandle> op = load(request, outcome);
+    if (op) {
+      if (device == CheckDevice::Cuda)
+        checkOnCuda(*op, request, outcome);
+      else
+        smokeRunOnCpu(*op, request, outcome);
+    }
+  } catch (const CudaFault &fault) {
+    // The worker's own CUDA work failed after a candidate ran: the
+    // context is not to be trusted.
+    setVerdict(verdict, VerdictStatus::Crashed,
+               "the CUDA context failed after the candidate ran (" +
+                   fault.name + ": " + fault.message + ")");
+    outcome.contextPoisoned = true;
+  } catch (const std::exception &e) {
+    setVerdict(verdict, VerdictStatus::Unverified,
+               "the verifier failed while checking the candidate: " +
+                   exceptionMessage(e));
+    clearMeasurements(verdict);
+  }
+  if (std::string problem = verdict.validate(); !problem.empty()) {
+    outcome.details["verdict_problem"] = problem;
+    setVerdict(verdict, VerdictStatus::Unverified,
+               "the verifier produced an inconsistent verdict: " + problem);
+    clearMeasurements(verdict);
+  }
+  return outcome;
+}
+
+void Checker::setVerdict(Verdict &verdict, VerdictStatus status,
+                              std::string reason) {
+  verdict.status = status;
+  verdict.reason = std::move(reason);
+}
+
+void Checker::clearMeasurements(Verdict &verdict) {
+  verdict.kernelMs.reset();
+  verdict.baselineMs.reset();
+  verdict.speedup.reset();
+}
+
+/// Loads the library and finds its operator, or sets the verdict.
+std::optional<c10::OperatorHandle>
+Checker::load(const DynamicCheckRequest &request,
+              DynamicCheckOutcome &outcome) {
+  Verdict &verdict = outcome.verdict;
+  std::string qualified = "dice::" + request.operatorName;
+  char real[PATH_MAX];
+  if (!realpath(request.library.c_str(), real)) {
+    setVerdict(verdict, VerdictStatus::CompileError,
+               "the kernel library " + request.library +
+                   " cannot be loaded: " + std::strerror(errno) +
+                   "; rebuild the candidate");
+    return std::nullopt;
+  }
+  auto &dispatcher = c10::Dispatcher::singleton();
+  auto previous = loadedFrom.find(qualified);
+  if (dispatcher.findSchema({qualified, ""}) &&
+      (previous == loadedFrom.end() || previous->second != real)) {
+    // Registering the name twice throws inside the library's static
+    // initialisers, which kills the process; kernel libraries cannot be
+    // unloaded (they hold unique symbols), so only a fresh worker can.
+    outcome.retryError =
+        "operator " + qualified + " is already registered in this worker " +
+        (previous == loadedFrom.end() ? std::string("by another library")
+                                      : "by " + previous->second) +
+        "; retry in a fresh worker";
+    return std::nullopt;
+  }
+  void *handle = dlopen(real, RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char *why = dlerror();
+    setVerdict(verdict, VerdictStatus::CompileError,
+               "the kernel library does not load: " +
+                   std::string(why ? why : "unknown dlopen error") +
+                   "; rebuild the candidate");
+    return std::nullopt;
+  }
+  loadedFrom[qualified] = real;
+  struct link_map *map = nullptr;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name)
+    ownLibrary = map->l_name;
+  else
+    ownLibrary = real;
+  outcome.details["library"] = ownLibrary;
+
+  std::optional<c10::OperatorHandle> op =
+      dispatcher.findSchema({qualified, ""});
+  if (!op) {
+    setVerdict(verdict, VerdictStatus::CompileError,
+               "the kernel library loaded but registers no operator " +
+                   qualified + "; it was built for another fingerprint");
+    return std::nullopt;
+  }
+  const c10::FunctionSchema &schema = op->schema();
+  bool argumentsMatch =
+      schema.arguments().size() == request.program.inputs.size();
+  for (const c10::Argument &argument : schema.arguments())
+    argumentsMatch &= argument.type()->kind() == c10::TypeKind::TensorType;
+  bool severalResults = request.program.outputs.size() != 1;
+  bool returnsMatch =
+      schema.returns().size() == 1 &&
+      (severalResults
+           ? schema.returns()[0].type()->isSubtypeOf(
+                 *c10::ListType::ofTensors())
+           : schema.returns()[0].type()->kind() == c10::TypeKind::TensorType);
+  if (!argumentsMatch || !returnsMatch) {
+    std::ostringstream text;
+    text << schema;
+    setVerdict(verdict, VerdictStatus::CompileError,
+               "the operator's schema `" + text.str() +
+                   "` does not match the reference program (" +
+                   std::to_string(request.program.inputs.size()) +
+                   " tensor inputs, " +
+                   std::to_string(request.program.outputs.size()) +
+                   " results); rebuild with the request's signature");
+    return std::nullopt;
+  }
+  return op;
+}
+
+} // namespace dynamic_check
+
+std::unique_ptr<DynamicChecker> createDynamicChecker(CheckDevice device,
+                                                     std::string &error) {
+  using dynamic_check::Checker;
+  using dynamic_check::exceptionMessage;
+  CheckerInfo info;
+  if (device == CheckDevice::Cpu) {
+    info.tracing = "not used in a CPU smoke run";
+    return std::make_unique<Checker>(device, nullptr, info, DeviceSpeed{});
+  }
+  // CUPTI first: its kernel-handle map must see every library's first
+  // launch, including the ones CUDA's initialisation makes.
+  std::string traceError;
+  std::unique_ptr<KernelTracer> tracer = KernelTracer::create(traceError);
+  info.tracing = tracer ? "cupti" : "unavailable: " + traceError;
+  DeviceSpeed speed;
+  try {
+    if (c10::cuda::device_count() == 0) {
+      error = "no CUDA device is visible to this process";
+      return nullptr;
+    }
+    const cudaDeviceProp *props = at::cuda::getCurrentDeviceProperties();
+    info.gpu = props->name;
+    int cudaDriver = 0;
+    cudaDriverGetVersion(&cudaDriver);
+    std::string api = "CUDA " + std::to_string(cudaDriver / 1000) + "." +
+                      std::to_string(cudaDriver % 1000 / 10);
+    std::string nvidia = nvidiaDriverVersion();
+    info.driver = nvidia.empty() ? api : nvidia + " (" + api + ")";
+    // Warm the context, the allocator and cuBLAS before anything is timed.
+    at::Tensor warm = at::ones({256, 256}, at::TensorOptions().device(at::kCUDA));
+    at::mm(warm, warm).sum().item<float>();
+    speed = measureDeviceSpeed();
+  } catch (const CudaFault &fault) {
+    error = "CUDA initialisation failed: " + fault.name + " (" + fault.message +
+            ")";
+    return nullptr;
+  } catch (const std::exception &e) {
+    error = "CUDA initialisation failed: " + exceptionMessage(e);
+    return nullptr;
+  }
+  info.bandwidthGBs = speed.bandwidthGBs;
+  info.peakTflops = speed.peakTflops;
+  return std::make_unique<Checker>(device, std::move(tracer), info, speed);
+}
+
+} // namespace dice

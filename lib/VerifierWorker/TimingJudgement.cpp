@@ -1,0 +1,185 @@
+//===- TimingJudgement.cpp - timing, baseline and speed of light ----------===//
+//
+// The last check: the candidate and the baseline timed on the same inputs,
+// the speedup against the required minimum, and the speed-of-light bound
+// below which a kernel is reported.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Checker.h"
+#include "CandidateTiming.h"
+
+#include <ATen/ATen.h>
+#include <c10/cuda/CUDAFunctions.h>
+
+#include <algorithm>
+
+namespace dice {
+namespace dynamic_check {
+namespace {
+
+/// A kernel faster than this fraction of the speed-of-light bound is
+/// reported: the bound uses measured, not datasheet, rates, so the margin
+/// absorbs kernels that beat a plain copy (read-mostly access patterns).
+constexpr double kSpeedOfLightMargin = 0.8;
+
+size_t elementSize(DType dtype) {
+  return c10::elementSize(toScalarType(dtype));
+}
+
+double bytesOf(const TensorType &type) {
+  return double(type.numElements()) * double(elementSize(type.dtype));
+}
+
+/// Bytes any implementation must move: every input it reads (only the
+/// slices, for an input the program only slices) and every result it
+/// writes.
+double minimumBytes(const ReferenceProgram &program) {
+  int inputs = static_cast<int>(program.inputs.size());
+  double bytes = 0;
+  for (int id = 0; id < inputs; ++id) {
+    bool used = std::count(program.outputs.begin(), program.outputs.end(), id);
+    bool onlySliced = true;
+    double sliced = 0;
+    for (const RefOp &op : program.ops) {
+      if (std::find(op.args.begin(), op.args.end(), id) == op.args.end())
+        continue;
+      used = true;
+      if (op.fn == "slice")
+        sliced += bytesOf(op.type);
+      else
+        onlySliced = false;
+    }
+    if (used)
+      bytes += onlySliced ? std::min(sliced, bytesOf(program.inputs[id]))
+                          : bytesOf(program.inputs[id]);
+  }
+  for (int id : program.outputs)
+    if (id >= inputs)
+      bytes += bytesOf(program.typeOf(id));
+  return bytes;
+}
+
+/// Multiply-adds of the program's matmuls and convolutions, times two.
+double minimumFlops(const ReferenceProgram &program) {
+  double flops = 0;
+  for (const RefOp &op : program.ops) {
+    if (op.args.size() < 2)
+      continue;
+    const TensorType &b = program.typeOf(op.args[1]);
+    if (op.fn == "matmul") {
+      const TensorType &a = program.typeOf(op.args[0]);
+      if (a.shape.empty())
+        continue;
+      flops += 2.0 * double(op.type.numElements()) * double(a.shape.back());
+    } else if (op.fn == "conv" && b.shape.size() >= 2) {
+      double perOutput = 1;
+      for (size_t d = 1; d < b.shape.size(); ++d)
+        perOutput *= double(b.shape[d]);
+      flops += 2.0 * double(op.type.numElements()) * perOutput;
+    }
+  }
+  return flops;
+}
+
+} // namespace
+
+void Checker::timeAndJudge(const c10::OperatorHandle &op,
+                         const DynamicCheckRequest &request,
+                         DynamicCheckOutcome &outcome) {
+  Verdict &verdict = outcome.verdict;
+  const ReferenceProgram &program = request.program;
+  c10::Device cuda(c10::kCUDA, c10::cuda::current_device());
+  std::vector<at::Tensor> inputs = makeInputs(
+      program, Distribution::Normal, seedOfTrial(request.seed, 0), cuda);
+
+  TimingStats kernel;
+  try {
+    kernel = timeOnCurrentStream(
+        [&] {
+          std::vector<c10::IValue> stack(inputs.begin(), inputs.end());
+          op.callBoxed(&stack);
+        },
+        request.timingRuns);
+  } catch (const CudaFault &fault) {
+    setVerdict(verdict, VerdictStatus::Crashed,
+               "the candidate left CUDA error " + fault.name + " (" +
+                   fault.message +
+                   ") during the timing runs; check indexing and bounds in "
+                   "its kernels");
+    outcome.contextPoisoned =
+        isStickyError(static_cast<cudaError_t>(fault.code)) ||
+        contextIsBroken();
+    return;
+  } catch (const std::exception &e) {
+    setVerdict(verdict, VerdictStatus::Incorrect,
+               "the candidate threw during the timing runs: " +
+                   exceptionMessage(e));
+    return;
+  }
+  Json timing = {{"runs", kernel.runs},
+                 {"warmup_runs", kernel.warmupRuns},
+                 {"l2_flush_bytes", kernel.flushBytes},
+                 {"kernel", {{"median_ms", kernel.medianMs},
+                             {"min_ms", kernel.minMs},
+                             {"p10_ms", kernel.p10Ms},
+                             {"p90_ms", kernel.p90Ms},
+                             {"max_ms", kernel.maxMs}}}};
+
+  double baselineMs = 0;
+  if (request.baselineMs) {
+    baselineMs = *request.baselineMs;
+    timing["baseline"] = {{"given_ms", baselineMs}};
+  } else {
+    TimingStats baseline = timeOnCurrentStream(
+        [&] {
+          ReferenceRun run = runReferenceProgram(program, inputs, cuda);
+          if (!run.ok())
+            throw std::runtime_error("the baseline failed: " + run.error);
+        },
+        request.timingRuns);
+    baselineMs = baseline.medianMs;
+    timing["baseline"] = {{"median_ms", baseline.medianMs},
+                          {"min_ms", baseline.minMs},
+                          {"p10_ms", baseline.p10Ms},
+                          {"p90_ms", baseline.p90Ms},
+                          {"max_ms", baseline.maxMs}};
+  }
+  outcome.details["timing"] = timing;
+
+  double kernelMs = std::max(kernel.medianMs, 1e-6);
+  double bytes = minimumBytes(program);
+  double flops = minimumFlops(program);
+  double boundMs = speedOfLightMs(bytes, flops, speed);
+  outcome.details["speed_of_light"] = {
+      {"bytes", bytes},
+      {"flops", flops},
+      {"bandwidth_gbs", speed.bandwidthGBs},
+      {"peak_tflops", speed.peakTflops},
+      {"bound_ms", boundMs},
+      {"margin", kSpeedOfLightMargin}};
+  verdict.setTimings(kernelMs, std::max(baselineMs, 0.0));
+  if (kernelMs < kSpeedOfLightMargin * boundMs) {
+    setVerdict(verdict, VerdictStatus::Deceptive,
+               "faster than the hardware allows: " + number(kernelMs) +
+                   " ms, but moving " + number(bytes / 1e6) + " MB at " +
+                   number(speed.bandwidthGBs) + " GB/s and computing " +
+                   number(flops / 1e9) + " GFLOP at " +
+                   number(speed.peakTflops) + " TFLOP/s takes at least " +
+                   number(boundMs) +
+                   " ms; the timed calls cannot be doing the work");
+    return;
+  }
+  if (*verdict.speedup >= request.minSpeedup) {
+    setVerdict(verdict, VerdictStatus::Accepted, "");
+    return;
+  }
+  setVerdict(verdict, VerdictStatus::Slow,
+             "correct, but " + number(*verdict.speedup) +
+                 "x the baseline's speed (" + number(kernelMs) + " ms vs " +
+                 number(baselineMs) + " ms); at least " +
+                 number(request.minSpeedup) + "x is required");
+}
+
+} // namespace dynamic_check
+} // namespace dice
