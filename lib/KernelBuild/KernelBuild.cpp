@@ -4,6 +4,7 @@
 
 #include "dice/Sandbox/Subprocess.h"
 #include "dice/Support/Sha256.h"
+#include "dice/Support/Text.h"
 
 #include <algorithm>
 #include <atomic>
@@ -33,14 +34,6 @@ constexpr size_t kDiagnosticLines = 20;
 constexpr const char *kCandidateFile = "candidate.cu";
 constexpr const char *kRegistrationFile = "dice_registration.cu";
 constexpr const char *kDeclarationFile = "dice_forward_decl.h";
-
-std::string trim(std::string_view text) {
-  size_t begin = text.find_first_not_of(" \t\r\n");
-  if (begin == std::string_view::npos)
-    return "";
-  size_t end = text.find_last_not_of(" \t\r\n");
-  return std::string(text.substr(begin, end - begin + 1));
-}
 
 std::optional<std::string> readFile(const fs::path &path) {
   std::ifstream in(path, std::ios::binary);

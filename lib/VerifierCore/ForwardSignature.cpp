@@ -2,6 +2,8 @@
 
 #include "dice/VerifierCore/ForwardSignature.h"
 
+#include "dice/Support/Text.h"
+
 #include <algorithm>
 #include <cctype>
 #include <regex>
@@ -10,14 +12,6 @@
 namespace dice {
 
 namespace {
-
-std::string trim(std::string_view text) {
-  size_t begin = text.find_first_not_of(" \t\r\n");
-  if (begin == std::string_view::npos)
-    return "";
-  size_t end = text.find_last_not_of(" \t\r\n");
-  return std::string(text.substr(begin, end - begin + 1));
-}
 
 /// Collapses runs of whitespace, so declarations that differ only in
 /// spacing share a registration object.

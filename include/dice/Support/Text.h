@@ -1,0 +1,16 @@
+//===- Text.h - small string helpers -----------------------------*- C++ -*-===//
+
+#ifndef DICE_SUPPORT_TEXT_H
+#define DICE_SUPPORT_TEXT_H
+
+#include <string>
+#include <string_view>
+
+namespace dice {
+
+/// `text` without leading and trailing spaces, tabs and line breaks.
+std::string trim(std::string_view text);
+
+} // namespace dice
+
+#endif // DICE_SUPPORT_TEXT_H
