@@ -1,0 +1,16 @@
+//===- Result.cpp - the located error's printed form -------------------===//
+
+#include "dice/Support/Result.h"
+
+std::string dice::Error::format() const {
+  std::string out = file;
+  if (!file.empty() && line) {
+    out += ":" + std::to_string(line);
+    if (column)
+      out += ":" + std::to_string(column);
+  }
+  out += out.empty() ? "error: " : ": error: ";
+  if (!key.empty())
+    out += key + ": ";
+  return out + message;
+}
