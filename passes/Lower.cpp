@@ -10,6 +10,7 @@
 #include "KernelStore.h"
 
 #include "dice/Dialect/Dice/DiceOps.h"
+#include "dice/Runtime/Manifest.h"
 #include "dice/Scaffold/ReferenceBuilder.h"
 #include "dice/Transforms/Passes.h"
 #include "dice/Transforms/Services.h"
@@ -39,7 +40,6 @@ using namespace mlir::dice;
 
 namespace {
 
-constexpr int kManifestVersion = 1;
 
 /// The codes of DiceDType in include/dice/Runtime/DiceRuntime.h, which the
 /// trampolines embed; ::dice::DType numbers dtypes the same way (checked by
@@ -92,15 +92,11 @@ FailureOr<SmallVector<TensorSig>> signatureOf(KernelOp kernel, TypeRange types,
   return sigs;
 }
 
-llvm::json::Array tensorsJson(ArrayRef<TensorSig> sigs) {
-  llvm::json::Array out;
-  for (const TensorSig &sig : sigs) {
-    llvm::json::Array shape;
-    for (int64_t d : sig.shape)
-      shape.push_back(d);
-    out.push_back(llvm::json::Object{{"shape", std::move(shape)},
-                                     {"dtype", ::dice::dtypeName(sig.dtype)}});
-  }
+std::vector<::dice::ManifestTensor> manifestTensors(ArrayRef<TensorSig> sigs) {
+  std::vector<::dice::ManifestTensor> out;
+  for (const TensorSig &sig : sigs)
+    out.push_back({std::vector<int64_t>(sig.shape.begin(), sig.shape.end()),
+                   sig.dtype});
   return out;
 }
 
@@ -307,31 +303,17 @@ LogicalResult copyArtifact(const DiceServices &services, StringRef from,
 }
 
 /// The manifest already in the artifacts directory, or an empty one.
-FailureOr<llvm::json::Object> readManifest(StringRef path, std::string &error) {
-  llvm::json::Object empty{{"version", kManifestVersion},
-                           {"kernels", llvm::json::Object()}};
+FailureOr<::dice::Manifest> existingManifest(StringRef path,
+                                             std::string &error) {
   if (!llvm::sys::fs::exists(path))
-    return empty;
-  auto buffer = llvm::MemoryBuffer::getFile(path);
-  if (!buffer) {
-    error = "cannot read '" + path.str() + "': " + buffer.getError().message();
+    return ::dice::Manifest();
+  ::dice::Result<::dice::Manifest> manifest =
+      ::dice::readManifest(path.str());
+  if (!manifest) {
+    error = "cannot merge into the manifest: " + manifest.error().format();
     return failure();
   }
-  llvm::Expected<llvm::json::Value> parsed =
-      llvm::json::parse((*buffer)->getBuffer());
-  if (!parsed) {
-    error = "cannot merge into '" + path.str() +
-            "': " + llvm::toString(parsed.takeError());
-    return failure();
-  }
-  llvm::json::Object *object = parsed->getAsObject();
-  if (!object || object->getInteger("version") != kManifestVersion ||
-      !object->getObject("kernels")) {
-    error = "cannot merge into '" + path.str() +
-            "': not a version 1 manifest with a 'kernels' object";
-    return failure();
-  }
-  return std::move(*object);
+  return manifest.take();
 }
 
 struct LowerPass : public mlir::dice::impl::DiceLowerBase<LowerPass> {
@@ -342,8 +324,8 @@ struct LowerPass : public mlir::dice::impl::DiceLowerBase<LowerPass> {
 private:
   /// Writes the kernel's library and trampoline and returns its manifest
   /// entry.
-  FailureOr<llvm::json::Object> writeKernel(KernelOp kernel, StringRef dir,
-                                            StringRef manifestPath);
+  FailureOr<::dice::ManifestKernel>
+  writeKernel(KernelOp kernel, StringRef dir, StringRef manifestPath);
   /// The declaration of `kernel` already in its module (from an earlier
   /// lowering), null if there is none, or failure when its symbol is taken.
   FailureOr<func::FuncOp> existingDeclaration(KernelOp kernel);
@@ -351,7 +333,7 @@ private:
   func::FuncOp declare(KernelOp kernel);
 };
 
-FailureOr<llvm::json::Object>
+FailureOr<::dice::ManifestKernel>
 LowerPass::writeKernel(KernelOp kernel, StringRef dir, StringRef manifestPath) {
   StringRef fp = kernel.getFingerprint();
   std::optional<StringRef> artifact = kernel.getArtifact();
@@ -385,12 +367,15 @@ LowerPass::writeKernel(KernelOp kernel, StringRef dir, StringRef manifestPath) {
     return kernel.emitOpError() << error;
 
   ++numKernels;
-  return llvm::json::Object{{"library", library},
-                            {"operator", ("dice::k_" + fp).str()},
-                            {"symbol", ("dice_k_" + fp).str()},
-                            {"inputs", tensorsJson(*inputs)},
-                            {"results", tensorsJson(*results)},
-                            {"verdict", verdictJson(kernel.getVerdict())}};
+  ::dice::ManifestKernel entry;
+  entry.library = library;
+  entry.operatorName = ("dice::k_" + fp).str();
+  entry.symbol = ("dice_k_" + fp).str();
+  entry.inputs = manifestTensors(*inputs);
+  entry.results = manifestTensors(*results);
+  entry.verdictJson =
+      llvm::formatv("{0}", llvm::json::Value(verdictJson(kernel.getVerdict())));
+  return entry;
 }
 
 FailureOr<func::FuncOp> LowerPass::existingDeclaration(KernelOp kernel) {
@@ -463,10 +448,10 @@ void LowerPass::runOnOperation() {
     llvm::sys::path::remove_dots(manifestPath, /*remove_dot_dot=*/true);
     llvm::sys::path::append(manifestPath, "manifest.json");
 
-    llvm::MapVector<StringRef, llvm::json::Object> entries;
+    llvm::MapVector<StringRef, ::dice::ManifestKernel> entries;
     bool failedAny = false;
     for (KernelOp kernel : used) {
-      FailureOr<llvm::json::Object> entry =
+      FailureOr<::dice::ManifestKernel> entry =
           writeKernel(kernel, dir, manifestPath);
       if (failed(entry))
         failedAny = true;
@@ -494,15 +479,17 @@ void LowerPass::runOnOperation() {
           << ".lock': " << llvm::toString(lock.takeError());
       return signalPassFailure();
     }
-    FailureOr<llvm::json::Object> manifest = readManifest(manifestPath, error);
+    FailureOr<::dice::Manifest> manifest =
+        existingManifest(manifestPath, error);
     if (succeeded(manifest)) {
-      llvm::json::Object &kernels = *manifest->getObject("kernels");
       for (auto &[fp, entry] : entries)
-        kernels[fp] = std::move(entry);
-      std::string text =
-          llvm::formatv("{0:2}", llvm::json::Value(std::move(*manifest)));
-      (void)writeArtifact(getDiceServices(&getContext()), manifestPath,
-                          text + "\n", error);
+        manifest->kernels[fp.str()] = std::move(entry);
+      ::dice::Result<std::string> text = ::dice::printManifest(*manifest);
+      if (!text)
+        error = text.error().format();
+      else
+        (void)writeArtifact(getDiceServices(&getContext()), manifestPath,
+                            *text, error);
     }
     if (!error.empty()) {
       emitError(module.getLoc()) << "dice-lower: " << error;

@@ -13,10 +13,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "dice/Runtime/DiceRuntime.h"
+#include "dice/Runtime/Manifest.h"
 
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
-#include <nlohmann/json.hpp>
 
 #include <dlfcn.h>
 #include <sys/stat.h>
@@ -24,21 +24,15 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <sstream>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 namespace {
-
-using nlohmann::json;
-
-constexpr int kManifestVersion = 1;
 
 struct TensorSig {
   std::vector<int64_t> shape; ///< -1: any size
@@ -54,7 +48,16 @@ struct Kernel {
 
 struct Runtime {
   std::mutex mutex;
-  std::set<std::string> manifests;
+  /// An opened manifest as its reader returned it, and which file that was:
+  /// dice-lower replaces the file by a rename to add kernels, so a changed
+  /// inode or modification time means it must be read again.
+  struct Opened {
+    dice::Manifest manifest;
+    ino_t inode = 0;
+    struct timespec modified = {};
+  };
+  /// Opened manifests by real path.
+  std::map<std::string, Opened> manifests;
   std::map<std::string, Kernel> kernels;
   /// Results handed out with runtime-owned memory, by their data pointer.
   std::unordered_multimap<void *, at::Tensor> live;
@@ -71,9 +74,6 @@ Runtime &runtime() {
 constexpr at::ScalarType kScalarTypes[] = {
     at::kFloat, at::kHalf,  at::kBFloat16, at::kDouble, at::kLong,
     at::kInt,   at::kShort, at::kChar,     at::kByte,   at::kBool};
-constexpr const char *kDTypeNames[] = {
-    "float32", "float16", "bfloat16", "float64", "int64",
-    "int32",   "int16",   "int8",     "uint8",   "bool"};
 static_assert(std::size(kScalarTypes) == DICE_DTYPE_BOOL + 1);
 
 std::optional<at::ScalarType> scalarTypeOfCode(int32_t code) {
@@ -82,17 +82,10 @@ std::optional<at::ScalarType> scalarTypeOfCode(int32_t code) {
   return kScalarTypes[code];
 }
 
-std::optional<at::ScalarType> scalarTypeOfName(const std::string &name) {
-  for (size_t i = 0; i < std::size(kDTypeNames); ++i)
-    if (name == kDTypeNames[i])
-      return kScalarTypes[i];
-  return std::nullopt;
-}
-
 const char *dtypeName(at::ScalarType type) {
   for (size_t i = 0; i < std::size(kScalarTypes); ++i)
     if (type == kScalarTypes[i])
-      return kDTypeNames[i];
+      return dice::dtypeName(static_cast<dice::DType>(i));
   return c10::toString(type);
 }
 
@@ -126,89 +119,35 @@ bool isRegularFile(const std::string &path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/// `name` relative to the directory of `manifest`, unless it is absolute.
-std::string besideManifest(const std::string &manifest,
-                           const std::string &name) {
-  if (!name.empty() && name[0] == '/')
-    return name;
-  size_t slash = manifest.rfind('/');
-  return slash == std::string::npos ? name
-                                    : manifest.substr(0, slash + 1) + name;
+TensorSig toSig(const dice::ManifestTensor &tensor) {
+  return {tensor.shape, kScalarTypes[static_cast<int>(tensor.dtype)]};
 }
 
-/// "<path>:<line>:<column>" of byte `offset` of `text`.
-std::string position(const std::string &path, const std::string &text,
-                     size_t offset) {
-  offset = std::min(offset, text.size());
-  size_t line = 1 + std::count(text.begin(), text.begin() + offset, '\n');
-  size_t lineStart = text.rfind('\n', offset ? offset - 1 : 0);
-  size_t column = lineStart == std::string::npos || offset == 0
-                      ? offset + 1
-                      : offset - lineStart;
-  return path + ":" + std::to_string(line) + ":" + std::to_string(column);
-}
-
-std::vector<TensorSig> parseTensors(const json &entry, const char *key) {
-  std::vector<TensorSig> out;
-  const json &list = entry.at(key);
-  if (!list.is_array())
-    throw std::runtime_error(std::string("'") + key + "' is not an array");
-  for (const json &t : list) {
-    TensorSig sig;
-    sig.shape = t.at("shape").get<std::vector<int64_t>>();
-    std::string dtype = t.at("dtype").get<std::string>();
-    std::optional<at::ScalarType> type = scalarTypeOfName(dtype);
-    if (!type)
-      throw std::runtime_error("unknown dtype '" + dtype + "'");
-    sig.dtype = *type;
-    out.push_back(std::move(sig));
-  }
-  return out;
-}
-
-/// Parses a manifest and loads its libraries; on failure returns a message.
+/// Reads a manifest (lib/Runtime/Manifest.cpp) and loads its libraries; on
+/// failure returns a message.
 std::optional<std::string> openManifest(const std::string &path,
-                                        std::vector<Kernel> &kernels) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return "cannot read manifest '" + path + "': " + std::strerror(errno);
-  std::string text((std::istreambuf_iterator<char>(in)),
-                   std::istreambuf_iterator<char>());
-  json manifest;
-  try {
-    manifest = json::parse(text);
-  } catch (const json::parse_error &e) {
-    // nlohmann's byte is one past the offending character.
-    return position(path, text, e.byte ? e.byte - 1 : 0) +
-           ": malformed manifest: " + e.what();
-  }
-  if (!manifest.is_object() || !manifest.contains("version") ||
-      manifest["version"] != kManifestVersion)
-    return path + ": not a version 1 DICE manifest";
-  if (!manifest.contains("kernels") || !manifest["kernels"].is_object())
-    return path + ": the manifest has no 'kernels' object";
-
+                                        std::vector<Kernel> &kernels,
+                                        dice::Manifest &manifest) {
+  dice::Result<dice::Manifest> read = dice::readManifest(path);
+  if (!read)
+    return read.error().format();
   auto &dispatcher = c10::Dispatcher::singleton();
-  for (const auto &[fingerprint, entry] : manifest["kernels"].items()) {
+  for (const auto &[fingerprint, entry] : read->kernels) {
     std::string where = path + ": kernel '" + fingerprint + "'";
     Kernel kernel;
     kernel.fingerprint = fingerprint;
     kernel.manifest = path;
-    std::optional<std::string> library;
-    try {
-      kernel.operatorName = entry.at("operator").get<std::string>();
-      kernel.inputs = parseTensors(entry, "inputs");
-      kernel.results = parseTensors(entry, "results");
-      if (entry.contains("library") && !entry["library"].is_null())
-        library = entry["library"].get<std::string>();
-    } catch (const std::exception &e) {
-      return where + ": " + e.what();
-    }
+    kernel.operatorName = entry.operatorName;
+    for (const dice::ManifestTensor &t : entry.inputs)
+      kernel.inputs.push_back(toSig(t));
+    for (const dice::ManifestTensor &t : entry.results)
+      kernel.results.push_back(toSig(t));
     // A kernel whose op is registered already (its library loaded under
     // another path, or a test's own registration) is not loaded again:
     // registering a name twice kills the process.
-    if (library && !dispatcher.findSchema({kernel.operatorName, ""})) {
-      std::string file = besideManifest(path, *library);
+    if (!entry.library.empty() &&
+        !dispatcher.findSchema({kernel.operatorName, ""})) {
+      std::string file = dice::libraryPath(path, entry);
       if (!isRegularFile(file))
         return where + ": library '" + file + "' does not exist";
       if (!dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL)) {
@@ -222,7 +161,18 @@ std::optional<std::string> openManifest(const std::string &path,
     }
     kernels.push_back(std::move(kernel));
   }
+  manifest = read.take();
   return std::nullopt;
+}
+
+/// One spelling per file, so that reopening is recognised.
+std::string canonicalPath(const char *path) {
+  std::string canonical = path;
+  if (char *real = ::realpath(path, nullptr)) {
+    canonical = real;
+    std::free(real);
+  }
+  return canonical;
 }
 
 //===----------------------------------------------------------------------===//
@@ -404,26 +354,66 @@ extern "C" int dice_runtime_open(const char *manifest_path, char *error,
   if (!manifest_path)
     return fail(error, error_len, "no manifest path");
   try {
-    // One spelling per file, so that reopening is recognised.
-    std::string path = manifest_path;
-    if (char *real = ::realpath(manifest_path, nullptr)) {
-      path = real;
-      std::free(real);
-    }
+    std::string path = canonicalPath(manifest_path);
     Runtime &rt = runtime();
     std::lock_guard<std::mutex> lock(rt.mutex);
-    if (rt.manifests.count(path))
+    struct stat st = {};
+    bool exists = ::stat(path.c_str(), &st) == 0;
+    auto it = rt.manifests.find(path);
+    if (it != rt.manifests.end() && exists && it->second.inode == st.st_ino &&
+        it->second.modified.tv_sec == st.st_mtim.tv_sec &&
+        it->second.modified.tv_nsec == st.st_mtim.tv_nsec)
       return 0;
     std::vector<Kernel> kernels;
-    if (std::optional<std::string> bad = openManifest(path, kernels))
+    Runtime::Opened opened;
+    if (std::optional<std::string> bad =
+            openManifest(path, kernels, opened.manifest))
       return fail(error, error_len, *bad);
+    opened.inode = st.st_ino;
+    opened.modified = st.st_mtim;
     for (Kernel &kernel : kernels)
       rt.kernels[kernel.fingerprint] = std::move(kernel);
-    rt.manifests.insert(path);
+    rt.manifests[path] = std::move(opened);
     return 0;
   } catch (const c10::Error &e) {
     return fail(error, error_len,
                 std::string(manifest_path) + ": " + torchMessage(e));
+  } catch (const std::exception &e) {
+    return fail(error, error_len, std::string(manifest_path) + ": " + e.what());
+  } catch (...) {
+    return fail(error, error_len,
+                std::string(manifest_path) + ": unknown error");
+  }
+}
+
+extern "C" int dice_runtime_describe(const char *manifest_path, char *out,
+                                     size_t out_len, size_t *needed,
+                                     char *error, size_t error_len) {
+  if (!manifest_path)
+    return fail(error, error_len, "no manifest path");
+  try {
+    std::string path = canonicalPath(manifest_path);
+    dice::Result<std::string> text = dice::Error();
+    {
+      Runtime &rt = runtime();
+      std::lock_guard<std::mutex> lock(rt.mutex);
+      auto it = rt.manifests.find(path);
+      if (it == rt.manifests.end())
+        return fail(error, error_len,
+                    std::string(manifest_path) +
+                        ": not opened (dice_runtime_open it first)");
+      text = dice::printManifest(it->second.manifest);
+    }
+    if (!text)
+      return fail(error, error_len, text.error().format());
+    if (needed)
+      *needed = text->size() + 1;
+    if (out && out_len) {
+      size_t n = std::min(out_len - 1, text->size());
+      std::memcpy(out, text->data(), n);
+      out[n] = '\0';
+    }
+    return 0;
   } catch (const std::exception &e) {
     return fail(error, error_len, std::string(manifest_path) + ": " + e.what());
   } catch (...) {

@@ -2,20 +2,23 @@
 
 dice-lower writes `<artifacts>/manifest.json` (docs/runtime.md): one entry
 per fingerprint naming the kernel library, its dispatcher op and its
-signature. Loading a library registers `dice::k_<fingerprint>`, which is
-then called like any torch op, so tensors stay where they are (no copies,
-any device the kernel supports).
+signature. The C runtime (lib/Runtime, through ctypes) reads and checks it
+and loads its libraries, as it does for lowered code; loading a library
+registers `dice::k_<fingerprint>`, which is then called like any torch op,
+so tensors stay where they are (no copies, any device the kernel supports).
 
     rt = Runtime("artifacts/manifest.json")
     (y,) = rt.call("3f9a0c1d2e4b5a69", x, w)
 """
 
+import ctypes
 import json
+import os
 from pathlib import Path
 
 import torch
 
-MANIFEST_VERSION = 1
+SOURCE_ROOT = Path(__file__).resolve().parents[2]
 
 DTYPES = {
     "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
@@ -39,37 +42,54 @@ def _operator(name):
         return None
 
 
-def _signature(entry, key, where):
-    try:
-        return [(list(t["shape"]), DTYPES[t["dtype"]]) for t in entry[key]]
-    except (KeyError, TypeError) as e:
-        raise DiceRuntimeError(f"{where}: bad '{key}': {e!r}") from None
+def _runtime_library():
+    """libDiceRuntime.so, loaded once: the one reader of manifests (it checks
+    them and loads their kernel libraries, registering their ops here)."""
+    global _LIBRARY
+    if _LIBRARY is None:
+        build = Path(os.environ.get("DICE_BUILD_DIR", SOURCE_ROOT / "build"))
+        path = build / "lib" / "Runtime" / "libDiceRuntime.so"
+        if not path.is_file():
+            raise DiceRuntimeError(f"no DICE runtime at {path}; build the project "
+                                   "(scripts/setup.sh) or set DICE_BUILD_DIR")
+        library = ctypes.CDLL(str(path))
+        library.dice_runtime_open.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
+        library.dice_runtime_describe.argtypes = [
+            ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t),
+            ctypes.c_char_p, ctypes.c_size_t]
+        _LIBRARY = library
+    return _LIBRARY
+
+
+_LIBRARY = None
+
+
+def _read_manifest(path):
+    """The manifest at `path`, as the C runtime read and checked it."""
+    library = _runtime_library()
+    error = ctypes.create_string_buffer(4096)
+    name = os.fsencode(path)
+    if library.dice_runtime_open(name, error, len(error)) != 0:
+        raise DiceRuntimeError(error.value.decode(errors="replace"))
+    needed = ctypes.c_size_t(0)
+    text = ctypes.create_string_buffer(1 << 16)
+    while True:
+        if library.dice_runtime_describe(name, text, len(text), ctypes.byref(needed),
+                                         error, len(error)) != 0:
+            raise DiceRuntimeError(error.value.decode(errors="replace"))
+        if needed.value <= len(text):
+            return json.loads(text.value.decode())
+        text = ctypes.create_string_buffer(needed.value)
 
 
 class Kernel:
-    def __init__(self, fingerprint, entry, manifest_dir, where):
+    """One kernel of a manifest: its dispatcher op and signature."""
+
+    def __init__(self, fingerprint, entry):
         self.fingerprint = fingerprint
-        try:
-            self.operator = entry["operator"]
-        except (KeyError, TypeError):
-            raise DiceRuntimeError(f"{where}: no 'operator'") from None
-        self.inputs = _signature(entry, "inputs", where)
-        self.results = _signature(entry, "results", where)
-        library = entry.get("library")
-        # An op registered already (its library loaded from another path, or
-        # defined in this process) is not loaded again: registering a name
-        # twice is an error.
-        if library is not None and _operator(self.operator) is None:
-            path = Path(manifest_dir) / library
-            if not path.is_file():
-                raise DiceRuntimeError(f"{where}: library '{path}' does not exist")
-            try:
-                torch.ops.load_library(str(path))
-            except OSError as e:
-                raise DiceRuntimeError(f"{where}: cannot load '{path}': {e}") from None
-            if _operator(self.operator) is None:
-                raise DiceRuntimeError(f"{where}: library '{path}' does not register "
-                                    f"{self.operator}")
+        self.operator = entry["operator"]
+        self.inputs = [(t["shape"], DTYPES[t["dtype"]]) for t in entry["inputs"]]
+        self.results = [(t["shape"], DTYPES[t["dtype"]]) for t in entry["results"]]
 
     def __call__(self, *tensors):
         where = f"kernel '{self.fingerprint}'"
@@ -105,21 +125,9 @@ class Runtime:
     """The kernels of one manifest, their libraries loaded."""
 
     def __init__(self, manifest_path):
-        path = Path(manifest_path)
-        try:
-            manifest = json.loads(path.read_text())
-        except OSError as e:
-            raise DiceRuntimeError(f"cannot read manifest '{path}': {e.strerror}") from None
-        except json.JSONDecodeError as e:
-            raise DiceRuntimeError(f"{path}:{e.lineno}:{e.colno}: malformed manifest: {e.msg}") from None
-        if not isinstance(manifest, dict) or manifest.get("version") != MANIFEST_VERSION:
-            raise DiceRuntimeError(f"{path}: not a version {MANIFEST_VERSION} DICE manifest")
-        if not isinstance(manifest.get("kernels"), dict):
-            raise DiceRuntimeError(f"{path}: the manifest has no 'kernels' object")
-        self.path = path
-        self.kernels = {
-            fp: Kernel(fp, entry, path.parent, f"{path}: kernel '{fp}'")
-            for fp, entry in manifest["kernels"].items()}
+        self.path = Path(manifest_path)
+        manifest = _read_manifest(self.path)
+        self.kernels = {fp: Kernel(fp, entry) for fp, entry in manifest["kernels"].items()}
 
     def call(self, fingerprint, *tensors):
         """The kernel's results, always a list."""

@@ -125,7 +125,7 @@ def test_runtime_errors(lowered):
     with pytest.raises(DiceRuntimeError, match=f"kernel '{UNREGISTERED}': cannot load"):
         Runtime(bad)
     bad.write_text('{"version": 1,\n "kernels": {,}}')
-    with pytest.raises(DiceRuntimeError, match=r"bad.json:2:14: malformed manifest"):
+    with pytest.raises(DiceRuntimeError, match=r"bad.json:2:14: error: malformed manifest"):
         Runtime(bad)
 
 

@@ -244,6 +244,81 @@ TEST_F(RuntimeTest, ReopeningIsANoOp) {
   EXPECT_EQ(call("runtimetest", {&ra, &rb}, {&rout}), 0) << error;
 }
 
+TEST_F(RuntimeTest, AReplacedManifestIsReadAgain) {
+  // What dice-lower does when a second lowering adds a kernel: the new
+  // manifest replaces the old one by a rename.
+  std::string path = write("manifest.json", R"({"version": 1, "kernels": {
+    "runtimetest": {"operator": "dice::k_runtimetest",
+      "inputs": [{"shape": [2, 3], "dtype": "float32"},
+                 {"shape": [2, 3], "dtype": "float32"}],
+      "results": [{"shape": [2, 3], "dtype": "float32"}]}}})");
+  ASSERT_EQ(dice_runtime_open(path.c_str(), error, sizeof error), 0) << error;
+  at::Tensor x = at::randn({2, 3});
+  Ref rx(x), r0 = Ref::result(2), r1 = Ref::result(2);
+  EXPECT_NE(call("runtimepair", {&rx}, {&r0, &r1}), 0);
+
+  std::string next = write("manifest.json.tmp", kManifest);
+  ASSERT_EQ(::rename(next.c_str(), path.c_str()), 0);
+  ASSERT_EQ(dice_runtime_open(path.c_str(), error, sizeof error), 0) << error;
+  EXPECT_EQ(call("runtimepair", {&rx}, {&r0, &r1}), 0) << error;
+  dice_runtime_release(r0.ref.data);
+  dice_runtime_release(r1.ref.data);
+}
+
+TEST_F(RuntimeTest, DescribesTheCheckedManifest) {
+  std::string path = dir + "/manifest.json";
+  EXPECT_NE(dice_runtime_describe(path.c_str(), nullptr, 0, nullptr, error,
+                                  sizeof error),
+            0);
+  EXPECT_EQ(std::string(error),
+            path + ": not opened (dice_runtime_open it first)");
+
+  write("manifest.json", R"({"version": 1, "kernels": {"runtimetest": {
+      "operator": "dice::k_runtimetest", "library": null, "extra": 1,
+      "inputs": [{"shape": [2, -1], "dtype": "float32"}],
+      "results": [{"shape": [], "dtype": "bool"}]}}})");
+  ASSERT_EQ(dice_runtime_open(path.c_str(), error, sizeof error), 0) << error;
+  // Asked with too small a buffer, it says how much it needs.
+  size_t needed = 0;
+  char small[8];
+  ASSERT_EQ(dice_runtime_describe(path.c_str(), small, sizeof small, &needed,
+                                  error, sizeof error),
+            0)
+      << error;
+  ASSERT_GT(needed, sizeof small);
+  EXPECT_EQ(std::string(small), "{\n  \"ke"); // 7 bytes and the NUL
+  std::string text(needed, '\0');
+  ASSERT_EQ(dice_runtime_describe(path.c_str(), text.data(), text.size(),
+                                  &needed, error, sizeof error),
+            0);
+  text.resize(needed - 1);
+  // Normalised: no null library, no unknown keys.
+  EXPECT_EQ(text, R"({
+  "kernels": {
+    "runtimetest": {
+      "inputs": [
+        {
+          "dtype": "float32",
+          "shape": [
+            2,
+            -1
+          ]
+        }
+      ],
+      "operator": "dice::k_runtimetest",
+      "results": [
+        {
+          "dtype": "bool",
+          "shape": []
+        }
+      ]
+    }
+  },
+  "version": 1
+}
+)");
+}
+
 TEST_F(RuntimeTest, CallErrors) {
   open();
   at::Tensor a = at::randn({2, 3}), b = at::randn({2, 3}),
@@ -319,22 +394,23 @@ TEST_F(RuntimeTest, ManifestErrors) {
   std::string path = dir + "/manifest.json";
   std::string message =
       openError("{\n  \"version\": 1,\n  \"kernels\": {,}\n}\n");
-  EXPECT_EQ(message.rfind(path + ":3:15: malformed manifest: ", 0), 0u)
+  EXPECT_EQ(message.rfind(path + ":3:15: error: malformed manifest: ", 0), 0u)
       << message;
 
   EXPECT_EQ(openError("{\"version\": 2, \"kernels\": {}}"),
-            path + ": not a version 1 DICE manifest");
+            path + ": error: not a version 1 DICE manifest");
   EXPECT_EQ(openError("{\"version\": 1}"),
-            path + ": the manifest has no 'kernels' object");
+            path + ": error: the manifest has no 'kernels' object");
   EXPECT_EQ(
       openError(
           R"({"version": 1, "kernels": {"x": {"inputs": [], "results": []}}})"),
-      path + ": kernel 'x': [json.exception.out_of_range.403] key "
-             "'operator' not found");
+      path + ": error: kernels.x.operator: is missing");
   EXPECT_EQ(
       openError(R"({"version": 1, "kernels": {"x": {"operator": "dice::k_x",
     "inputs": [{"shape": [1], "dtype": "complex64"}], "results": []}}})"),
-      path + ": kernel 'x': unknown dtype 'complex64'");
+      path + ": error: kernels.x.inputs[0].dtype: must name a dtype (float32, "
+             "float16, bfloat16, float64, int64, int32, int16, int8, uint8, "
+             "bool)");
   EXPECT_EQ(
       openError(R"({"version": 1, "kernels": {"x": {"operator": "dice::k_x",
     "library": "k_x.so", "inputs": [], "results": []}}})"),
@@ -350,8 +426,8 @@ TEST_F(RuntimeTest, ManifestErrors) {
 
   std::string missing = dir + "/absent.json";
   EXPECT_NE(dice_runtime_open(missing.c_str(), error, sizeof error), 0);
-  EXPECT_EQ(std::string(error), "cannot read manifest '" + missing +
-                                    "': No such file or directory");
+  EXPECT_EQ(std::string(error),
+            missing + ": error: cannot read: No such file or directory");
 
   // A manifest that failed to open lists nothing.
   EXPECT_NE(dice_runtime_call("x", 0, nullptr, 0, nullptr, error, sizeof error),

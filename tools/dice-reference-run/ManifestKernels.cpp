@@ -3,13 +3,12 @@
 #include "ManifestKernels.h"
 
 #include "dice/Runtime/DiceRuntime.h"
+#include "dice/Runtime/Manifest.h"
 #include "dice/Scaffold/AtenExecutor.h"
 #include "dice/Scaffold/ReferenceProgram.h"
 
 #include <ATen/ATen.h>
-#include <nlohmann/json.hpp>
 
-#include <fstream>
 #include <map>
 
 namespace dice {
@@ -22,35 +21,19 @@ struct ResultSig {
   DType dtype;
 };
 
-/// Each kernel's results, from the manifest (which dice_runtime_open has
-/// already checked).
+/// Each kernel's results, from the manifest's one reader.
 std::optional<std::map<std::string, std::vector<ResultSig>>>
 resultSigs(const std::string &manifestPath, std::string &error) {
-  std::ifstream in(manifestPath);
-  nlohmann::json manifest = nlohmann::json::parse(in, nullptr, false);
-  if (manifest.is_discarded() || !manifest.contains("kernels") ||
-      !manifest["kernels"].is_object()) {
-    error = manifestPath + ": not a DICE manifest";
+  Result<Manifest> manifest = readManifest(manifestPath);
+  if (!manifest) {
+    error = manifest.error().format();
     return std::nullopt;
   }
   std::map<std::string, std::vector<ResultSig>> sigs;
-  for (auto &[fingerprint, entry] : manifest["kernels"].items()) {
-    if (!entry.contains("results") || !entry["results"].is_array()) {
-      error = manifestPath + ": kernel '" + fingerprint + "' has no 'results'";
-      return std::nullopt;
-    }
-    for (const nlohmann::json &result : entry["results"]) {
-      std::optional<DType> dtype =
-          result.contains("dtype") && result["dtype"].is_string()
-              ? parseDType(result["dtype"].get<std::string>())
-              : std::nullopt;
-      if (!dtype || !result.contains("shape") || !result["shape"].is_array()) {
-        error = manifestPath + ": kernel '" + fingerprint +
-                "' has a result without a shape and a dtype";
-        return std::nullopt;
-      }
-      sigs[fingerprint].push_back({result["shape"].size(), *dtype});
-    }
+  for (const auto &[fingerprint, kernel] : manifest->kernels) {
+    std::vector<ResultSig> &results = sigs[fingerprint];
+    for (const ManifestTensor &result : kernel.results)
+      results.push_back({result.shape.size(), result.dtype});
   }
   return sigs;
 }

@@ -54,10 +54,22 @@ typedef struct DiceMemRef {
 /// Loads a manifest written by dice-lower and loads each kernel library it
 /// names (loading registers the kernel's dispatcher op), unless that op is
 /// already registered in this process. Opening a manifest already opened is
-/// cheap and does nothing. Returns 0, or nonzero with a message in `error`
-/// (at most `error_len` bytes, NUL-terminated) that names the manifest and,
-/// for malformed JSON, the line and column.
+/// cheap and does nothing, unless the file was replaced since (dice-lower
+/// adds kernels by replacing it): then it is read again. Returns 0, or
+/// nonzero with a message in `error` (at most `error_len` bytes,
+/// NUL-terminated) that names the manifest and, for malformed JSON, the
+/// line and column, or the kernel and field at fault.
 int dice_runtime_open(const char *manifest_path, char *error, size_t error_len);
+
+/// The opened manifest `manifest_path` as JSON, in the form dice-lower
+/// writes (docs/runtime.md), after the runtime's reader has checked it: how
+/// foreign callers (python/dice) learn the kernels' operators and signatures
+/// without a manifest reader of their own. Writes at most `out_len` bytes,
+/// NUL-terminated, and sets `*needed` (when not null) to the text's length
+/// plus one, so a caller whose buffer was too small can call again. Returns
+/// 0, or nonzero with a message in `error` (for a manifest not opened).
+int dice_runtime_describe(const char *manifest_path, char *out, size_t out_len,
+                          size_t *needed, char *error, size_t error_len);
 
 /// Calls kernel `fingerprint` of an opened manifest. Inputs are passed to
 /// the kernel without a copy, as tensors over the caller's memory; shapes
