@@ -302,16 +302,22 @@ LogicalResult copyArtifact(const DiceServices &services, StringRef from,
   return writeArtifact(services, to, (*source)->getBuffer(), error);
 }
 
-/// The manifest already in the artifacts directory, or an empty one.
-FailureOr<::dice::Manifest> existingManifest(StringRef path,
-                                             std::string &error) {
+/// The manifest already in the artifacts directory, or an empty one. A
+/// manifest that cannot be read is an error at the manifest's own line.
+FailureOr<::dice::Manifest> existingManifest(MLIRContext *context,
+                                             StringRef path) {
   if (!llvm::sys::fs::exists(path))
     return ::dice::Manifest();
   ::dice::Result<::dice::Manifest> manifest =
       ::dice::readManifest(path.str());
   if (!manifest) {
-    error = "cannot merge into the manifest: " + manifest.error().format();
-    return failure();
+    const ::dice::Error &error = manifest.error();
+    Location loc = FileLineColLoc::get(context, path, error.line, error.column);
+    InFlightDiagnostic diag = emitError(loc)
+                              << "dice-lower: cannot merge into this manifest: ";
+    if (!error.key.empty())
+      diag << error.key << ": ";
+    return diag << error.message;
   }
   return manifest.take();
 }
@@ -480,8 +486,10 @@ void LowerPass::runOnOperation() {
       return signalPassFailure();
     }
     FailureOr<::dice::Manifest> manifest =
-        existingManifest(manifestPath, error);
-    if (succeeded(manifest)) {
+        existingManifest(&getContext(), manifestPath);
+    if (failed(manifest))
+      return signalPassFailure();
+    {
       for (auto &[fp, entry] : entries)
         manifest->kernels[fp.str()] = std::move(entry);
       ::dice::Result<std::string> text = ::dice::printManifest(*manifest);

@@ -5,9 +5,12 @@
 // RUN: echo '{"version": 7, "kernels": {}}' > %t/art/manifest.json
 // RUN: cd %S && not dice-opt %s --dice-lower=artifacts=%t/art 2>&1 | FileCheck %s --check-prefix=VERSION
 // RUN: FileCheck %s --check-prefix=KEPT < %t/art/manifest.json
+// RUN: echo '{"version": 1, "kernels": {"k": {"operator": "o", "inputs": [], "results": [{"shape": [], "dtype": "f32"}]}}}' > %t/art/manifest.json
+// RUN: cd %S && not dice-opt %s --dice-lower=artifacts=%t/art 2>&1 | FileCheck %s --check-prefix=BADFIELD
 
-// CORRUPT: error: dice-lower: cannot merge into '{{.*}}manifest.json': [2:0, byte=27]: Unexpected EOF
-// VERSION: error: dice-lower: cannot merge into '{{.*}}manifest.json': not a version 1 manifest with a 'kernels' object
+// CORRUPT: art/manifest.json:2:1: error: dice-lower: cannot merge into this manifest: malformed manifest: {{.*}}unexpected end of input
+// VERSION: art/manifest.json:0:0: error: dice-lower: cannot merge into this manifest: not a version 1 DICE manifest
+// BADFIELD: art/manifest.json:0:0: error: dice-lower: cannot merge into this manifest: kernels.k.results[0].dtype: must name a dtype
 // KEPT: "version": 7
 
 dice.kernel @k_3f9a0c1d2e4b5a69 : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
