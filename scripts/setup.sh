@@ -43,6 +43,14 @@ if [[ ! -x $venv/bin/python || ! -f $stamp || $(cat "$stamp") != "$want" ]]; the
   "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$requirements"
   echo "$want" >"$stamp"
 fi
+# The dice package itself, editable: `dice` on the venv's PATH and the
+# sources used in place.
+if ! (cd / && "$venv/bin/python" -c "import dice, sys; sys.exit(not dice.__file__.startswith('$root/python/'))" 2>/dev/null) ||
+   [[ ! -x $venv/bin/dice ]]; then
+  step "installing the dice package into .venv (editable)"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps \
+    --no-build-isolation -e "$root"
+fi
 
 # ccache keys on paths relative to the checkout, so a fresh clone elsewhere
 # reuses what an earlier build compiled.

@@ -10,28 +10,9 @@ Used by `python -m dice compile`, the example kernels' generator
 import json
 import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
-SOURCE_ROOT = Path(__file__).resolve().parents[2]
-
-
-def find_tool(name):
-    build = Path(os.environ.get("DICE_BUILD_DIR", SOURCE_ROOT / "build"))
-    path = build / "bin" / name
-    if not path.exists():
-        sys.exit(f"error: no {name} at {path}; run scripts/setup.sh first")
-    return path
-
-
-def run(cmd, stdin=None, cwd=None, check=True):
-    proc = subprocess.run([str(c) for c in cmd], input=stdin, capture_output=True,
-                          text=True, cwd=cwd)
-    if check and proc.returncode != 0:
-        sys.stderr.write(proc.stderr)
-        sys.exit(f"error: {Path(str(cmd[0])).name} exited with {proc.returncode}")
-    return proc
+from dice.tools import SOURCE_ROOT, find_tool, run  # noqa: F401 (re-exported)
 
 
 def plan_of(mlir_text):

@@ -26,7 +26,8 @@ pytestmark = [
 def test_compile_prints_report_and_outcomes(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(SOURCE_ROOT / "python"),
                DICE_BUILD_DIR=str(BUILD_DIR), DICE_EXAMPLE_CACHE=str(tmp_path / "builds"))
-    proc = subprocess.run([sys.executable, "-m", "dice", "compile", "--nvcc", str(FAKE_NVCC)],
+    proc = subprocess.run([sys.executable, "-m", "dice", "compile", "--example", "convnet",
+                           "--nvcc", str(FAKE_NVCC)],
                           capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout

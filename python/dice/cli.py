@@ -1,0 +1,220 @@
+"""`dice`: compile a PyTorch program with dice-opt.
+
+    dice compile FILE.py               # KernelBench format: Model, get_inputs, get_init_inputs
+    dice compile MODULE:FACTORY        # FACTORY() -> (module, inputs), or a module + get_inputs
+    dice compile --example convnet     # a built-in example, with replayed candidate kernels
+
+Exports the program with torch-mlir (linalg-on-tensors), prints its kernel
+requests, checks their reference programs against PyTorch, then runs the
+whole `--dice-pipeline` (outline, scaffold, infill, verify, resolve, lower)
+and prints the report and what happened to each request's candidates. The
+candidates come from `--engine` (a replay file of recorded kernels, or the
+DICE model); without one, and without a model in the configuration, the
+program keeps its original ops and dice says so.
+"""
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import torch
+
+from dice import examples
+from dice.errors import DiceError
+from dice.pipeline import (SOURCE_ROOT, compile_pipeline, find_tool, first_line, plan_of,
+                           report_and_remarks, requests, stored_candidates, write_config)
+from dice.plan import run_plan
+from dice.programs import Program, load_program, python_identifier
+from dice.torch_mlir_import import export_linalg_on_tensors
+
+KERNELS_DIR = Path(__file__).resolve().parent / "example_kernels"
+
+
+def shapes(types):
+    return " ".join("x".join(map(str, t["shape"])) or "scalar" for t in types)
+
+
+def summary(program):
+    """The torch-level ops a request computes, without the reshapes."""
+    fns = [op["fn"] for op in program["ops"]
+           if op["fn"] not in ("scalar", "full", "reshape", "expand", "permute")]
+    compact = []
+    for fn in fns:
+        if not compact or compact[-1] != fn:
+            compact.append(fn)
+    text = " ".join(compact) or "data movement"
+    return text if len(text) <= 44 else text[:41] + "..."
+
+
+def print_requests(found, outlined, flags):
+    remarks = [line for line in outlined.stderr.splitlines() if "remark:" in line]
+    print(f"dice-opt {' '.join(flags)}: {len(found)} kernel requests, "
+          f"{len(remarks)} ops left outside\n")
+    print(f"  {'#':>2}  {'kernel':<18}  level  {'computes':<44}  inputs -> outputs")
+    for i, request in enumerate(found, 1):
+        program = request["program"]
+        n = len(program["inputs"])
+        outputs = [program["ops"][o - n]["type"] if o >= n else program["inputs"][o]
+                   for o in program["outputs"]]
+        print(f"  {i:>2}  k_{request['fingerprint']:<16}  {request['level']:>5}  "
+              f"{summary(program):<44}  {shapes(program['inputs'])} -> {shapes(outputs)}")
+    for remark in remarks:
+        print(f"  left outside: {remark.split('remark: ', 1)[1]}")
+
+
+def candidate_line(candidate):
+    verdict = candidate["verdict"]
+    status = candidate["status"]
+    if status == "accepted" and verdict.get("speedup"):
+        return f"accepted, {verdict['speedup']:.2f}x"
+    reason = first_line(verdict.get("reason"), 70)
+    # Said once for the run, above.
+    if status == "unverified" and reason.startswith("no CUDA device"):
+        reason = "built and analysed, not run"
+    return f"{status}: {reason}" if reason else status
+
+
+def print_outcomes(found, report, remarks, database, model):
+    print("\n".join(f"  {line}" for line in report))
+    notes = [r.split("dice-verify: ", 1)[1] for r in remarks if r.startswith("dice-verify: ")]
+    for note in notes:
+        print(f"\nverifier: {note}")
+    stored = [c for c in stored_candidates(database) if c["model"] == model] \
+        if database and Path(database).exists() else []
+    outcomes = {line.split()[0]: line for line in report[1:]}
+    print("\nper request:")
+    for request in found:
+        fp = request["fingerprint"]
+        mine = [c for c in stored if c["fingerprint"] == fp]
+        row = outcomes.get(fp[:12], "")
+        result = ("kernel @k_" + fp if "@k_" in row else "original ops")
+        what = "; ".join(candidate_line(c) for c in mine) or "no candidates"
+        print(f"  k_{fp[:12]}  {summary(request['program']):<28}  {what} -> {result}")
+
+
+def config_value(config, section, key):
+    """`[section] key` of a dice.toml, or None (dice-opt checks the rest)."""
+    if config is None:
+        return None
+    import tomllib
+    try:
+        with open(config, "rb") as f:
+            return tomllib.load(f).get(section, {}).get(key)
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise DiceError(f"{config}: {e}") from None
+
+
+def max_relative_error(got, expected):
+    """Over every output: max |got - expected| / max |expected|."""
+    got = got if isinstance(got, (list, tuple)) else [got]
+    expected = expected if isinstance(expected, (list, tuple)) else [expected]
+    if len(got) != len(expected):
+        raise DiceError(f"the plan returns {len(got)} outputs, the program {len(expected)}")
+    worst = 0.0
+    for g, e in zip(got, expected):
+        scale = e.abs().max().item() if e.numel() else 0.0
+        diff = (g.double() - e.double()).abs().max().item() if e.numel() else 0.0
+        worst = max(worst, diff / scale if scale else diff)
+    return worst
+
+
+def compile_program(program, args, engine):
+    """Everything `dice compile` prints, for one Program; `engine` may be None."""
+    find_tool("dice-plan")
+    func_name = python_identifier(program.name)
+    mlir = export_linalg_on_tensors(program.module, program.inputs, func_name=func_name)
+    print(f"'{program.name}': exported with torch-mlir "
+          f"({len(mlir.splitlines())} lines of linalg-on-tensors)")
+
+    flags = [f"--dice-outline=granularity={args.granularity}", "--dice-scaffold"]
+    with tempfile.TemporaryDirectory(prefix="dice-compile-") as tmp:
+        tmp = Path(tmp)
+        source = tmp / f"{func_name}.mlir"
+        source.write_text(mlir)
+        found, outlined = requests(source, args.granularity)
+        print_requests(found, outlined, flags)
+
+        # The scaffolds' reference programs must compute what the model does.
+        plan = plan_of(outlined.stdout)
+        torch.manual_seed(1)
+        fresh = [torch.randn_like(x) if isinstance(x, torch.Tensor) and x.is_floating_point()
+                 else x for x in program.inputs]
+        with torch.no_grad():
+            expected = program.module(*fresh)
+        got = run_plan(plan, fresh)
+        print("\nreference programs vs PyTorch on fresh inputs: max relative error "
+              f"{max_relative_error(got, expected):.1e}")
+
+        if engine is None:
+            print("\nno engine: pass --engine replay:FILE.jsonl or --engine model:DIR, or "
+                  "name a model in dice.toml ([model] path); every request keeps its "
+                  "original ops")
+            return 0
+
+        # The whole pipeline. Without --config the database is this run's;
+        # kernel builds are cached under .dice/ so a second run does not
+        # rebuild them.
+        config = args.config
+        database = config_value(config, "database", "path")
+        if config is None:
+            database = tmp / "kernels.db"
+            builds = Path(os.environ.get("DICE_EXAMPLE_CACHE", SOURCE_ROOT / ".dice" / "example"))
+            config = tmp / "dice.toml"
+            write_config(config, database, builds)
+        print(f"\ndice-opt --dice-pipeline=\"granularity={args.granularity} "
+              f"engine={engine} jobs={args.jobs}\" --dice-report=-\n")
+        proc = compile_pipeline(source, config, engine, tmp / "artifacts", jobs=args.jobs,
+                                granularity=args.granularity,
+                                extra=[f"nvcc={args.nvcc}"] if args.nvcc else [])
+        report, remarks = report_and_remarks(proc)
+        model_id = engine if not engine.startswith("replay:") else \
+            "replay:" + Path(engine[len("replay:"):]).name
+        print_outcomes(found, report, remarks, database, model_id)
+    return 0
+
+
+def compile_command(args):
+    if (args.program is None) == (args.example is None):
+        raise DiceError("name one program: FILE.py, MODULE:FACTORY or --example NAME")
+    if args.example is not None:
+        module, inputs = examples.build(args.example)
+        program = Program(args.example, module, tuple(inputs))
+        replay = KERNELS_DIR / f"{args.example}.jsonl"
+        if not replay.exists():
+            raise DiceError(f"no candidate kernels for '{args.example}' ({replay}); "
+                            "write them with python/dice/example_kernels/make_replay.py")
+        engine = args.engine or f"replay:{replay}"
+    else:
+        program = load_program(args.program)
+        engine = args.engine or ("model" if config_value(args.config, "model", "path") else None)
+    return compile_program(program, args, engine)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="dice", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    compile_parser = sub.add_parser(
+        "compile", help="compile a PyTorch program and say what happened to each kernel request")
+    compile_parser.add_argument("program", nargs="?",
+                                help="FILE.py (KernelBench format), FILE.py:FACTORY or "
+                                     "MODULE:FACTORY")
+    compile_parser.add_argument("--example", choices=sorted(examples.EXAMPLES),
+                                help="a built-in example instead, with its replayed kernels")
+    compile_parser.add_argument("--engine",
+                                help="where candidates come from: replay:FILE.jsonl, model "
+                                     "(dice.toml's), model:DIR")
+    compile_parser.add_argument("--config", help="a dice.toml (database, model, verifier)")
+    compile_parser.add_argument("--granularity", default="fusion",
+                                choices=["op", "fusion", "function"])
+    compile_parser.add_argument("--jobs", type=int, default=2,
+                                help="kernel library builds at once")
+    compile_parser.add_argument("--nvcc", help="nvcc to build candidates with")
+    args = parser.parse_args(argv)
+    try:
+        return compile_command(args)
+    except DiceError as e:
+        print(f"dice: error: {e}", file=sys.stderr)
+        return 1
