@@ -4,6 +4,7 @@ and every bad input is one clear line, never a traceback."""
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -149,9 +150,16 @@ def test_the_package_installs_with_pip(tmp_path):
     site = subprocess.run([venv / "bin" / "python", "-c", "import site; print(site.getsitepackages()[0])"],
                           capture_output=True, text=True, check=True).stdout.strip()
     Path(site, "project-torch.pth").write_text(str(Path(torch.__file__).parents[1]) + "\n")
+    # A copy of what the package is made of, so setuptools' build/ and
+    # egg-info land there, not in the checkout (whose build/ is CMake's).
+    checkout = tmp_path / "checkout"
+    shutil.copytree(SOURCE_ROOT / "python", checkout / "python",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(SOURCE_ROOT / name, checkout / name)
     pip = subprocess.run([venv / "bin" / "python", "-m", "pip", "install", "-q",
                           "--disable-pip-version-check", "--no-deps", "--no-build-isolation",
-                          SOURCE_ROOT], capture_output=True, text=True, timeout=600)
+                          checkout], capture_output=True, text=True, timeout=600)
     assert pip.returncode == 0, pip.stderr
     program = tmp_path / "prog.py"
     program.write_text(KERNELBENCH_FILE)
