@@ -13,6 +13,7 @@
 #include "dice/Scaffold/ReferenceBuilder.h"
 #include "dice/Transforms/Passes.h"
 #include "dice/Transforms/Services.h"
+#include "dice/VerifierCore/VerdictNumbers.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -107,18 +108,22 @@ llvm::json::Array tensorsJson(ArrayRef<TensorSig> sigs) {
 /// The verdict as the verifier's JSON spells it: status, reason, metrics.
 llvm::json::Object verdictJson(VerdictAttr verdict) {
   llvm::json::Object out{
-      {"status", stringifyVerdictStatus(verdict.getStatus()).str()}};
+      {"status", std::string(::dice::verdictStatusName(verdict.getStatus()))}};
   if (verdict.getReason() && !verdict.getReason().getValue().empty())
     out["reason"] = verdict.getReason().getValue().str();
-  if (verdict.getMetrics())
-    for (NamedAttribute metric : verdict.getMetrics()) {
-      if (auto f = dyn_cast<FloatAttr>(metric.getValue()))
-        out[metric.getName().getValue()] = f.getValueAsDouble();
-      else if (auto i = dyn_cast<IntegerAttr>(metric.getValue()))
-        out[metric.getName().getValue()] = i.getInt();
-      else if (auto s = dyn_cast<StringAttr>(metric.getValue()))
-        out[metric.getName().getValue()] = s.getValue().str();
+  ::dice::VerdictMeasurements m = verdict.getMeasurements();
+  for (auto [name, value] :
+       {std::pair{"compile_ms", m.compileMs}, std::pair{"max_abs_err", m.maxAbsErr},
+        std::pair{"max_rel_err", m.maxRelErr}, std::pair{"kernel_ms", m.kernelMs},
+        std::pair{"baseline_ms", m.baselineMs}, std::pair{"speedup", m.speedup}})
+    if (value) {
+      // Non-finite values as the verdict JSON spells them ("inf", "nan").
+      std::string spelling = ::dice::nonFiniteSpelling(*value);
+      out[name] = spelling.empty() ? llvm::json::Value(*value)
+                                   : llvm::json::Value(spelling);
     }
+  if (m.trials)
+    out["trials"] = *m.trials;
   return out;
 }
 
