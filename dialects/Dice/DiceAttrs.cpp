@@ -9,6 +9,8 @@
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <tuple>
+
 using namespace mlir;
 using namespace mlir::dice;
 
@@ -40,7 +42,7 @@ static void printVerdictStatus(AsmPrinter &printer,
 }
 
 namespace mlir::dice {
-/// A number (`0.25`, `1e-300`), or a non-finite value in the verdict JSON's
+/// A number (`0.25`, `1.0e-300`), or a non-finite value in the verdict JSON's
 /// words (`inf`, `-inf`, `nan`, `-nan`, a NaN's bits as a hex integer).
 FailureOr<FloatAttr> parseMeasurement(AsmParser &parser) {
   Builder b(parser.getContext());
