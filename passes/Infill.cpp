@@ -24,13 +24,13 @@ FailureOr<CandidateAttr> fromRecord(KernelRequestOp request,
                                     const ::dice::CandidateRecord &record,
                                     StringRef databasePath) {
   MLIRContext *ctx = request.getContext();
-  std::string error;
-  std::optional<::dice::Verdict> verdict =
-      ::dice::Verdict::fromJson(record.verdictJson, error);
+  ::dice::Result<::dice::Verdict> verdict =
+      ::dice::Verdict::fromJson(record.verdictJson);
   if (!verdict)
     return request.emitOpError()
            << "kernel database " << databasePath << " holds candidate "
-           << record.candidateHash << " with an unreadable verdict: " << error;
+           << record.candidateHash << " with an unreadable verdict: "
+           << verdict.error().message;
   return CandidateAttr::get(ctx, StringAttr(),
                             StringAttr::get(ctx, record.source),
                             toVerdictAttr(ctx, *verdict), StringAttr());

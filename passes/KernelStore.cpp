@@ -64,24 +64,16 @@ mlir::dice::openKernelStore(ModuleOp module, StringRef option,
 VerdictAttr mlir::dice::toVerdictAttr(MLIRContext *context,
                                       const ::dice::Verdict &verdict) {
   Builder b(context);
-  NamedAttrList metrics;
-  auto addFloat = [&](StringRef name, const std::optional<double> &value) {
-    if (value)
-      metrics.append(name, b.getF64FloatAttr(*value));
+  auto measurement = [&](const std::optional<double> &value) {
+    return value ? b.getF64FloatAttr(*value) : FloatAttr();
   };
-  addFloat("compile_ms", verdict.compileMs);
-  addFloat("max_abs_err", verdict.maxAbsErr);
-  addFloat("max_rel_err", verdict.maxRelErr);
-  if (verdict.trials)
-    metrics.append("trials", b.getI64IntegerAttr(*verdict.trials));
-  addFloat("kernel_ms", verdict.kernelMs);
-  addFloat("baseline_ms", verdict.baselineMs);
-  addFloat("speedup", verdict.speedup);
-  // Both enums spell the statuses the same way ("compile_error").
-  VerdictStatus status =
-      *symbolizeVerdictStatus(::dice::verdictStatusName(verdict.status));
   StringAttr reason =
       verdict.reason.empty() ? StringAttr() : b.getStringAttr(verdict.reason);
-  return VerdictAttr::get(context, status, reason,
-                          metrics.getDictionary(context));
+  // The attribute has no launched_kernels: resolve and lower never read it,
+  // and the database keeps the whole verdict JSON.
+  return VerdictAttr::get(
+      context, verdict.status, reason, measurement(verdict.baselineMs),
+      measurement(verdict.compileMs), measurement(verdict.kernelMs),
+      measurement(verdict.maxAbsErr), measurement(verdict.maxRelErr),
+      measurement(verdict.speedup), verdict.trials);
 }

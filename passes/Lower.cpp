@@ -14,6 +14,7 @@
 #include "dice/Scaffold/ReferenceBuilder.h"
 #include "dice/Transforms/Passes.h"
 #include "dice/Transforms/Services.h"
+#include "dice/VerifierCore/Verdict.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -23,7 +24,6 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -100,22 +100,17 @@ std::vector<::dice::ManifestTensor> manifestTensors(ArrayRef<TensorSig> sigs) {
   return out;
 }
 
-/// The verdict as the verifier's JSON spells it: status, reason, metrics.
-llvm::json::Object verdictJson(VerdictAttr verdict) {
-  llvm::json::Object out{
-      {"status", stringifyVerdictStatus(verdict.getStatus()).str()}};
-  if (verdict.getReason() && !verdict.getReason().getValue().empty())
-    out["reason"] = verdict.getReason().getValue().str();
-  if (verdict.getMetrics())
-    for (NamedAttribute metric : verdict.getMetrics()) {
-      if (auto f = dyn_cast<FloatAttr>(metric.getValue()))
-        out[metric.getName().getValue()] = f.getValueAsDouble();
-      else if (auto i = dyn_cast<IntegerAttr>(metric.getValue()))
-        out[metric.getName().getValue()] = i.getInt();
-      else if (auto s = dyn_cast<StringAttr>(metric.getValue()))
-        out[metric.getName().getValue()] = s.getValue().str();
-    }
-  return out;
+/// The kernel's verdict in the verifier's own JSON (dice::Verdict), so the
+/// manifest spells it as every other verdict is spelled.
+std::string verdictJson(KernelOp kernel) {
+  VerdictAttr attr = kernel.getVerdict();
+  ::dice::Verdict verdict;
+  static_cast<::dice::VerdictMeasurements &>(verdict) = attr.getMeasurements();
+  verdict.fingerprint = kernel.getFingerprint().str();
+  verdict.status = attr.getStatus();
+  if (attr.getReason())
+    verdict.reason = attr.getReason().getValue().str();
+  return verdict.toJson();
 }
 
 /// The C struct of a rank-`rank` MLIR memref descriptor. Element pointers
@@ -379,8 +374,7 @@ LowerPass::writeKernel(KernelOp kernel, StringRef dir, StringRef manifestPath) {
   entry.symbol = ("dice_k_" + fp).str();
   entry.inputs = manifestTensors(*inputs);
   entry.results = manifestTensors(*results);
-  entry.verdictJson =
-      llvm::formatv("{0}", llvm::json::Value(verdictJson(kernel.getVerdict())));
+  entry.verdictJson = verdictJson(kernel);
   return entry;
 }
 

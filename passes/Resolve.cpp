@@ -30,13 +30,6 @@ using namespace mlir::dice;
 
 namespace {
 
-/// The order in which failure kinds are listed in reasons and reports.
-constexpr VerdictStatus kStatusOrder[] = {
-    VerdictStatus::accepted,   VerdictStatus::slow,
-    VerdictStatus::incorrect,  VerdictStatus::deceptive,
-    VerdictStatus::compile_error, VerdictStatus::crashed,
-    VerdictStatus::unverified};
-
 /// Why no kernel was used, in the words of the remark, and which statistic
 /// counts it.
 enum class Fallback { NoCandidates, AllFailed, TooSlow, Unverified };
@@ -320,10 +313,10 @@ void ResolvePass::runOnOperation() {
         continue;
       }
       ++counts[verdict.getStatus()];
-      if (verdict.getStatus() == VerdictStatus::unverified &&
+      if (verdict.getStatus() == VerdictStatus::Unverified &&
           firstUnverifiedReason.empty() && verdict.getReason())
         firstUnverifiedReason = firstLine(verdict.getReason().getValue());
-      std::optional<double> speedup = verdict.getMetric("speedup");
+      std::optional<double> speedup = verdict.getMeasurements().speedup;
       if (!speedup)
         continue;
       fastestCorrect = std::max(fastestCorrect.value_or(0), *speedup);
@@ -337,10 +330,11 @@ void ResolvePass::runOnOperation() {
 
     std::string verdicts;
     llvm::raw_string_ostream verdictsOs(verdicts);
-    for (VerdictStatus status : kStatusOrder)
+    // Listed in the statuses' order, best first.
+    for (VerdictStatus status : ::dice::kVerdictStatuses)
       if (unsigned n = counts[status])
         verdictsOs << (verdicts.empty() ? "" : ", ")
-                   << stringifyVerdictStatus(status) << " (" << n << ")";
+                   << ::dice::verdictStatusName(status) << " (" << n << ")";
     if (notVerified)
       verdictsOs << (verdicts.empty() ? "" : ", ") << "not verified ("
                  << notVerified << ")";
@@ -394,10 +388,10 @@ void ResolvePass::runOnOperation() {
 
     Fallback kind;
     std::string reason;
-    unsigned failed = counts[VerdictStatus::incorrect] +
-                      counts[VerdictStatus::deceptive] +
-                      counts[VerdictStatus::compile_error] +
-                      counts[VerdictStatus::crashed];
+    unsigned failed = counts[VerdictStatus::Incorrect] +
+                      counts[VerdictStatus::Deceptive] +
+                      counts[VerdictStatus::CompileError] +
+                      counts[VerdictStatus::Crashed];
     if (candidates.empty()) {
       kind = Fallback::NoCandidates;
       reason = "no candidates";

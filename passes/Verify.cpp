@@ -83,7 +83,7 @@ void VerifyPass::runOnOperation() {
   auto needsVerdict = [&](CandidateAttr candidate) {
     if (!candidate.getVerdict())
       return true;
-    if (candidate.getVerdict().getStatus() != VerdictStatus::unverified)
+    if (candidate.getVerdict().getStatus() != VerdictStatus::Unverified)
       return false;
     if (!device)
       device = ::dice::haveCudaDevice();

@@ -3,20 +3,80 @@
 #include "dice/Dialect/Dice/DiceAttrs.h"
 #include "dice/Dialect/Dice/DiceDialect.h"
 #include "dice/Scaffold/ReferenceProgram.h"
+#include "dice/VerifierCore/VerdictNumbers.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::dice;
 
 #include "dice/Dialect/Dice/DiceEnums.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// What ODS cannot say of #dice.verdict's syntax
+//===----------------------------------------------------------------------===//
+
+/// The status, by its verdict JSON name (`compile_error`).
+static ParseResult parseVerdictStatus(AsmParser &parser,
+                                      ::dice::VerdictStatus &status) {
+  SMLoc loc = parser.getCurrentLocation();
+  std::string name;
+  if (parser.parseKeywordOrString(&name))
+    return failure();
+  std::optional<::dice::VerdictStatus> parsed = ::dice::parseVerdictStatus(name);
+  if (!parsed)
+    return parser.emitError(loc)
+           << "unknown verdict status '" << name << "'; expected one of "
+           << ::dice::verdictStatusNames();
+  status = *parsed;
+  return success();
+}
+
+static void printVerdictStatus(AsmPrinter &printer,
+                               ::dice::VerdictStatus status) {
+  printer << ::dice::verdictStatusName(status);
+}
+
+namespace mlir::dice {
+/// A number (`0.25`, `1.0e-300`), or a non-finite value in the verdict JSON's
+/// words (`inf`, `-inf`, `nan`, `-nan`, a NaN's bits as a hex integer).
+FailureOr<FloatAttr> parseMeasurement(AsmParser &parser) {
+  Builder b(parser.getContext());
+  SMLoc loc = parser.getCurrentLocation();
+  bool negative = succeeded(parser.parseOptionalMinus());
+  StringRef keyword;
+  if (succeeded(parser.parseOptionalKeyword(&keyword))) {
+    std::optional<double> value = ::dice::parseNonFiniteSpelling(
+        (negative ? "-" : "") + keyword.str());
+    if (!value)
+      return parser.emitError(loc)
+             << "expected a number, inf, -inf, nan or -nan, got '"
+             << (negative ? "-" : "") << keyword << "'";
+    return b.getF64FloatAttr(*value);
+  }
+  // A hex integer is a double's bits, as in MLIR's own float literals.
+  APFloat value(0.0);
+  if (parser.parseFloat(APFloat::IEEEdouble(), value))
+    return failure();
+  if (negative)
+    value.changeSign();
+  return b.getF64FloatAttr(value.convertToDouble());
+}
+
+void printMeasurement(AsmPrinter &printer, FloatAttr value) {
+  std::string text = ::dice::formatVerdictNumber(value.getValueAsDouble());
+  // MLIR reads `5e-324` as the integer 5 and a stray `e-324`: a float
+  // literal needs its dot.
+  if (size_t exponent = text.find('e');
+      exponent != std::string::npos && text.find('.') == std::string::npos)
+    text.insert(exponent, ".0");
+  printer << text;
+}
+} // namespace mlir::dice
 
 #define GET_ATTRDEF_CLASSES
 #include "dice/Dialect/Dice/DiceAttrs.cpp.inc"
@@ -58,177 +118,50 @@ ScaffoldAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 // VerdictAttr
 //===----------------------------------------------------------------------===//
 
-namespace {
-/// How a metric is spelled and stored.
-enum class MetricKind { Float, Count };
-
-std::optional<MetricKind> lookupMetric(StringRef name) {
-  return llvm::StringSwitch<std::optional<MetricKind>>(name)
-      .Cases({"compile_ms", "max_abs_err", "max_rel_err", "kernel_ms",
-              "baseline_ms", "speedup"},
-             MetricKind::Float)
-      .Case("trials", MetricKind::Count)
-      .Default(std::nullopt);
+static std::optional<double> valueOf(FloatAttr measurement) {
+  if (!measurement)
+    return std::nullopt;
+  return measurement.getValueAsDouble();
 }
 
-bool carriesTimings(VerdictStatus status) {
-  return status == VerdictStatus::accepted || status == VerdictStatus::slow;
-}
-
-/// Statuses for which no candidate code ran, so no measurement can exist.
-bool nothingRan(VerdictStatus status) {
-  return status == VerdictStatus::compile_error ||
-         status == VerdictStatus::unverified;
-}
-} // namespace
-
-std::optional<double> VerdictAttr::getMetric(StringRef name) const {
-  Attribute value = getMetrics().get(name);
-  if (auto f = llvm::dyn_cast_or_null<FloatAttr>(value))
-    return f.getValueAsDouble();
-  if (auto i = llvm::dyn_cast_or_null<IntegerAttr>(value))
-    return static_cast<double>(i.getInt());
-  return std::nullopt;
-}
-
-Attribute VerdictAttr::parse(AsmParser &parser, Type) {
-  MLIRContext *ctx = parser.getContext();
-  std::string statusName;
-  SMLoc statusLoc = parser.getCurrentLocation();
-  if (parser.parseLess() || parser.parseKeywordOrString(&statusName))
-    return {};
-  std::optional<VerdictStatus> status = symbolizeVerdictStatus(statusName);
-  if (!status) {
-    parser.emitError(statusLoc) << "unknown verdict status '" << statusName
-                                << "'";
-    return {};
-  }
-
-  StringAttr reason;
-  NamedAttrList metrics;
-  Builder b(ctx);
-  while (succeeded(parser.parseOptionalComma())) {
-    std::string key;
-    SMLoc keyLoc = parser.getCurrentLocation();
-    if (parser.parseKeywordOrString(&key) || parser.parseEqual())
-      return {};
-    if (key == "reason") {
-      std::string text;
-      if (parser.parseString(&text))
-        return {};
-      reason = b.getStringAttr(text);
-      continue;
-    }
-    std::optional<MetricKind> kind = lookupMetric(key);
-    if (!kind) {
-      parser.emitError(keyLoc) << "unknown verdict metric '" << key << "'";
-      return {};
-    }
-    if (metrics.get(key)) {
-      parser.emitError(keyLoc) << "verdict metric '" << key
-                               << "' given twice";
-      return {};
-    }
-    if (*kind == MetricKind::Count) {
-      int64_t count = 0;
-      if (parser.parseInteger(count))
-        return {};
-      metrics.append(key, b.getI64IntegerAttr(count));
-    } else {
-      double value;
-      if (parser.parseFloat(value))
-        return {};
-      metrics.append(key, b.getF64FloatAttr(value));
-    }
-  }
-  if (parser.parseGreater())
-    return {};
-  return parser.getChecked<VerdictAttr>(ctx, *status, reason,
-                                        metrics.getDictionary(ctx));
-}
-
-void VerdictAttr::print(AsmPrinter &printer) const {
-  printer << '<' << stringifyVerdictStatus(getStatus());
-  if (getReason()) {
-    printer << ", reason = ";
-    printer.printString(getReason().getValue());
-  }
-  for (NamedAttribute metric : getMetrics()) {
-    printer << ", " << metric.getName().getValue() << " = ";
-    if (auto f = llvm::dyn_cast<FloatAttr>(metric.getValue()))
-      printer << ::dice::formatFloat(f.getValueAsDouble());
-    else if (auto i = llvm::dyn_cast<IntegerAttr>(metric.getValue()))
-      printer << i.getInt();
-    else
-      printer.printAttribute(metric.getValue());
-  }
-  printer << '>';
+::dice::VerdictMeasurements VerdictAttr::getMeasurements() const {
+  ::dice::VerdictMeasurements m;
+  m.compileMs = valueOf(getCompileMs());
+  m.maxAbsErr = valueOf(getMaxAbsErr());
+  m.maxRelErr = valueOf(getMaxRelErr());
+  m.trials = getTrials();
+  m.kernelMs = valueOf(getKernelMs());
+  m.baselineMs = valueOf(getBaselineMs());
+  m.speedup = valueOf(getSpeedup());
+  return m;
 }
 
 LogicalResult
 VerdictAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                    VerdictStatus status, StringAttr reason,
-                    DictionaryAttr metrics) {
-  StringRef statusName = stringifyVerdictStatus(status);
-  if (!metrics)
-    return emitError() << "verdict needs a metrics dictionary";
-
-  for (NamedAttribute metric : metrics) {
-    StringRef name = metric.getName().getValue();
-    std::optional<MetricKind> kind = lookupMetric(name);
-    if (!kind)
-      return emitError() << "unknown verdict metric '" << name << "'";
-    double value;
-    if (auto f = llvm::dyn_cast<FloatAttr>(metric.getValue()))
-      value = f.getValueAsDouble();
-    else if (auto i = llvm::dyn_cast<IntegerAttr>(metric.getValue()))
-      value = static_cast<double>(i.getInt());
-    else
+                    ::dice::VerdictStatus status, StringAttr reason,
+                    FloatAttr baselineMs, FloatAttr compileMs,
+                    FloatAttr kernelMs, FloatAttr maxAbsErr,
+                    FloatAttr maxRelErr, FloatAttr speedup,
+                    std::optional<int64_t> trials) {
+  ::dice::VerdictMeasurements m;
+  for (auto [name, attr, into] :
+       {std::tuple{"baseline_ms", baselineMs, &m.baselineMs},
+        std::tuple{"compile_ms", compileMs, &m.compileMs},
+        std::tuple{"kernel_ms", kernelMs, &m.kernelMs},
+        std::tuple{"max_abs_err", maxAbsErr, &m.maxAbsErr},
+        std::tuple{"max_rel_err", maxRelErr, &m.maxRelErr},
+        std::tuple{"speedup", speedup, &m.speedup}}) {
+    // Anything narrower would not hold what the verdict JSON holds.
+    if (attr && !attr.getType().isF64())
       return emitError() << "verdict metric '" << name
-                         << "' must be a number, got " << metric.getValue();
-    if (!std::isfinite(value) || value < 0)
-      return emitError() << "verdict metric '" << name
-                         << "' must be finite and non-negative, got "
-                         << ::dice::formatFloat(value);
+                         << "' must be an f64, got " << attr.getType();
+    *into = valueOf(attr);
   }
-
-  if (status != VerdictStatus::accepted &&
-      (!reason || reason.getValue().empty()))
-    return emitError() << statusName
-                       << " verdict needs a reason a user can act on";
-
-  auto get = [&](StringRef name) -> std::optional<double> {
-    Attribute value = metrics.get(name);
-    if (auto f = llvm::dyn_cast_or_null<FloatAttr>(value))
-      return f.getValueAsDouble();
-    if (auto i = llvm::dyn_cast_or_null<IntegerAttr>(value))
-      return static_cast<double>(i.getInt());
-    return std::nullopt;
-  };
-
-  if (carriesTimings(status)) {
-    for (StringRef needed : {"kernel_ms", "baseline_ms", "speedup"})
-      if (!get(needed))
-        return emitError() << statusName << " verdict needs '" << needed
-                           << "'";
-    if (*get("kernel_ms") <= 0)
-      return emitError() << statusName
-                         << " verdict needs a positive 'kernel_ms'";
-    double implied = *get("baseline_ms") / *get("kernel_ms");
-    double speedup = *get("speedup");
-    // Timings are printed with limited precision; allow rounding, nothing
-    // more, so a hand-edited speedup cannot disagree with its timings.
-    if (std::abs(speedup - implied) > 1e-3 * std::max(1.0, implied))
-      return emitError() << "verdict speedup " << ::dice::formatFloat(speedup)
-                         << " does not match baseline_ms / kernel_ms = "
-                         << ::dice::formatFloat(implied);
-  }
-
-  if (nothingRan(status))
-    for (StringRef timing : {"kernel_ms", "baseline_ms", "speedup"})
-      if (get(timing))
-        return emitError() << statusName << " verdict cannot carry '"
-                           << timing << "': no candidate code ran";
+  m.trials = trials;
+  if (std::optional<::dice::VerdictProblem> problem =
+          ::dice::checkVerdictConsistency(
+              status, reason ? reason.getValue() : StringRef(), m))
+    return emitError() << problem->message;
   return success();
 }
 
@@ -245,10 +178,8 @@ CandidateAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (!answer && !source)
     return emitError() << "candidate needs an answer or a source";
   bool hasSource = source && !source.getValue().trim().empty();
-  if (verdict && (verdict.getStatus() == VerdictStatus::accepted ||
-                  verdict.getStatus() == VerdictStatus::slow) &&
-      !hasSource)
-    return emitError() << stringifyVerdictStatus(verdict.getStatus())
+  if (verdict && ::dice::carriesTimings(verdict.getStatus()) && !hasSource)
+    return emitError() << ::dice::verdictStatusName(verdict.getStatus())
                        << " candidate needs its source: its code ran";
   if (artifact) {
     if (artifact.getValue().empty())

@@ -5,26 +5,6 @@
 
 include "Dice/DiceDialect.td"
 include "mlir/IR/AttrTypeBase.td"
-include "mlir/IR/EnumAttr.td"
-
-//===----------------------------------------------------------------------===//
-// Verdict status
-//===----------------------------------------------------------------------===//
-
-def Dice_VerdictStatus : I32EnumAttr<"VerdictStatus",
-    "outcome of verifying one candidate kernel", [
-      I32EnumAttrCase<"accepted", 0>,
-      I32EnumAttrCase<"slow", 1>,
-      I32EnumAttrCase<"incorrect", 2>,
-      I32EnumAttrCase<"deceptive", 3>,
-      I32EnumAttrCase<"compile_error", 4>,
-      I32EnumAttrCase<"crashed", 5>,
-      I32EnumAttrCase<"unverified", 6>
-    ]> {
-  let cppNamespace = "::mlir::dice";
-  // The verdict attribute owns the textual form; no separate enum attribute.
-  let genSpecializedAttr = 0;
-}
 
 class Dice_Attr<string name, string attrMnemonic, list<Trait> traits = []>
     : AttrDef<Dice_Dialect, name, traits> {
@@ -75,37 +55,65 @@ def Dice_ScaffoldAttr : Dice_Attr<"Scaffold", "scaffold"> {
 // #dice.verdict
 //===----------------------------------------------------------------------===//
 
+/// A measurement of `#dice.verdict`: a bare number, or `inf`, `-inf`, `nan`,
+/// `-nan` or a NaN's bits in hex (nonFiniteSpelling in VerdictNumbers.h), so
+/// every double prints in a form that parses back to it bit for bit.
+class Dice_MeasurementParameter<string desc>
+    : OptionalParameter<"::mlir::FloatAttr", desc> {
+  let parser = "::mlir::dice::parseMeasurement($_parser)";
+  let printer = "::mlir::dice::printMeasurement($_printer, $_self)";
+}
+
 def Dice_VerdictAttr : Dice_Attr<"Verdict", "verdict"> {
   let summary = "the verifier's judgement of one candidate kernel";
   let description = [{
     A status and the measurements behind it, mirroring the verifier's verdict
-    JSON. Metrics are optional; which ones must be present depends on the
-    status:
+    JSON (`dice::Verdict`). The status is `::dice::VerdictStatus`, the enum
+    of the verdict JSON, and the verifier applies the JSON's rules
+    (`dice::checkVerdictConsistency`), so the two formats accept the same
+    verdicts. Measurements are optional; which ones must be present depends
+    on the status:
 
     - `accepted` and `slow` carry timings (`kernel_ms`, `baseline_ms`) and
-      the `speedup` they imply;
+      the `speedup` they imply, and finite errors;
     - every other status carries a `reason` a user can act on, and
-      `compile_error` and `unverified` carry no timings, because nothing ran.
+      `compile_error` and `unverified` carry no timings, because nothing ran;
+    - timings are finite and non-negative; errors (`max_abs_err`,
+      `max_rel_err`) are non-negative, and may be `inf` or `nan` for a
+      candidate whose outputs overflowed or were NaN.
 
     ```mlir
     #dice.verdict<accepted, kernel_ms = 0.1, baseline_ms = 0.24, speedup = 2.4, trials = 5>
     #dice.verdict<incorrect, reason = "max relative error 0.31 at output 0", max_rel_err = 0.31>
+    #dice.verdict<incorrect, reason = "output 0 is NaN", max_abs_err = nan, max_rel_err = inf>
     ```
 
-    Known metric keys: `compile_ms`, `max_abs_err`, `max_rel_err`, `trials`,
-    `kernel_ms`, `baseline_ms`, `speedup`.
+    The keys after the status may come in any order; they print in the
+    order below.
   }];
   let parameters = (ins
-    "::mlir::dice::VerdictStatus":$status,
-    "::mlir::StringAttr":$reason,
-    "::mlir::DictionaryAttr":$metrics
+    "::dice::VerdictStatus":$status,
+    OptionalParameter<"::mlir::StringAttr", "what a user can act on">:$reason,
+    Dice_MeasurementParameter<"reference time, ms">:$baseline_ms,
+    Dice_MeasurementParameter<"build time, ms">:$compile_ms,
+    Dice_MeasurementParameter<"candidate time, ms">:$kernel_ms,
+    Dice_MeasurementParameter<"largest absolute error">:$max_abs_err,
+    Dice_MeasurementParameter<"largest relative error">:$max_rel_err,
+    Dice_MeasurementParameter<"baseline_ms / kernel_ms">:$speedup,
+    OptionalParameter<"std::optional<int64_t>", "correctness trials">:$trials
   );
-  let hasCustomAssemblyFormat = 1;
+  let assemblyFormat = [{
+    `<` custom<VerdictStatus>($status)
+    (`,` struct($reason, $baseline_ms, $compile_ms, $kernel_ms, $max_abs_err,
+                $max_rel_err, $speedup, $trials)^)? `>`
+  }];
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
-    /// The value of a floating-point metric, if present.
-    std::optional<double> getMetric(::llvm::StringRef name) const;
-    bool isAccepted() const { return getStatus() == VerdictStatus::accepted; }
+    bool isAccepted() const {
+      return getStatus() == ::dice::VerdictStatus::Accepted;
+    }
+    /// The measurements as the verdict JSON holds them.
+    ::dice::VerdictMeasurements getMeasurements() const;
   }];
 }
 

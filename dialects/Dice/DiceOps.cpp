@@ -192,7 +192,7 @@ LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (!kernel.getVerdict().isAccepted()) {
     InFlightDiagnostic diag =
         emitOpError() << "calls kernel '@" << calleeName << "' whose verdict is '"
-                      << stringifyVerdictStatus(kernel.getVerdict().getStatus())
+                      << ::dice::verdictStatusName(kernel.getVerdict().getStatus())
                       << "'; only accepted kernels may be called";
     diag.attachNote(kernel.getLoc()) << "kernel defined here";
     return diag;

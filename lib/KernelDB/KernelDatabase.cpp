@@ -395,12 +395,12 @@ KernelDatabaseStatus KernelDatabase::put(const KernelKey &key,
   if (record.candidateHash.empty())
     return KernelDatabaseError{filePath, "candidate of " + key.fingerprint +
                                              " has no candidate hash"};
-  std::string jsonError;
-  std::optional<Verdict> verdict = Verdict::fromJson(record.verdictJson, jsonError);
+  Result<Verdict> verdict = Verdict::fromJson(record.verdictJson);
   if (!verdict)
     return KernelDatabaseError{filePath, "verdict of candidate " +
                                              record.candidateHash +
-                                             " is invalid: " + jsonError};
+                                             " is invalid: " +
+                                             verdict.error().message};
   if (verdict->fingerprint != key.fingerprint ||
       verdict->candidateHash != record.candidateHash ||
       verdict->status != record.status)

@@ -304,12 +304,10 @@ void judgeOutcome(Pending &p, const WorkerOutcome &outcome,
            "the GPU worker rejected the request: " + error);
     return;
   }
-  std::string parseError;
-  std::optional<Verdict> verdict =
-      Verdict::fromJson(reply["verdict"].dump(), parseError);
+  Result<Verdict> verdict = Verdict::fromJson(reply["verdict"].dump());
   if (!verdict) {
     decide(p, VerdictStatus::Unverified,
-           "the GPU worker's verdict is malformed: " + parseError);
+           "the GPU worker's verdict is malformed: " + verdict.error().message);
     return;
   }
   std::optional<double> compileMs = p.verdict.compileMs;

@@ -1,79 +1,130 @@
-//===- Verdict.cpp - verdict JSON and its consistency rules ---------------===//
+//===- Verdict.cpp - verdict JSON -----------------------------------------===//
 
 #include "dice/VerifierCore/Verdict.h"
 
-#include "dice/Scaffold/ReferenceProgram.h"
+#include "dice/VerifierCore/VerdictNumbers.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <tuple>
 
 namespace dice {
 
 namespace {
 using Json = nlohmann::json;
 
-struct StatusName {
-  VerdictStatus status;
-  std::string_view name;
-};
-
-constexpr std::array<StatusName, 7> kStatusNames = {{
-    {VerdictStatus::Accepted, "accepted"},
-    {VerdictStatus::Slow, "slow"},
-    {VerdictStatus::Incorrect, "incorrect"},
-    {VerdictStatus::Deceptive, "deceptive"},
-    {VerdictStatus::CompileError, "compile_error"},
-    {VerdictStatus::Crashed, "crashed"},
-    {VerdictStatus::Unverified, "unverified"},
-}};
-
-bool carriesTimings(VerdictStatus status) {
-  return status == VerdictStatus::Accepted || status == VerdictStatus::Slow;
-}
-
-/// Statuses for which none of the candidate's code ran.
-bool nothingRan(VerdictStatus status) {
-  return status == VerdictStatus::CompileError ||
-         status == VerdictStatus::Unverified;
-}
-
 /// The floating-point measurements, by JSON key.
-std::array<std::pair<const char *, std::optional<double> Verdict::*>, 6>
-    kFloatFields = {{{"compile_ms", &Verdict::compileMs},
-                     {"max_abs_err", &Verdict::maxAbsErr},
-                     {"max_rel_err", &Verdict::maxRelErr},
-                     {"kernel_ms", &Verdict::kernelMs},
-                     {"baseline_ms", &Verdict::baselineMs},
-                     {"speedup", &Verdict::speedup}}};
+constexpr std::pair<const char *, std::optional<double> VerdictMeasurements::*>
+    kFloatFields[] = {{"compile_ms", &Verdict::compileMs},
+                      {"max_abs_err", &Verdict::maxAbsErr},
+                      {"max_rel_err", &Verdict::maxRelErr},
+                      {"kernel_ms", &Verdict::kernelMs},
+                      {"baseline_ms", &Verdict::baselineMs},
+                      {"speedup", &Verdict::speedup}};
 
-std::array<std::pair<const char *, std::optional<int64_t> Verdict::*>, 2>
-    kCountFields = {{{"trials", &Verdict::trials},
-                     {"launched_kernels", &Verdict::launchedKernels}}};
+constexpr std::pair<const char *, std::optional<int64_t> VerdictMeasurements::*>
+    kCountFields[] = {{"trials", &Verdict::trials},
+                      {"launched_kernels", &Verdict::launchedKernels}};
 
-Json optionalJson(const std::optional<double> &v) {
+constexpr std::array<const char *, 15> kKeys = {
+    "fingerprint", "candidate_hash", "status",      "reason",
+    "compile_ms",  "max_abs_err",    "max_rel_err", "trials",
+    "kernel_ms",   "baseline_ms",    "speedup",     "launched_kernels",
+    "gpu",         "driver",         "verifier_version"};
+
+/// A number, or the string that spells a non-finite one.
+Json numberJson(const std::optional<double> &v) {
+  if (!v)
+    return nullptr;
+  if (std::string spelling = nonFiniteSpelling(*v); !spelling.empty())
+    return spelling;
+  return *v;
+}
+Json countJson(const std::optional<int64_t> &v) {
   return v ? Json(*v) : Json(nullptr);
 }
-Json optionalJson(const std::optional<int64_t> &v) {
-  return v ? Json(*v) : Json(nullptr);
-}
-} // namespace
 
-std::string_view verdictStatusName(VerdictStatus status) {
-  for (const StatusName &entry : kStatusNames)
-    if (entry.status == status)
-      return entry.name;
-  return "unverified";
+Error fieldError(std::string key, std::string message) {
+  Error error(std::move(message));
+  error.key = std::move(key);
+  return error;
 }
 
-std::optional<VerdictStatus> parseVerdictStatus(std::string_view name) {
-  for (const StatusName &entry : kStatusNames)
-    if (entry.name == name)
-      return entry.status;
+/// Reads what toJson wrote into `v`; the first problem, or nothing.
+std::optional<Error> readFields(const Json &in, Verdict &v) {
+  for (const auto &[key, value] : in.items())
+    if (std::find_if(kKeys.begin(), kKeys.end(), [&](const char *known) {
+          return key == known;
+        }) == kKeys.end())
+      return fieldError(key, "unknown verdict key '" + key + "'");
+
+  auto readString = [&](const char *key, std::string &into,
+                        bool required) -> std::optional<Error> {
+    auto it = in.find(key);
+    if (it == in.end() || it->is_null()) {
+      if (required)
+        return fieldError(key, std::string("verdict needs '") + key + "'");
+      return std::nullopt;
+    }
+    if (!it->is_string())
+      return fieldError(key,
+                        std::string("verdict '") + key + "' must be a string");
+    into = it->get<std::string>();
+    return std::nullopt;
+  };
+  std::string statusName;
+  for (auto [key, into, required] :
+       {std::tuple{"fingerprint", &v.fingerprint, true},
+        std::tuple{"candidate_hash", &v.candidateHash, false},
+        std::tuple{"status", &statusName, true},
+        std::tuple{"reason", &v.reason, false},
+        std::tuple{"gpu", &v.gpu, false},
+        std::tuple{"driver", &v.driver, false}})
+    if (std::optional<Error> error = readString(key, *into, required))
+      return error;
+  std::optional<VerdictStatus> status = parseVerdictStatus(statusName);
+  if (!status)
+    return fieldError("status", "unknown verdict status '" + statusName +
+                                    "'; expected one of " +
+                                    verdictStatusNames());
+  v.status = *status;
+
+  for (const auto &[name, field] : kFloatFields) {
+    auto it = in.find(name);
+    if (it == in.end() || it->is_null())
+      continue;
+    std::optional<double> value;
+    if (it->is_number())
+      value = it->get<double>();
+    else if (it->is_string())
+      value = parseNonFiniteSpelling(it->get<std::string>());
+    if (!value)
+      return fieldError(name, std::string("verdict metric '") + name +
+                                  "' must be a number, \"inf\", \"-inf\" or "
+                                  "\"nan\"");
+    v.*field = value;
+  }
+  for (const auto &[name, field] : kCountFields) {
+    auto it = in.find(name);
+    if (it == in.end() || it->is_null())
+      continue;
+    if (!it->is_number_integer())
+      return fieldError(name, std::string("verdict metric '") + name +
+                                  "' must be an integer");
+    v.*field = it->get<int64_t>();
+  }
+  if (auto it = in.find("verifier_version"); it != in.end() && !it->is_null()) {
+    if (!it->is_number_integer())
+      return fieldError("verifier_version",
+                        "verdict 'verifier_version' must be an integer");
+    v.verifierVersion = it->get<int>();
+  }
   return std::nullopt;
 }
+} // namespace
 
 void Verdict::setTimings(double kernel, double baseline) {
   kernelMs = kernel;
@@ -82,46 +133,11 @@ void Verdict::setTimings(double kernel, double baseline) {
 }
 
 std::string Verdict::validate() const {
-  std::string statusName(verdictStatusName(status));
   if (fingerprint.empty())
     return "verdict needs a fingerprint";
-  for (const auto &[name, field] : kFloatFields) {
-    const std::optional<double> &value = this->*field;
-    if (value && (!std::isfinite(*value) || *value < 0))
-      return std::string("verdict metric '") + name +
-             "' must be finite and non-negative, got " + formatFloat(*value);
-  }
-  for (const auto &[name, field] : kCountFields)
-    if ((this->*field) && *(this->*field) < 0)
-      return std::string("verdict metric '") + name +
-             "' must be non-negative, got " + std::to_string(*(this->*field));
-
-  if (status != VerdictStatus::Accepted && reason.empty())
-    return statusName + " verdict needs a reason a user can act on";
-
-  if (carriesTimings(status)) {
-    for (const auto &[name, field] :
-         {std::pair{"kernel_ms", &kernelMs}, std::pair{"baseline_ms", &baselineMs},
-          std::pair{"speedup", &speedup}})
-      if (!*field)
-        return statusName + " verdict needs '" + name + "'";
-    if (*kernelMs <= 0)
-      return statusName + " verdict needs a positive 'kernel_ms'";
-    double implied = *baselineMs / *kernelMs;
-    // Timings may have been rounded when written; allow that, nothing more,
-    // so an edited speedup cannot disagree with its timings.
-    if (std::abs(*speedup - implied) > 1e-3 * std::max(1.0, implied))
-      return "verdict speedup " + formatFloat(*speedup) +
-             " does not match baseline_ms / kernel_ms = " + formatFloat(implied);
-  }
-
-  if (nothingRan(status))
-    for (const auto &[name, field] :
-         {std::pair{"kernel_ms", &kernelMs}, std::pair{"baseline_ms", &baselineMs},
-          std::pair{"speedup", &speedup}})
-      if (*field)
-        return statusName + " verdict cannot carry '" + name +
-               "': no candidate code ran";
+  if (std::optional<VerdictProblem> problem =
+          checkVerdictConsistency(status, reason, *this))
+    return problem->message;
   return "";
 }
 
@@ -133,101 +149,34 @@ std::string Verdict::toJson() const {
   out["candidate_hash"] = candidateHash;
   out["status"] = std::string(verdictStatusName(status));
   out["reason"] = reason;
-  out["compile_ms"] = optionalJson(compileMs);
-  out["max_abs_err"] = optionalJson(maxAbsErr);
-  out["max_rel_err"] = optionalJson(maxRelErr);
-  out["trials"] = optionalJson(trials);
-  out["kernel_ms"] = optionalJson(kernelMs);
-  out["baseline_ms"] = optionalJson(baselineMs);
-  out["speedup"] = optionalJson(speedup);
-  out["launched_kernels"] = optionalJson(launchedKernels);
+  out["compile_ms"] = numberJson(compileMs);
+  out["max_abs_err"] = numberJson(maxAbsErr);
+  out["max_rel_err"] = numberJson(maxRelErr);
+  out["trials"] = countJson(trials);
+  out["kernel_ms"] = numberJson(kernelMs);
+  out["baseline_ms"] = numberJson(baselineMs);
+  out["speedup"] = numberJson(speedup);
+  out["launched_kernels"] = countJson(launchedKernels);
   out["gpu"] = gpu;
   out["driver"] = driver;
   out["verifier_version"] = verifierVersion;
   return out.dump();
 }
 
-std::optional<Verdict> Verdict::fromJson(std::string_view text,
-                                         std::string &error) {
+Result<Verdict> Verdict::fromJson(std::string_view text) {
   Json in = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (in.is_discarded() || !in.is_object()) {
-    error = "verdict is not a JSON object";
-    return std::nullopt;
-  }
-  static const std::array<const char *, 15> kKeys = {
-      "fingerprint", "candidate_hash", "status",      "reason",
-      "compile_ms",  "max_abs_err",    "max_rel_err", "trials",
-      "kernel_ms",   "baseline_ms",    "speedup",     "launched_kernels",
-      "gpu",         "driver",         "verifier_version"};
-  for (const auto &[key, value] : in.items())
-    if (std::find_if(kKeys.begin(), kKeys.end(), [&](const char *known) {
-          return key == known;
-        }) == kKeys.end()) {
-      error = "unknown verdict key '" + key + "'";
-      return std::nullopt;
-    }
-
+  if (in.is_discarded())
+    return Error("verdict is not valid JSON");
+  if (!in.is_object())
+    return Error("verdict is not a JSON object");
   Verdict v;
-  auto readString = [&](const char *key, std::string &into, bool required) {
-    auto it = in.find(key);
-    if (it == in.end() || it->is_null()) {
-      if (required)
-        error = std::string("verdict needs '") + key + "'";
-      return !required;
-    }
-    if (!it->is_string()) {
-      error = std::string("verdict '") + key + "' must be a string";
-      return false;
-    }
-    into = it->get<std::string>();
-    return true;
-  };
-  std::string statusName;
-  if (!readString("fingerprint", v.fingerprint, true) ||
-      !readString("candidate_hash", v.candidateHash, false) ||
-      !readString("status", statusName, true) ||
-      !readString("reason", v.reason, false) ||
-      !readString("gpu", v.gpu, false) || !readString("driver", v.driver, false))
-    return std::nullopt;
-  std::optional<VerdictStatus> status = parseVerdictStatus(statusName);
-  if (!status) {
-    error = "unknown verdict status '" + statusName + "'";
-    return std::nullopt;
-  }
-  v.status = *status;
-
-  for (const auto &[name, field] : kFloatFields) {
-    auto it = in.find(name);
-    if (it == in.end() || it->is_null())
-      continue;
-    if (!it->is_number()) {
-      error = std::string("verdict metric '") + name + "' must be a number";
-      return std::nullopt;
-    }
-    v.*field = it->get<double>();
-  }
-  for (const auto &[name, field] : kCountFields) {
-    auto it = in.find(name);
-    if (it == in.end() || it->is_null())
-      continue;
-    if (!it->is_number_integer()) {
-      error = std::string("verdict metric '") + name + "' must be an integer";
-      return std::nullopt;
-    }
-    v.*field = it->get<int64_t>();
-  }
-  if (auto it = in.find("verifier_version"); it != in.end() && !it->is_null()) {
-    if (!it->is_number_integer()) {
-      error = "verdict 'verifier_version' must be an integer";
-      return std::nullopt;
-    }
-    v.verifierVersion = it->get<int>();
-  }
-
-  if (std::string problem = v.validate(); !problem.empty()) {
-    error = problem;
-    return std::nullopt;
-  }
+  if (std::optional<Error> error = readFields(in, v))
+    return *error;
+  if (v.fingerprint.empty())
+    return fieldError("fingerprint", "verdict needs a fingerprint");
+  if (std::optional<VerdictProblem> problem =
+          checkVerdictConsistency(v.status, v.reason, v))
+    return fieldError(problem->field, problem->message);
   return v;
 }
 

@@ -2,14 +2,16 @@
 module, replay files of candidate kernels for them, and what the kernel
 database says about each candidate afterwards.
 
-Used by `python -m dice compile`, the example kernels' generator
+Used by `dice compile`, the example kernels' generator
 (python/dice/example_kernels/make_replay.py) and the end-to-end GPU test
 (test/gpu/pipeline_e2e.py).
 """
 
 import json
+import math
 import os
 import sqlite3
+import struct
 from pathlib import Path
 
 from dice.tools import SOURCE_ROOT, find_tool, run  # noqa: F401 (re-exported)
@@ -73,6 +75,35 @@ def report_and_remarks(proc):
     return report, remarks
 
 
+# The verdict JSON's floating-point keys, and how it spells the doubles JSON
+# has no literal for (docs/verifier.md, "Verdict JSON").
+VERDICT_FLOAT_KEYS = ("compile_ms", "max_abs_err", "max_rel_err", "kernel_ms",
+                      "baseline_ms", "speedup")
+
+
+def verdict_number(value):
+    """A verdict measurement as a float: JSON numbers as they are, and "inf",
+    "-inf", "nan", "-nan" or a NaN's bits ("0x7ff4000000000001")."""
+    if not isinstance(value, str):
+        return value
+    if value in ("inf", "-inf", "nan", "-nan"):
+        return float(value)
+    if value.lower().startswith("0x") and len(value) == 18:
+        number = struct.unpack("<d", int(value, 16).to_bytes(8, "little"))[0]
+        if math.isnan(number):
+            return number
+    raise ValueError(f"not a verdict number: {value!r}")
+
+
+def parse_verdict(text):
+    """A verdict JSON object as a dict, its measurements as floats."""
+    verdict = json.loads(text)
+    for key in VERDICT_FLOAT_KEYS:
+        if verdict.get(key) is not None:
+            verdict[key] = verdict_number(verdict[key])
+    return verdict
+
+
 def stored_candidates(database):
     """Every candidate in a kernel database, in the order stored: dicts with
     fingerprint, model, gpu_arch, candidate_hash, source, status, verdict
@@ -82,7 +113,7 @@ def stored_candidates(database):
             "SELECT fingerprint, model_id, gpu_arch, candidate_hash, source, status, "
             "verdict_json, artifact IS NOT NULL FROM candidates ORDER BY rowid").fetchall()
     return [{"fingerprint": r[0], "model": r[1], "gpu_arch": r[2], "candidate_hash": r[3],
-             "source": r[4], "status": r[5], "verdict": json.loads(r[6]),
+             "source": r[4], "status": r[5], "verdict": parse_verdict(r[6]),
              "has_artifact": bool(r[7])} for r in rows]
 
 

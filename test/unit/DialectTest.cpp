@@ -8,6 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::dice;
 
@@ -17,18 +20,19 @@ class DiceDialectTest : public ::testing::Test {
 protected:
   DiceDialectTest() { context.loadDialect<DiceDialect>(); }
 
-  DictionaryAttr metrics(ArrayRef<std::pair<StringRef, double>> values) {
-    Builder b(&context);
-    NamedAttrList list;
-    for (auto [name, value] : values)
-      list.append(name, b.getF64FloatAttr(value));
-    return list.getDictionary(&context);
+  /// The measurements of a verdict, by name; the others absent.
+  struct Timings {
+    std::optional<double> kernelMs, baselineMs, speedup, maxRelErr;
+  };
+
+  FloatAttr f64(std::optional<double> value) {
+    return value ? Builder(&context).getF64FloatAttr(*value) : FloatAttr();
   }
 
   /// Builds a verdict through the verifying builder and returns the first
   /// diagnostic it produced, or "" when it verified.
   std::string verifyVerdict(VerdictStatus status, StringRef reason,
-                            DictionaryAttr values) {
+                            Timings t) {
     std::string message;
     ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
       if (message.empty())
@@ -38,39 +42,76 @@ protected:
     StringAttr reasonAttr =
         reason.empty() ? StringAttr() : StringAttr::get(&context, reason);
     VerdictAttr::getChecked(UnknownLoc::get(&context), &context, status,
-                            reasonAttr, values);
+                            reasonAttr, f64(t.baselineMs), FloatAttr(),
+                            f64(t.kernelMs), FloatAttr(), f64(t.maxRelErr),
+                            f64(t.speedup), std::optional<int64_t>());
     return message;
   }
 
   MLIRContext context;
 };
 
-TEST_F(DiceDialectTest, VerdictMetricsReadBack) {
-  auto verdict = VerdictAttr::get(
-      &context, VerdictStatus::accepted, StringAttr(),
-      metrics({{"kernel_ms", 0.5}, {"baseline_ms", 1.0}, {"speedup", 2.0}}));
+TEST_F(DiceDialectTest, VerdictMeasurementsReadBack) {
+  auto verdict = VerdictAttr::get(&context, VerdictStatus::Accepted,
+                                  StringAttr(), f64(1.0), FloatAttr(),
+                                  f64(0.5), FloatAttr(), FloatAttr(),
+                                  f64(2.0), int64_t(5));
   EXPECT_TRUE(verdict.isAccepted());
-  EXPECT_EQ(verdict.getMetric("speedup"), 2.0);
-  EXPECT_EQ(verdict.getMetric("max_abs_err"), std::nullopt);
+  ::dice::VerdictMeasurements m = verdict.getMeasurements();
+  EXPECT_EQ(m.speedup, 2.0);
+  EXPECT_EQ(m.kernelMs, 0.5);
+  EXPECT_EQ(m.trials, 5);
+  EXPECT_EQ(m.maxAbsErr, std::nullopt);
+}
+
+TEST_F(DiceDialectTest, VerdictsWithNaNAreUniqued) {
+  // A NaN never equals itself; the attribute still does.
+  auto nan = [&] {
+    return VerdictAttr::get(&context, VerdictStatus::Incorrect,
+                            StringAttr::get(&context, "NaN output"),
+                            FloatAttr(), FloatAttr(), FloatAttr(),
+                            f64(std::nan("")), f64(std::nan("")), FloatAttr(),
+                            std::optional<int64_t>());
+  };
+  EXPECT_EQ(nan(), nan());
 }
 
 TEST_F(DiceDialectTest, VerdictRulesHoldForProgrammaticBuilds) {
-  EXPECT_EQ(verifyVerdict(VerdictStatus::accepted, "",
-                          metrics({{"kernel_ms", 0.5},
-                                   {"baseline_ms", 1.0},
-                                   {"speedup", 2.0}})),
+  EXPECT_EQ(verifyVerdict(VerdictStatus::Accepted, "",
+                          {.kernelMs = 0.5, .baselineMs = 1.0, .speedup = 2.0}),
             "");
-  EXPECT_EQ(verifyVerdict(VerdictStatus::accepted, "",
-                          metrics({{"kernel_ms", 0.5},
-                                   {"baseline_ms", 1.0},
-                                   {"speedup", 3.0}})),
+  EXPECT_EQ(verifyVerdict(VerdictStatus::Accepted, "",
+                          {.kernelMs = 0.5, .baselineMs = 1.0, .speedup = 3.0}),
             "verdict speedup 3.0 does not match baseline_ms / kernel_ms = 2.0");
-  EXPECT_EQ(verifyVerdict(VerdictStatus::incorrect, "", metrics({})),
+  EXPECT_EQ(verifyVerdict(VerdictStatus::Incorrect, "", {}),
             "incorrect verdict needs a reason a user can act on");
-  EXPECT_EQ(verifyVerdict(VerdictStatus::compile_error, "nvcc failed",
-                          metrics({{"kernel_ms", 0.5}})),
+  EXPECT_EQ(verifyVerdict(VerdictStatus::CompileError, "nvcc failed",
+                          {.kernelMs = 0.5}),
             "compile_error verdict cannot carry 'kernel_ms': no candidate "
             "code ran");
+  EXPECT_EQ(verifyVerdict(VerdictStatus::Incorrect, "NaN output",
+                          {.maxRelErr = std::nan("")}),
+            "");
+  EXPECT_EQ(verifyVerdict(VerdictStatus::Slow, "too slow",
+                          {.kernelMs = 1.0, .baselineMs = 0.5, .speedup = 0.5,
+                           .maxRelErr = std::numeric_limits<double>::infinity()}),
+            "slow verdict needs a finite 'max_rel_err': its results matched "
+            "the reference");
+  // An f32 would not hold what the verdict JSON holds.
+  std::string message;
+  {
+    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+      message = diag.str();
+      return success();
+    });
+    VerdictAttr::getChecked(UnknownLoc::get(&context), &context,
+                            VerdictStatus::Crashed,
+                            StringAttr::get(&context, "trap"), FloatAttr(),
+                            Builder(&context).getF32FloatAttr(1.0f),
+                            FloatAttr(), FloatAttr(), FloatAttr(), FloatAttr(),
+                            std::optional<int64_t>());
+  }
+  EXPECT_EQ(message, "verdict metric 'compile_ms' must be an f64, got 'f32'");
 }
 
 TEST_F(DiceDialectTest, KernelSymbolNameComesFromFingerprint) {

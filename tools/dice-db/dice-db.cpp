@@ -78,11 +78,9 @@ std::string parseRecord(const std::string &line, const std::string &file,
     double baselineMs = timed ? verdict["baseline_ms"].get<double>() : 0;
     if (timed && kernelMs > 0)
       verdict["speedup"] = baselineMs / kernelMs;
-    std::string error;
-    std::optional<dice::Verdict> parsed =
-        dice::Verdict::fromJson(verdict.dump(), error);
+    dice::Result<dice::Verdict> parsed = dice::Verdict::fromJson(verdict.dump());
     if (!parsed)
-      return "bad verdict: " + error;
+      return "bad verdict: " + parsed.error().message;
     record.verdictJson = parsed->toJson();
     record.status = parsed->status;
     record.speedup = parsed->speedup;

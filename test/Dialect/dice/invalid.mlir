@@ -207,23 +207,55 @@ func.func @program_arity(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> 
 
 // -----
 
-// expected-error @+1 {{unknown verdict status 'approved'}}
+// expected-error @+1 {{unknown verdict status 'approved'; expected one of accepted, slow, incorrect, deceptive, compile_error, crashed, unverified}}
 dice.kernel @k_0123456789abcdef : () -> () verdict #dice.verdict<approved> source "x"
 
 // -----
 
-// expected-error @+1 {{unknown verdict metric 'latency'}}
+// expected-error @+1 {{duplicate or unknown struct parameter name: latency}}
 dice.kernel @k_0123456789abcdef : () -> () verdict #dice.verdict<crashed, reason = "trap", latency = 1.0> source "x"
 
 // -----
 
-// expected-error @+1 {{verdict metric 'trials' given twice}}
+// expected-error @+1 {{duplicate or unknown struct parameter name: trials}}
 dice.kernel @k_0123456789abcdef : () -> () verdict #dice.verdict<crashed, reason = "trap", trials = 1, trials = 2> source "x"
 
 // -----
 
-// expected-error @+1 {{verdict metric 'max_abs_err' must be finite and non-negative, got -0.5}}
+// expected-error @+1 {{verdict metric 'max_abs_err' must be non-negative, got -0.5}}
 dice.kernel @k_0123456789abcdef : () -> () verdict #dice.verdict<incorrect, reason = "wrong", max_abs_err = -0.5> source "x"
+
+// -----
+
+// expected-error @+1 {{verdict metric 'max_rel_err' must be non-negative, got -inf}}
+dice.kernel @k_0123456789abcdef : () -> () verdict #dice.verdict<incorrect, reason = "wrong", max_rel_err = -inf> source "x"
+
+// -----
+
+// Errors may be infinite or NaN; timings may not.
+// expected-error @+1 {{verdict metric 'kernel_ms' must be finite and non-negative, got inf}}
+dice.kernel @k_0123456789abcdef : () -> () verdict #dice.verdict<crashed, reason = "hung", kernel_ms = inf> source "x"
+
+// -----
+
+// expected-error @+1 {{verdict metric 'baseline_ms' must be finite and non-negative, got nan}}
+dice.kernel @k_0123456789abcdef : () -> () verdict #dice.verdict<crashed, reason = "hung", baseline_ms = nan> source "x"
+
+// -----
+
+// expected-error @+1 {{accepted verdict needs a finite 'max_rel_err': its results matched the reference}}
+dice.kernel @k_0123456789abcdef : () -> () verdict #dice.verdict<accepted, kernel_ms = 0.5, baseline_ms = 1.0, speedup = 2.0, max_rel_err = nan> source "x"
+
+// -----
+
+// expected-error @+2 {{expected a number, inf, -inf, nan or -nan, got 'infinity'}}
+// expected-error @+1 {{failed to parse Dice_VerdictAttr parameter 'max_rel_err'}}
+dice.kernel @k_0123456789abcdef : () -> () verdict #dice.verdict<incorrect, reason = "wrong", max_rel_err = infinity> source "x"
+
+// -----
+
+// expected-error @+1 {{verdict metric 'trials' must be non-negative, got -1}}
+dice.kernel @k_0123456789abcdef : () -> () verdict #dice.verdict<crashed, reason = "trap", trials = -1> source "x"
 
 // -----
 

@@ -6,6 +6,13 @@
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
+#include "dice/VerifierCore/VerdictStatus.h"
+
+namespace mlir::dice {
+/// The verdict JSON's statuses are the IR's: one enum, one set of rules.
+using ::dice::VerdictStatus;
+} // namespace mlir::dice
+
 #include "dice/Dialect/Dice/DiceEnums.h.inc"
 
 #define GET_ATTRDEF_CLASSES
