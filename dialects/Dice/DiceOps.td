@@ -14,6 +14,12 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 // dice.kernel_request
 //===----------------------------------------------------------------------===//
 
+// The KernelBench levels a request can have; the summary is what the
+// verifier says about any other value.
+def Dice_LevelAttr : ConfinedAttr<I32Attr, [IntMinValue<1>, IntMaxValue<3>]> {
+  let summary = "KernelBench level: 1 (single op), 2 (fusion) or 3 (whole model)";
+}
+
 def Dice_KernelRequestOp : Dice_Op<"kernel_request", [
     IsolatedFromAbove, SingleBlock, RecursiveMemoryEffects]> {
   let summary = "a region of tensor code that a generated kernel may replace";
@@ -49,7 +55,7 @@ def Dice_KernelRequestOp : Dice_Op<"kernel_request", [
   let arguments = (ins
     Variadic<AnyRankedTensor>:$inputs,
     StrAttr:$fingerprint,
-    I32Attr:$level,
+    Dice_LevelAttr:$level,
     OptionalAttr<Dice_ScaffoldAttr>:$scaffold,
     OptionalAttr<StrAttr>:$model,
     OptionalAttr<StrAttr>:$gpu_arch,
