@@ -170,6 +170,18 @@ LogicalResult KernelOp::verify() {
 // CallOp
 //===----------------------------------------------------------------------===//
 
+CallInterfaceCallable CallOp::getCallableForCallee() { return getCalleeAttr(); }
+
+void CallOp::setCalleeFromCallable(CallInterfaceCallable callee) {
+  setCalleeAttr(llvm::cast<FlatSymbolRefAttr>(llvm::cast<SymbolRefAttr>(callee)));
+}
+
+Operation::operand_range CallOp::getArgOperands() { return getInputs(); }
+
+MutableOperandRange CallOp::getArgOperandsMutable() {
+  return getInputsMutable();
+}
+
 LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   StringRef calleeName = getCallee();
   Operation *callee = symbolTable.lookupNearestSymbolFrom(*this, getCalleeAttr());
