@@ -48,7 +48,9 @@ def DiceOutline : Pass<"dice-outline", "::mlir::ModuleOp"> {
     express exactly stay outside requests, each with a remark saying why.
   }];
   let options = [
-    Option<"granularity", "granularity", "std::string", /*default=*/"\"fusion\"",
+    // Parsed by llvm::cl::parser<Granularity> (Passes.h).
+    Option<"granularity", "granularity", "::mlir::dice::Granularity",
+           /*default=*/"::mlir::dice::Granularity::fusion",
            "op, fusion or function (KernelBench levels 1, 2, 3)">
   ];
   let statistics = [

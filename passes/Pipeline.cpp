@@ -125,5 +125,5 @@ void mlir::dice::registerDicePipeline() {
       "dice-verify, dice-resolve and dice-lower): each goes to every pass "
       "that declares it",
       buildDicePipeline,
-      [](function_ref<void(const detail::PassOptions &)>) {});
+      [](function_ref<void(const mlir::detail::PassOptions &)>) {});
 }
