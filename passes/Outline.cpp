@@ -509,12 +509,11 @@ struct OutlinePass : public mlir::dice::impl::DiceOutlineBase<OutlinePass> {
 
   void runOnOperation() override {
     bool changed = false;
-    for (func::FuncOp func : getOperation().getOps<func::FuncOp>())
-      for (Block &block : func.getBody())
-        if (failed(BlockOutliner(block, granularity, changed, numRequests,
-                                 numLeftOut)
-                       .run()))
-          return signalPassFailure();
+    for (Block &block : getOperation().getBody())
+      if (failed(BlockOutliner(block, granularity, changed, numRequests,
+                               numLeftOut)
+                     .run()))
+        return signalPassFailure();
     if (!changed)
       markAllAnalysesPreserved();
   }

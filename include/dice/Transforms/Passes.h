@@ -5,6 +5,7 @@
 
 #include "dice/Dialect/Dice/DiceAttrs.h"
 #include "dice/Dialect/Dice/DiceDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
