@@ -36,6 +36,37 @@ namespace mlir::dice {
 using namespace mlir;
 using namespace mlir::dice;
 
+bool llvm::cl::parser<Granularity>::parse(Option &option, StringRef argName,
+                                          StringRef arg, Granularity &value) {
+  if (std::optional<Granularity> parsed = symbolizeGranularity(arg)) {
+    value = *parsed;
+    return false;
+  }
+  SmallVector<std::string> names;
+  for (uint32_t i = 0; i <= getMaxEnumValForGranularity(); ++i)
+    if (std::optional<Granularity> known = symbolizeGranularity(i))
+      names.push_back(("'" + stringifyGranularity(*known) + "'").str());
+  std::string valid = llvm::join(ArrayRef(names).drop_back(), ", ") + " or " +
+                      names.back();
+  return option.error("must be " + valid + ", got '" + arg + "'");
+}
+
+void llvm::cl::parser<Granularity>::printOptionDiff(
+    const Option &option, Granularity value, const OptVal &defaultValue,
+    size_t globalWidth) const {
+  printOptionName(option, globalWidth);
+  outs() << "= " << stringifyGranularity(value) << " (default: ";
+  if (defaultValue.hasValue())
+    outs() << stringifyGranularity(defaultValue.getValue());
+  else
+    outs() << "*no default*";
+  outs() << ")\n";
+}
+
+void llvm::cl::parser<Granularity>::print(raw_ostream &os, Granularity value) {
+  os << stringifyGranularity(value);
+}
+
 namespace {
 
 enum class Role {
@@ -44,8 +75,6 @@ enum class Role {
   Work,             ///< goes into a request
   Other             ///< stays outside (terminators, unrenderable ops)
 };
-
-enum class Granularity { Op, Fusion, Function };
 
 bool isDataMovement(Operation *op) {
   return isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp,
@@ -267,7 +296,7 @@ private:
         ownedPads.insert(op);
 
     std::vector<std::vector<Operation *>> groups;
-    if (granularity == Granularity::Function) {
+    if (granularity == Granularity::function) {
       // The whole body or nothing: an op left outside would sit between
       // parts of the request.
       for (Operation &op : block)
@@ -287,10 +316,10 @@ private:
     for (Operation *op : work) {
       if (ownedPads.contains(op))
         continue; // joins its consumer below
-      if (granularity == Granularity::Op && isReshape(op))
+      if (granularity == Granularity::op && isReshape(op))
         continue; // a reshape alone is no kernel; it stays a view
       std::optional<unsigned> joined;
-      if (granularity == Granularity::Fusion && isElementwiseLike(op))
+      if (granularity == Granularity::fusion && isElementwiseLike(op))
         joined = chooseProducerGroup(op, groups, groupOf);
       unsigned g = joined ? *joined : groups.size();
       if (!joined)
@@ -421,9 +450,8 @@ private:
       locs.push_back(op->getLoc());
     OpBuilder builder(group.front());
     Location loc = builder.getFusedLoc(locs);
-    int32_t level = granularity == Granularity::Op       ? 1
-                    : granularity == Granularity::Function ? 3
-                                                         : 2;
+    // Each granularity's value is the KernelBench level it forms.
+    int32_t level = static_cast<int32_t>(granularity);
     if (level == 2 && llvm::count_if(group, [](Operation *op) {
                         return isa<linalg::LinalgOp>(op);
                       }) == 1)
@@ -480,25 +508,12 @@ struct OutlinePass : public mlir::dice::impl::DiceOutlineBase<OutlinePass> {
   using Base::Base;
 
   void runOnOperation() override {
-    std::optional<Granularity> g =
-        llvm::StringSwitch<std::optional<Granularity>>(granularity)
-            .Case("op", Granularity::Op)
-            .Case("fusion", Granularity::Fusion)
-            .Case("function", Granularity::Function)
-            .Default(std::nullopt);
-    if (!g) {
-      getOperation().emitError()
-          << "dice-outline: granularity must be 'op', 'fusion' or 'function', "
-             "got '"
-          << granularity << "'";
-      return signalPassFailure();
-    }
     bool changed = false;
-    for (func::FuncOp func : getOperation().getOps<func::FuncOp>())
-      for (Block &block : func.getBody())
-        if (failed(BlockOutliner(block, *g, changed, numRequests, numLeftOut)
-                       .run()))
-          return signalPassFailure();
+    for (Block &block : getOperation().getBody())
+      if (failed(BlockOutliner(block, granularity, changed, numRequests,
+                               numLeftOut)
+                     .run()))
+        return signalPassFailure();
     if (!changed)
       markAllAnalysesPreserved();
   }

@@ -20,8 +20,16 @@ defvar DiceArtifactsOption =
            "directory of kernel libraries, workers' scratch space and "
            "manifest.json (empty: dice.toml's artifacts.dir)">;
 
-def DiceOutline : Pass<"dice-outline", "::mlir::ModuleOp"> {
-  let summary = "Wrap fusable regions of each function into dice.kernel_request ops";
+// dice-outline and dice-scaffold change one function at a time and keep no
+// state across functions (a request's fingerprint is a hash of its own
+// reference program), so they run on `func.func` and in parallel. The
+// passes after them stay on the module: dice-infill, dice-verify and
+// dice-resolve load dice.toml and the kernel database once and batch every
+// request of the module (verify builds them all at once), dice-resolve adds
+// `dice.kernel` symbols to the module, and dice-lower writes the manifest
+// of all the module's kernels.
+def DiceOutline : Pass<"dice-outline", "::mlir::func::FuncOp"> {
+  let summary = "Wrap fusable regions of a function into dice.kernel_request ops";
   let description = [{
     Forms kernel requests at one of three granularities, following the
     KernelBench levels:
@@ -48,7 +56,9 @@ def DiceOutline : Pass<"dice-outline", "::mlir::ModuleOp"> {
     express exactly stay outside requests, each with a remark saying why.
   }];
   let options = [
-    Option<"granularity", "granularity", "std::string", /*default=*/"\"fusion\"",
+    // Parsed by llvm::cl::parser<Granularity> (Passes.h).
+    Option<"granularity", "granularity", "::mlir::dice::Granularity",
+           /*default=*/"::mlir::dice::Granularity::fusion",
            "op, fusion or function (KernelBench levels 1, 2, 3)">
   ];
   let statistics = [
@@ -58,7 +68,7 @@ def DiceOutline : Pass<"dice-outline", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::dice::DiceDialect"];
 }
 
-def DiceScaffold : Pass<"dice-scaffold", "::mlir::ModuleOp"> {
+def DiceScaffold : Pass<"dice-scaffold", "::mlir::func::FuncOp"> {
   let summary = "Attach the DICE scaffold and prompts to each kernel request";
   let description = [{
     Renders each `dice.kernel_request` into its reference program and

@@ -9,6 +9,7 @@
 
 #include "dice/Transforms/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/StringExtras.h"
@@ -109,8 +110,19 @@ buildDicePipeline(OpPassManager &pm, StringRef options,
                           llvm::join(sorted, ", "));
     }
   }
-  for (std::unique_ptr<Pass> &pass : passes)
-    pm.addPass(std::move(pass));
+  // Passes anchored on functions (outline, scaffold) run in one nested
+  // pipeline over the module's functions; the others on the module.
+  OpPassManager *functionPasses = nullptr;
+  for (std::unique_ptr<Pass> &pass : passes) {
+    if (pass->getOpName() != func::FuncOp::getOperationName()) {
+      pm.addPass(std::move(pass));
+      functionPasses = nullptr;
+      continue;
+    }
+    if (!functionPasses)
+      functionPasses = &pm.nest<func::FuncOp>();
+    functionPasses->addPass(std::move(pass));
+  }
   return success();
 }
 
@@ -125,5 +137,5 @@ void mlir::dice::registerDicePipeline() {
       "dice-verify, dice-resolve and dice-lower): each goes to every pass "
       "that declares it",
       buildDicePipeline,
-      [](function_ref<void(const detail::PassOptions &)>) {});
+      [](function_ref<void(const mlir::detail::PassOptions &)>) {});
 }

@@ -6,6 +6,22 @@
 include "Dice/DiceDialect.td"
 include "mlir/IR/AttrTypeBase.td"
 
+//===----------------------------------------------------------------------===//
+// Granularity
+//===----------------------------------------------------------------------===//
+
+// How dice-outline groups work into requests (its `granularity` option);
+// each value is the KernelBench level of the requests it forms, the
+// request's `level` (a fusion group of one op is level 1).
+def Dice_Granularity : I32Enum<"Granularity",
+    "how dice-outline groups work into kernel requests", [
+      I32EnumCase<"op", 1>,
+      I32EnumCase<"fusion", 2>,
+      I32EnumCase<"function", 3>
+    ]> {
+  let cppNamespace = "::mlir::dice";
+}
+
 class Dice_Attr<string name, string attrMnemonic, list<Trait> traits = []>
     : AttrDef<Dice_Dialect, name, traits> {
   let mnemonic = attrMnemonic;

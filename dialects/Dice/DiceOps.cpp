@@ -62,11 +62,6 @@ LogicalResult KernelRequestOp::verify() {
     return emitOpError() << "fingerprint must be at least 8 lowercase hex "
                             "digits, got '"
                          << getFingerprint() << "'";
-  int32_t level = getLevel();
-  if (level < 1 || level > 3)
-    return emitOpError() << "level must be 1 (single op), 2 (fusion) or 3 "
-                            "(whole model), got "
-                         << level;
   if (ScaffoldAttr scaffold = getScaffoldAttr()) {
     // The attribute verified that the program parses; here it must also be
     // a function of exactly this request's operands and results.
@@ -174,6 +169,18 @@ LogicalResult KernelOp::verify() {
 //===----------------------------------------------------------------------===//
 // CallOp
 //===----------------------------------------------------------------------===//
+
+CallInterfaceCallable CallOp::getCallableForCallee() { return getCalleeAttr(); }
+
+void CallOp::setCalleeFromCallable(CallInterfaceCallable callee) {
+  setCalleeAttr(llvm::cast<FlatSymbolRefAttr>(llvm::cast<SymbolRefAttr>(callee)));
+}
+
+Operation::operand_range CallOp::getArgOperands() { return getInputs(); }
+
+MutableOperandRange CallOp::getArgOperandsMutable() {
+  return getInputsMutable();
+}
 
 LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   StringRef calleeName = getCallee();

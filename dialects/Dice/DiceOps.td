@@ -7,12 +7,19 @@ include "Dice/DiceDialect.td"
 include "Dice/DiceAttrs.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/IR/BuiltinAttributes.td"
+include "mlir/Interfaces/CallInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 //===----------------------------------------------------------------------===//
 // dice.kernel_request
 //===----------------------------------------------------------------------===//
+
+// The KernelBench levels a request can have; the summary is what the
+// verifier says about any other value.
+def Dice_LevelAttr : ConfinedAttr<I32Attr, [IntMinValue<1>, IntMaxValue<3>]> {
+  let summary = "KernelBench level: 1 (single op), 2 (fusion) or 3 (whole model)";
+}
 
 def Dice_KernelRequestOp : Dice_Op<"kernel_request", [
     IsolatedFromAbove, SingleBlock, RecursiveMemoryEffects]> {
@@ -49,7 +56,7 @@ def Dice_KernelRequestOp : Dice_Op<"kernel_request", [
   let arguments = (ins
     Variadic<AnyRankedTensor>:$inputs,
     StrAttr:$fingerprint,
-    I32Attr:$level,
+    Dice_LevelAttr:$level,
     OptionalAttr<Dice_ScaffoldAttr>:$scaffold,
     OptionalAttr<StrAttr>:$model,
     OptionalAttr<StrAttr>:$gpu_arch,
@@ -129,6 +136,7 @@ def Dice_KernelOp : Dice_Op<"kernel", [Symbol, HasParent<"::mlir::ModuleOp">]> {
 //===----------------------------------------------------------------------===//
 
 def Dice_CallOp : Dice_Op<"call", [
+    Pure, DeclareOpInterfaceMethods<CallOpInterface>,
     DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "calls an accepted generated kernel";
   let description = [{
@@ -139,15 +147,39 @@ def Dice_CallOp : Dice_Op<"call", [
     ```mlir
     %r = dice.call @k_3f9a0c1d2e4b5a69(%x) : (tensor<4xf32>) -> tensor<4xf32>
     ```
+
+    The call is `Pure`: like the request it replaces, it is a function of
+    its tensor operands with value semantics. The verifier rejects a
+    candidate that writes its inputs (`incorrect`: "inputs were modified"),
+    only accepted kernels may be called, and `dice-lower` turns the call
+    into a `func.call` whose results are new buffers, so two calls with the
+    same operands compute the same tensors and an unused call can go
+    (`cse`, `canonicalize`).
+
+    As a `CallOpInterface`, the call is seen by the call graph and by passes
+    that rewrite calls; its callee is a `dice.kernel`, which is a symbol but
+    not a `CallableOpInterface`, so the call graph records a call of an
+    unknown callee. `arg_attrs` and `res_attrs` are the interface's
+    argument and result attributes, as on `func.call`; the passes set none.
   }];
   let arguments = (ins
     FlatSymbolRefAttr:$callee,
-    Variadic<AnyRankedTensor>:$inputs
+    Variadic<AnyRankedTensor>:$inputs,
+    OptionalAttr<DictArrayAttr>:$arg_attrs,
+    OptionalAttr<DictArrayAttr>:$res_attrs
   );
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let assemblyFormat = [{
     $callee `(` $inputs `)` attr-dict `:` functional-type($inputs, $results)
   }];
+  let builders = [
+    OpBuilder<(ins "::mlir::TypeRange":$results,
+                   "::mlir::FlatSymbolRefAttr":$callee,
+                   "::mlir::ValueRange":$inputs), [{
+      build($_builder, $_state, results, callee, inputs,
+            /*arg_attrs=*/nullptr, /*res_attrs=*/nullptr);
+    }]>
+  ];
 }
 
 #endif // DICE_OPS_TD

@@ -2,8 +2,10 @@
 // RUN: dice-opt %s -split-input-file --dice-outline=granularity=fusion | FileCheck %s --check-prefix=FUSION
 // RUN: dice-opt %s -split-input-file --dice-outline=granularity=function | FileCheck %s --check-prefix=FUNCTION
 // RUN: not dice-opt %s -split-input-file --dice-outline=granularity=loops 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not dice-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(dice-outline{granularity=loops}))" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not dice-opt %s -split-input-file --dice-pipeline="granularity=loops engine=model" 2>&1 | FileCheck %s --check-prefix=BAD
 
-// BAD: error: dice-outline: granularity must be 'op', 'fusion' or 'function', got 'loops'
+// BAD: for the --granularity option: must be 'op', 'fusion' or 'function', got 'loops'
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d1)>

@@ -5,6 +5,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include <gtest/gtest.h>
 
@@ -125,6 +127,47 @@ TEST_F(DiceDialectTest, KernelSymbolNameComesFromFingerprint) {
       /*level=*/1, /*scaffold=*/nullptr, /*model=*/nullptr,
       /*gpu_arch=*/nullptr, /*candidates=*/nullptr);
   EXPECT_EQ(request.getKernelSymbolName(), "k_0123456789abcdef");
+}
+
+TEST_F(DiceDialectTest, CallIsAPureCallOfItsKernel) {
+  OpBuilder b(&context);
+  Location loc = b.getUnknownLoc();
+  auto type = RankedTensorType::get({4}, b.getF32Type());
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+  auto verdict = VerdictAttr::get(
+      &context, VerdictStatus::accepted, StringAttr(),
+      metrics({{"kernel_ms", 0.5}, {"baseline_ms", 1.0}, {"speedup", 2.0}}));
+  auto source = KernelOp::create(
+      b, loc, "k_aaaaaaaaaaaaaaaa", b.getFunctionType({}, {type}), verdict,
+      "__global__ void k() {}", /*artifact=*/nullptr);
+  auto relu = KernelOp::create(
+      b, loc, "k_0123456789abcdef", b.getFunctionType({type}, {type}), verdict,
+      "__global__ void k() {}", /*artifact=*/nullptr);
+  auto produce = CallOp::create(b, loc, TypeRange{type},
+                                FlatSymbolRefAttr::get(source.getSymNameAttr()),
+                                ValueRange{});
+  auto call = CallOp::create(b, loc, TypeRange{type},
+                             FlatSymbolRefAttr::get(relu.getSymNameAttr()),
+                             produce.getResults());
+
+  auto callLike = llvm::dyn_cast<CallOpInterface>(call.getOperation());
+  ASSERT_TRUE(callLike);
+  EXPECT_EQ(llvm::cast<SymbolRefAttr>(callLike.getCallableForCallee()),
+            call.getCalleeAttr());
+  ASSERT_EQ(callLike.getArgOperands().size(), 1u);
+  EXPECT_EQ(callLike.getArgOperands()[0], produce.getResult(0));
+  // The callee resolves to the kernel, which has no body to call into: the
+  // call graph sees a call of an unknown callee.
+  EXPECT_EQ(callLike.resolveCallable(), relu.getOperation());
+  EXPECT_FALSE(llvm::isa<CallableOpInterface>(relu.getOperation()));
+  callLike.setCalleeFromCallable(
+      SymbolRefAttr::get(source.getSymNameAttr()));
+  EXPECT_EQ(call.getCallee(), "k_aaaaaaaaaaaaaaaa");
+
+  EXPECT_TRUE(isPure(call));
+  EXPECT_FALSE(call.getArgAttrsAttr());
+  EXPECT_FALSE(call.getResAttrsAttr());
 }
 
 } // namespace

@@ -3,7 +3,9 @@
 #ifndef DICE_TRANSFORMS_PASSES_H
 #define DICE_TRANSFORMS_PASSES_H
 
+#include "dice/Dialect/Dice/DiceAttrs.h"
 #include "dice/Dialect/Dice/DiceDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
@@ -11,6 +13,25 @@
 
 #include <chrono>
 #include <string>
+
+namespace llvm::cl {
+/// dice-outline's `granularity` option takes the names of the Granularity
+/// enum (DiceAttrs.td); any other value is an error that lists them, where
+/// cl's enum parser would only say that it has no such option.
+template <>
+class parser<mlir::dice::Granularity>
+    : public basic_parser<mlir::dice::Granularity> {
+public:
+  parser(Option &option) : basic_parser(option) {}
+  bool parse(Option &option, StringRef argName, StringRef arg,
+             mlir::dice::Granularity &value);
+  StringRef getValueName() const override { return "op|fusion|function"; }
+  void printOptionDiff(const Option &option, mlir::dice::Granularity value,
+                       const OptVal &defaultValue, size_t globalWidth) const;
+  /// How a pass pipeline prints the value (what `parse` reads back).
+  static void print(raw_ostream &os, mlir::dice::Granularity value);
+};
+} // namespace llvm::cl
 
 namespace mlir::dice {
 

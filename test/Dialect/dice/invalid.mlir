@@ -16,8 +16,19 @@ func.func @bad_fingerprint(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @level_out_of_range(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{level must be 1 (single op), 2 (fusion) or 3 (whole model), got 4}}
+  // expected-error @+1 {{attribute 'level' failed to satisfy constraint: KernelBench level: 1 (single op), 2 (fusion) or 3 (whole model)}}
   %r = dice.kernel_request "0123456789abcdef" level(4) (%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    dice.yield %a : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @level_zero(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{attribute 'level' failed to satisfy constraint: KernelBench level: 1 (single op), 2 (fusion) or 3 (whole model)}}
+  %r = dice.kernel_request "0123456789abcdef" level(0) (%x) : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a: tensor<4xf32>):
     dice.yield %a : tensor<4xf32>
   }
