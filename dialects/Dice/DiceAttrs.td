@@ -5,6 +5,7 @@
 
 include "Dice/DiceDialect.td"
 include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
 
 //===----------------------------------------------------------------------===//
 // Granularity
