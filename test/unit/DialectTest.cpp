@@ -135,9 +135,11 @@ TEST_F(DiceDialectTest, CallIsAPureCallOfItsKernel) {
   auto type = RankedTensorType::get({4}, b.getF32Type());
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   b.setInsertionPointToEnd(module->getBody());
-  auto verdict = VerdictAttr::get(
-      &context, VerdictStatus::accepted, StringAttr(),
-      metrics({{"kernel_ms", 0.5}, {"baseline_ms", 1.0}, {"speedup", 2.0}}));
+  // baseline_ms 1.0, kernel_ms 0.5, speedup 2.0.
+  auto verdict = VerdictAttr::get(&context, VerdictStatus::Accepted,
+                                  StringAttr(), f64(1.0), FloatAttr(),
+                                  f64(0.5), FloatAttr(), FloatAttr(),
+                                  f64(2.0), std::optional<int64_t>());
   auto source = KernelOp::create(
       b, loc, "k_aaaaaaaaaaaaaaaa", b.getFunctionType({}, {type}), verdict,
       "__global__ void k() {}", /*artifact=*/nullptr);
