@@ -524,7 +524,7 @@ std::string ReferenceProgram::validate() const {
     bool holdsValue = op.fn == "scalar" || op.fn == "full" || op.fn == "pad";
     if (holdsValue && !isFloatingPoint(op.type.dtype) && op.type.dtype != DType::Bool &&
         !(std::trunc(op.value) == op.value && op.value >= -0x1p63 && op.value < 0x1p63))
-      return where + ": value " + formatFloat(op.value) + " is not a " +
+      return where + ": value " + formatFloat(op.value) + " is not a value of " +
              dtypeName(op.type.dtype);
   }
   for (size_t i = 0; i < inputs.size(); ++i)
