@@ -16,6 +16,7 @@ import torch
 import torch.nn.functional as F
 
 from build_tree import BUILD_DIR
+from dice.reference_program import value_to_json
 
 REFERENCE_RUN = BUILD_DIR / "bin" / "dice-reference-run"
 # DICE_TEST_DEVICE=cuda runs both backends on the GPU (the reference stays on the CPU).
@@ -43,7 +44,7 @@ class Program:
         if ints:
             entry["ints"] = {k: list(v) for k, v in ints.items()}
         if value is not None:
-            entry["value"] = value
+            entry["value"] = value_to_json(value)
         self.ops.append(entry)
         return len(self.inputs) + len(self.ops) - 1
 
