@@ -491,7 +491,13 @@ std::optional<ReferenceProgram> ReferenceProgram::fromJson(const std::string &te
                                                            std::string &error) {
   Result<ReferenceProgram> program = fromJson(std::string_view(text));
   if (!program) {
-    error = program.error().format();
+    // The caller puts this in a diagnostic of its own: no "error: ".
+    const Error &e = program.error();
+    error = e.key.empty() ? "" : e.key + ": ";
+    if (e.line)
+      error += "line " + std::to_string(e.line) + ", column " +
+               std::to_string(e.column) + ": ";
+    error += e.message;
     return std::nullopt;
   }
   return program.take();

@@ -194,7 +194,7 @@ TEST(ReferenceProgramJson, TheStringFormFormatsTheError) {
   std::string error;
   EXPECT_FALSE(ReferenceProgram::fromJson(
       withOp(R"({"fn": "scalar", "args": [], "value": null, "type": )" + kType + "}"), error));
-  EXPECT_EQ(error, "error: ops[0].value: must be a number or one of \"inf\", "
+  EXPECT_EQ(error, "ops[0].value: must be a number or one of \"inf\", "
                    "\"-inf\", \"nan\", \"-nan\", \"nan:0x<bits>\"");
 }
 

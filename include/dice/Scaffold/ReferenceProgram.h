@@ -89,7 +89,8 @@ struct ReferenceProgram {
   /// ("ops[3].value"), its line and column a JSON syntax error.
   static Result<ReferenceProgram> fromJson(std::string_view text);
   /// The same parse for callers that have not moved to Result yet (the
-  /// dialect's verifiers): nullopt and the formatted error on failure.
+  /// dialect's verifiers): nullopt and "key: line L, column C: message"
+  /// (the parts there are) on failure.
   static std::optional<ReferenceProgram> fromJson(const std::string &text,
                                                   std::string &error);
   /// Checks arity, value numbering and attributes of every op; an empty
