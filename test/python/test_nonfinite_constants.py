@@ -10,6 +10,8 @@ the infinities as JSON strings, never as `null`.
 """
 
 import json
+import math
+import struct
 import subprocess
 
 import pytest
@@ -18,6 +20,7 @@ import torch.nn.functional as F
 
 from build_tree import BIN, tool
 from dice.plan import run_plan
+from dice.reference_program import op_values, value_from_json, value_to_json
 from dice.torch_mlir_import import export_linalg_on_tensors
 
 MAX_RELATIVE_ERROR = 1e-5
@@ -118,6 +121,8 @@ def test_reference_programs_compute_the_model(name, granularity, tmp_path):
     # constants: any that stays is a string.
     assert None not in values
     assert all(isinstance(v, (int, float)) or v in NONFINITE for v in values), values
+    for program in programs:
+        op_values(program)  # every value reads as a float
 
     plan_path = tmp_path / "plan.json"
     plan_path.write_text(plan_text)
@@ -162,3 +167,38 @@ def test_a_null_value_is_a_located_error(tmp_path):
                            "--print-python"], capture_output=True, text=True)
     assert proc.returncode == 1
     assert f"{path}: error: ops[0].value: must be a number" in proc.stderr
+
+
+SPECIAL = [math.inf, -math.inf, math.nan, -0.0, 5e-324, -2.2250738585072014e-308,
+           1e308, 1.7976931348623157e308, 0.1, float(struct.unpack("<f", b"\x01\x00\x80\x7f")[0])]
+
+
+def bits(x):
+    return struct.pack("<d", x)
+
+
+@pytest.mark.parametrize("value", SPECIAL, ids=repr)
+def test_python_and_cpp_agree_on_values(value, tmp_path):
+    """A value Python writes is the double the ATen executor fills with."""
+    assert bits(value_from_json(json.loads(json.dumps(value_to_json(value))))) == bits(value)
+    program = {"inputs": [], "outputs": [0],
+               "ops": [{"fn": "full", "args": [], "value": value_to_json(value),
+                        "type": {"shape": [3], "dtype": "float64"}}]}
+    path = tmp_path / "program.json"
+    path.write_text(json.dumps(program, allow_nan=False))
+    inputs_path, outputs_path = tmp_path / "inputs.pt", tmp_path / "outputs.pt"
+    torch.save([], inputs_path)
+    tool("dice-reference-run", "--program", path, "--inputs", inputs_path,
+         "--outputs", outputs_path)
+    (out,) = torch.load(outputs_path)
+    expected = torch.full((3,), value, dtype=torch.float64)
+    if math.isnan(value):
+        assert out.isnan().all()
+    else:
+        assert out.numpy().tobytes() == expected.numpy().tobytes()
+
+
+def test_bad_values_are_refused():
+    for bad in (None, True, "Infinity", "nan:0x7ff0000000000000", [1.0]):
+        with pytest.raises(ValueError):
+            value_from_json(bad)
