@@ -30,9 +30,18 @@ struct ScaffoldPass : public mlir::dice::impl::DiceScaffoldBase<ScaffoldPass> {
       }
       ::dice::ScaffoldText text =
           ::dice::renderScaffold(*program, request.getFingerprint().str());
-      request.setScaffoldAttr(ScaffoldAttr::get(
-          request.getContext(), program->toJson(), text.reference, text.prefix,
-          text.suffix, text.signature, text.infillPrompt, text.endToEndPrompt));
+      // Checked: the attribute's verifier reads the program back, so a
+      // program its JSON does not carry whole is an error here, at the
+      // request, and never an attribute that later readers half-parse.
+      std::string json = program->toJson();
+      ScaffoldAttr scaffold = ScaffoldAttr::getChecked(
+          [&] { return request.emitOpError(); }, request.getContext(),
+          StringRef(json), StringRef(text.reference), StringRef(text.prefix),
+          StringRef(text.suffix), StringRef(text.signature),
+          StringRef(text.infillPrompt), StringRef(text.endToEndPrompt));
+      if (!scaffold)
+        return WalkResult::interrupt();
+      request.setScaffoldAttr(scaffold);
       ++numScaffolded;
       return WalkResult::advance();
     });

@@ -303,11 +303,21 @@ LogicalResult Builder::translateConstant(arith::ConstantOp op) {
   auto number = [](Attribute a) -> std::optional<double> {
     if (auto f = dyn_cast<FloatAttr>(a))
       return f.getValueAsDouble();
-    if (auto i = dyn_cast<IntegerAttr>(a))
-      return i.getType().isInteger(1) ? static_cast<double>(i.getValue().getBoolValue())
-                                      : static_cast<double>(i.getValue().getSExtValue());
+    if (auto i = dyn_cast<IntegerAttr>(a)) {
+      if (i.getType().isInteger(1))
+        return static_cast<double>(i.getValue().getBoolValue());
+      // The program holds constants as doubles: an integer beyond 2^53 may
+      // not survive, and is refused rather than rounded.
+      int64_t v = i.getValue().getSExtValue();
+      double d = static_cast<double>(v);
+      if (d >= 0x1p63 || static_cast<int64_t>(d) != v)
+        return std::nullopt;
+      return d;
+    }
     return std::nullopt;
   };
+  if (isa<IntegerAttr>(value) && !number(value))
+    return fail(op, "holds an integer that a double does not represent exactly");
   if (auto scalar = number(value)) {
     values[op.getResult()] = emit("scalar", {}, t, {}, *scalar);
     return success();

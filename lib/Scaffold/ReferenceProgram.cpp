@@ -6,9 +6,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <array>
+#include <bit>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <set>
 
 namespace dice {
@@ -70,31 +74,282 @@ const std::map<std::string, Signature> &vocabulary() {
   return table;
 }
 
-nlohmann::json typeToJson(const TensorType &type) {
+using Json = nlohmann::json;
+
+Json typeToJson(const TensorType &type) {
   return {{"shape", type.shape}, {"dtype", dtypeName(type.dtype)}};
 }
 
-bool typeFromJson(const nlohmann::json &j, TensorType &type, std::string &error) {
-  if (!j.is_object() || !j.contains("shape") || !j.contains("dtype") ||
-      !j["shape"].is_array() || !j["dtype"].is_string()) {
-    error = "a tensor type needs 'shape' (array) and 'dtype' (string)";
-    return false;
-  }
-  for (const auto &d : j["shape"]) {
-    if (!d.is_number_integer() || d.get<int64_t>() < 0) {
-      error = "shape entries must be non-negative integers";
-      return false;
-    }
-    type.shape.push_back(d.get<int64_t>());
-  }
-  auto dtype = parseDType(j["dtype"].get<std::string>());
-  if (!dtype) {
-    error = "unknown dtype '" + j["dtype"].get<std::string>() + "'";
-    return false;
-  }
-  type.dtype = *dtype;
-  return true;
+/// A finite value as a JSON number (nlohmann writes the shortest digits
+/// that read back exactly), any other as its string.
+Json floatToJson(double value) {
+  if (std::optional<std::string> text = floatToJsonString(value))
+    return *text;
+  return value;
 }
+
+Error fieldError(std::string key, std::string message) {
+  Error error(std::move(message));
+  error.key = std::move(key);
+  return error;
+}
+
+/// Accepts any JSON and records where the first syntax error is.
+class SyntaxErrorLocator : public nlohmann::json_sax<Json> {
+public:
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t &) override { return true; }
+  bool string(string_t &) override { return true; }
+  bool binary(binary_t &) override { return true; }
+  bool start_object(std::size_t) override { return true; }
+  bool key(string_t &) override { return true; }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t position, const std::string &,
+                   const nlohmann::detail::exception &error) override {
+    message = error.what();
+    // "[json.exception.parse_error.101] parse error at line 1, column 5:
+    // syntax error ...": the line and column go to the Error's fields.
+    if (size_t close = message.find("] "); close != std::string::npos)
+      message.erase(0, close + 2);
+    if (message.starts_with("parse error"))
+      if (size_t colon = message.find(": "); colon != std::string::npos)
+        message.erase(0, colon + 2);
+    offset = position ? position - 1 : 0; // nlohmann's is one past the fault
+    return false;
+  }
+
+  std::string message = "not JSON";
+  size_t offset = 0;
+};
+
+Error syntaxError(std::string_view text) {
+  SyntaxErrorLocator locator;
+  Json::sax_parse(text, &locator);
+  Error error(locator.message);
+  size_t offset = std::min(locator.offset, text.size());
+  error.line = 1;
+  size_t lineStart = 0;
+  for (size_t i = 0; i < offset; ++i)
+    if (text[i] == '\n') {
+      ++error.line;
+      lineStart = i + 1;
+    }
+  error.column = static_cast<unsigned>(offset - lineStart + 1);
+  return error;
+}
+
+/// Rejects keys of `object` that are not in `known`: a misspelt field would
+/// otherwise read as absent.
+Status checkKeys(const Json &object, const std::string &where,
+                 std::initializer_list<const char *> known) {
+  for (const auto &[name, value] : object.items())
+    if (std::find_if(known.begin(), known.end(), [&](const char *k) {
+          return name == k;
+        }) == known.end())
+      return fieldError(where + (where.empty() ? "" : ".") + name,
+                        "is not a field of " +
+                            (where.empty() ? std::string("a reference program")
+                                           : where));
+  return {};
+}
+
+/// The field `name` of `object`, which must be there.
+Result<const Json *> field(const Json &object, const std::string &where,
+                           const char *name) {
+  auto it = object.find(name);
+  if (it == object.end())
+    return fieldError(where + (where.empty() ? "" : ".") + name, "is missing");
+  return &*it;
+}
+
+/// An integer in [min, max]; nlohmann holds large positive ones unsigned.
+Result<int64_t> readInteger(const Json &j, const std::string &key, int64_t min,
+                            int64_t max) {
+  std::string range =
+      "must be an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+  if (j.is_number_unsigned()) {
+    uint64_t u = j.get<uint64_t>();
+    if (u > static_cast<uint64_t>(max))
+      return fieldError(key, range);
+    return static_cast<int64_t>(u);
+  }
+  if (!j.is_number_integer())
+    return fieldError(key, range);
+  int64_t v = j.get<int64_t>();
+  if (v < min || v > max)
+    return fieldError(key, range);
+  return v;
+}
+
+Result<double> readFloat(const Json &j, const std::string &key) {
+  if (j.is_number())
+    return j.get<double>();
+  if (j.is_string())
+    if (std::optional<double> v = floatFromJsonString(j.get_ref<const std::string &>()))
+      return *v;
+  return fieldError(key, "must be a number or one of \"inf\", \"-inf\", "
+                         "\"nan\", \"-nan\", \"nan:0x<bits>\"");
+}
+
+Result<std::vector<int>> readValueNumbers(const Json &j, const std::string &key) {
+  if (!j.is_array())
+    return fieldError(key, "must be an array of value numbers");
+  std::vector<int> out;
+  for (size_t i = 0; i < j.size(); ++i) {
+    Result<int64_t> v = readInteger(j[i], key + "[" + std::to_string(i) + "]", 0,
+                                    std::numeric_limits<int>::max());
+    if (!v)
+      return v.error();
+    out.push_back(static_cast<int>(*v));
+  }
+  return out;
+}
+
+Result<TensorType> readType(const Json &j, const std::string &key) {
+  if (!j.is_object())
+    return fieldError(key, "must be a tensor type {\"shape\": [...], \"dtype\": ...}");
+  if (Status keys = checkKeys(j, key, {"shape", "dtype"}); !keys)
+    return keys.error();
+  Result<const Json *> shape = field(j, key, "shape");
+  if (!shape)
+    return shape.error();
+  if (!(*shape)->is_array())
+    return fieldError(key + ".shape", "must be an array of sizes");
+  TensorType type;
+  for (size_t i = 0; i < (*shape)->size(); ++i) {
+    Result<int64_t> size = readInteger((**shape)[i], key + ".shape[" + std::to_string(i) + "]",
+                                       0, std::numeric_limits<int64_t>::max());
+    if (!size)
+      return size.error();
+    type.shape.push_back(*size);
+  }
+  Result<const Json *> dtype = field(j, key, "dtype");
+  if (!dtype)
+    return dtype.error();
+  std::optional<DType> parsed;
+  if ((*dtype)->is_string())
+    parsed = parseDType((*dtype)->get<std::string>());
+  if (!parsed)
+    return fieldError(key + ".dtype", "must be a torch dtype name, got " + (*dtype)->dump());
+  type.dtype = *parsed;
+  return type;
+}
+
+Result<RefOp> readOp(const Json &j, size_t index) {
+  std::string key = "ops[" + std::to_string(index) + "]";
+  if (!j.is_object())
+    return fieldError(key, "must be an object");
+  if (Status keys = checkKeys(j, key, {"fn", "args", "ints", "value", "type"}); !keys)
+    return keys.error();
+  RefOp op;
+  Result<const Json *> fn = field(j, key, "fn");
+  if (!fn)
+    return fn.error();
+  if (!(*fn)->is_string())
+    return fieldError(key + ".fn", "must be a string");
+  op.fn = (*fn)->get<std::string>();
+  Result<const Json *> args = field(j, key, "args");
+  if (!args)
+    return args.error();
+  Result<std::vector<int>> values = readValueNumbers(**args, key + ".args");
+  if (!values)
+    return values.error();
+  op.args = values.take();
+  if (auto ints = j.find("ints"); ints != j.end()) {
+    if (!ints->is_object())
+      return fieldError(key + ".ints", "must be an object of integer arrays");
+    for (const auto &[name, list] : ints->items()) {
+      std::string at = key + ".ints." + name;
+      if (!list.is_array())
+        return fieldError(at, "must be an array of integers");
+      std::vector<int64_t> &out = op.ints[name];
+      for (size_t i = 0; i < list.size(); ++i) {
+        Result<int64_t> v = readInteger(list[i], at + "[" + std::to_string(i) + "]",
+                                        std::numeric_limits<int64_t>::min(),
+                                        std::numeric_limits<int64_t>::max());
+        if (!v)
+          return v.error();
+        out.push_back(*v);
+      }
+    }
+  }
+  if (auto value = j.find("value"); value != j.end()) {
+    Result<double> v = readFloat(*value, key + ".value");
+    if (!v)
+      return v.error();
+    op.value = *v;
+  }
+  Result<const Json *> type = field(j, key, "type");
+  if (!type)
+    return type.error();
+  Result<TensorType> parsed = readType(**type, key + ".type");
+  if (!parsed)
+    return parsed.error();
+  op.type = parsed.take();
+  return op;
+}
+
+Result<ReferenceProgram> readProgram(const Json &j) {
+  if (!j.is_object())
+    return Error("a reference program must be a JSON object");
+  if (Status keys = checkKeys(j, "", {"inputs", "ops", "outputs"}); !keys)
+    return keys.error();
+  ReferenceProgram program;
+  Result<const Json *> inputs = field(j, "", "inputs");
+  if (!inputs)
+    return inputs.error();
+  if (!(*inputs)->is_array())
+    return fieldError("inputs", "must be an array of tensor types");
+  for (size_t i = 0; i < (*inputs)->size(); ++i) {
+    Result<TensorType> type = readType((**inputs)[i], "inputs[" + std::to_string(i) + "]");
+    if (!type)
+      return type.error();
+    program.inputs.push_back(type.take());
+  }
+  Result<const Json *> ops = field(j, "", "ops");
+  if (!ops)
+    return ops.error();
+  if (!(*ops)->is_array())
+    return fieldError("ops", "must be an array of operations");
+  for (size_t i = 0; i < (*ops)->size(); ++i) {
+    Result<RefOp> op = readOp((**ops)[i], i);
+    if (!op)
+      return op.error();
+    program.ops.push_back(op.take());
+  }
+  Result<const Json *> outputs = field(j, "", "outputs");
+  if (!outputs)
+    return outputs.error();
+  Result<std::vector<int>> values = readValueNumbers(**outputs, "outputs");
+  if (!values)
+    return values.error();
+  program.outputs = values.take();
+  if (std::string problem = program.validate(); !problem.empty())
+    return Error(problem);
+  return program;
+}
+
+/// Sizes non-negative, and an element count that fits int64_t.
+std::string checkType(const TensorType &type) {
+  int64_t count = 1;
+  for (int64_t size : type.shape) {
+    if (size < 0)
+      return "negative size " + std::to_string(size);
+    if (size != 0 && count > std::numeric_limits<int64_t>::max() / size)
+      return "more elements than int64_t counts";
+    count *= size;
+  }
+  return "";
+}
+
+/// The bits of the NaN that std::numeric_limits names, and of its negation.
+constexpr uint64_t kQuietNaN = 0x7ff8000000000000ULL;
+constexpr uint64_t kSignBit = 0x8000000000000000ULL;
 
 } // namespace
 
@@ -131,6 +386,49 @@ bool isFloatingPoint(DType dtype) {
          dtype == DType::BFloat16 || dtype == DType::Float64;
 }
 
+std::optional<std::string> floatToJsonString(double value) {
+  if (std::isfinite(value))
+    return std::nullopt;
+  if (std::isinf(value))
+    return std::string(value > 0 ? "inf" : "-inf");
+  uint64_t bits = std::bit_cast<uint64_t>(value);
+  if (bits == kQuietNaN)
+    return std::string("nan");
+  if (bits == (kQuietNaN | kSignBit))
+    return std::string("-nan");
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "nan:0x%016llx",
+                static_cast<unsigned long long>(bits));
+  return std::string(buffer);
+}
+
+std::optional<double> floatFromJsonString(std::string_view text) {
+  if (text == "inf")
+    return std::numeric_limits<double>::infinity();
+  if (text == "-inf")
+    return -std::numeric_limits<double>::infinity();
+  if (text == "nan")
+    return std::bit_cast<double>(kQuietNaN);
+  if (text == "-nan")
+    return std::bit_cast<double>(kQuietNaN | kSignBit);
+  constexpr std::string_view prefix = "nan:0x";
+  if (!text.starts_with(prefix) || text.size() != prefix.size() + 16)
+    return std::nullopt;
+  uint64_t bits = 0;
+  for (char c : text.substr(prefix.size())) {
+    int digit = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                       : -1;
+    if (digit < 0)
+      return std::nullopt;
+    bits = bits << 4 | static_cast<uint64_t>(digit);
+  }
+  double value = std::bit_cast<double>(bits);
+  if (!std::isnan(value))
+    return std::nullopt; // infinities and numbers have their own spelling
+  return value;
+}
+
 std::string formatFloat(double value) {
   char buffer[32];
   for (int precision = 1; precision <= 17; ++precision) {
@@ -164,99 +462,45 @@ int ReferenceProgram::add(RefOp op) {
 }
 
 std::string ReferenceProgram::toJson() const {
-  nlohmann::json j;
-  j["inputs"] = nlohmann::json::array();
+  Json j;
+  j["inputs"] = Json::array();
   for (const TensorType &t : inputs)
     j["inputs"].push_back(typeToJson(t));
-  j["ops"] = nlohmann::json::array();
+  j["ops"] = Json::array();
   for (const RefOp &op : ops) {
-    nlohmann::json o = {{"fn", op.fn}, {"args", op.args}, {"type", typeToJson(op.type)}};
+    Json o = {{"fn", op.fn}, {"args", op.args}, {"type", typeToJson(op.type)}};
     if (!op.ints.empty())
       o["ints"] = op.ints;
-    if (op.value != 0)
-      o["value"] = op.value;
+    // Only +0.0 is left out: -0.0 == 0 too, but it is another constant.
+    if (std::bit_cast<uint64_t>(op.value) != 0)
+      o["value"] = floatToJson(op.value);
     j["ops"].push_back(std::move(o));
   }
   j["outputs"] = outputs;
   return j.dump();
 }
 
-std::optional<ReferenceProgram>
-ReferenceProgram::fromJson(const std::string &text, std::string &error) {
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) {
-    error = "not a JSON object";
+Result<ReferenceProgram> ReferenceProgram::fromJson(std::string_view text) {
+  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded())
+    return syntaxError(text);
+  return readProgram(j);
+}
+
+std::optional<ReferenceProgram> ReferenceProgram::fromJson(const std::string &text,
+                                                           std::string &error) {
+  Result<ReferenceProgram> program = fromJson(std::string_view(text));
+  if (!program) {
+    // The caller puts this in a diagnostic of its own: no "error: ".
+    const Error &e = program.error();
+    error = e.key.empty() ? "" : e.key + ": ";
+    if (e.line)
+      error += "line " + std::to_string(e.line) + ", column " +
+               std::to_string(e.column) + ": ";
+    error += e.message;
     return std::nullopt;
   }
-  for (const char *key : {"inputs", "ops", "outputs"})
-    if (!j.contains(key) || !j[key].is_array()) {
-      error = std::string("missing array '") + key + "'";
-      return std::nullopt;
-    }
-  ReferenceProgram program;
-  for (const auto &t : j["inputs"]) {
-    TensorType type;
-    if (!typeFromJson(t, type, error))
-      return std::nullopt;
-    program.inputs.push_back(type);
-  }
-  for (const auto &o : j["ops"]) {
-    RefOp op;
-    if (!o.is_object() || !o.contains("fn") || !o["fn"].is_string() ||
-        !o.contains("args") || !o["args"].is_array() || !o.contains("type")) {
-      error = "op " + std::to_string(program.ops.size()) +
-              " needs 'fn', 'args' and 'type'";
-      return std::nullopt;
-    }
-    op.fn = o["fn"].get<std::string>();
-    for (const auto &a : o["args"]) {
-      if (!a.is_number_integer()) {
-        error = "op '" + op.fn + "': arguments must be value numbers";
-        return std::nullopt;
-      }
-      op.args.push_back(a.get<int>());
-    }
-    if (o.contains("ints")) {
-      if (!o["ints"].is_object()) {
-        error = "op '" + op.fn + "': 'ints' must be an object";
-        return std::nullopt;
-      }
-      for (const auto &[name, values] : o["ints"].items()) {
-        if (!values.is_array()) {
-          error = "op '" + op.fn + "': attribute '" + name + "' must be an array";
-          return std::nullopt;
-        }
-        for (const auto &v : values) {
-          if (!v.is_number_integer()) {
-            error = "op '" + op.fn + "': attribute '" + name + "' must hold integers";
-            return std::nullopt;
-          }
-          op.ints[name].push_back(v.get<int64_t>());
-        }
-      }
-    }
-    if (o.contains("value")) {
-      if (!o["value"].is_number()) {
-        error = "op '" + op.fn + "': 'value' must be a number";
-        return std::nullopt;
-      }
-      op.value = o["value"].get<double>();
-    }
-    if (!typeFromJson(o["type"], op.type, error))
-      return std::nullopt;
-    program.ops.push_back(std::move(op));
-  }
-  for (const auto &v : j["outputs"]) {
-    if (!v.is_number_integer()) {
-      error = "outputs must be value numbers";
-      return std::nullopt;
-    }
-    program.outputs.push_back(v.get<int>());
-  }
-  error = program.validate();
-  if (!error.empty())
-    return std::nullopt;
-  return program;
+  return program.take();
 }
 
 std::string ReferenceProgram::validate() const {
@@ -279,7 +523,19 @@ std::string ReferenceProgram::validate() const {
     for (const char *name : sig.ints)
       if (!op.ints.count(name))
         return where + ": missing attribute '" + name + "'";
+    if (std::string problem = checkType(op.type); !problem.empty())
+      return where + ": " + problem;
+    // Both backends turn an integer constant into an int64_t: that must be
+    // defined (no NaN, infinity or fraction, within int64's range).
+    bool holdsValue = op.fn == "scalar" || op.fn == "full" || op.fn == "pad";
+    if (holdsValue && !isFloatingPoint(op.type.dtype) && op.type.dtype != DType::Bool &&
+        !(std::trunc(op.value) == op.value && op.value >= -0x1p63 && op.value < 0x1p63))
+      return where + ": value " + formatFloat(op.value) + " is not a value of " +
+             dtypeName(op.type.dtype);
   }
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (std::string problem = checkType(inputs[i]); !problem.empty())
+      return "input " + std::to_string(i) + ": " + problem;
   int count = static_cast<int>(inputs.size() + ops.size());
   if (outputs.empty())
     return "the program returns nothing";

@@ -16,6 +16,7 @@ import torch
 import torch.nn.functional as F
 
 from build_tree import BUILD_DIR
+from dice.reference_program import value_to_json
 
 REFERENCE_RUN = BUILD_DIR / "bin" / "dice-reference-run"
 # DICE_TEST_DEVICE=cuda runs both backends on the GPU (the reference stays on the CPU).
@@ -43,7 +44,7 @@ class Program:
         if ints:
             entry["ints"] = {k: list(v) for k, v in ints.items()}
         if value is not None:
-            entry["value"] = value
+            entry["value"] = value_to_json(value)
         self.ops.append(entry)
         return len(self.inputs) + len(self.ops) - 1
 
@@ -502,7 +503,8 @@ def _expect_error(tmp_path, document, inputs, *needles, mode="--program"):
 def test_errors(tmp_path):
     p = Program(([2, 3], F32))
     good = p.ret(p.op("exp", [0], [2, 3], F32)).json()
-    _expect_error(tmp_path, "{not json", [torch.zeros(2, 3)], "not a JSON object")
+    _expect_error(tmp_path, "{not json", [torch.zeros(2, 3)],
+                  "doc.json:1:3: error: syntax error while parsing object key")
     bad_op = json.loads(json.dumps(good))
     bad_op["ops"][0]["fn"] = "frobnicate"
     _expect_error(tmp_path, bad_op, [torch.zeros(2, 3)], "op 0 ('frobnicate')",
@@ -524,4 +526,5 @@ def test_errors(tmp_path):
     _expect_error(tmp_path, plan, [torch.zeros(2, 3)], "step 1 (weight 2)", "bytes",
                   mode="--plan")
     plan["steps"][0]["program"] = bad_op
-    _expect_error(tmp_path, plan, [torch.zeros(2, 3)], "step 0", "frobnicate", mode="--plan")
+    _expect_error(tmp_path, plan, [torch.zeros(2, 3)], "steps[0].program: op 0 ('frobnicate')",
+                  mode="--plan")

@@ -381,9 +381,9 @@ TEST_F(AtenExecutorTest, InputMismatchesNameTheInput) {
 }
 
 TEST_F(AtenExecutorTest, BadProgramsAreErrors) {
-  std::string error;
-  EXPECT_FALSE(ReferenceProgram::fromJson("{\"inputs\": [", error));
-  EXPECT_FALSE(error.empty());
+  Result<ReferenceProgram> truncated = ReferenceProgram::fromJson("{\"inputs\": [");
+  ASSERT_FALSE(truncated);
+  EXPECT_EQ(truncated.error().line, 1u);
 
   Builder unknown;
   unknown.op("frobnicate", {}, {});

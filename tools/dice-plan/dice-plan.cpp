@@ -199,7 +199,12 @@ private:
     llvm::json::Object step{{"kind", "program"}};
     if (auto request = dyn_cast<mlir::dice::KernelRequestOp>(op)) {
       if (mlir::dice::ScaffoldAttr scaffold = request.getScaffoldAttr()) {
-        program = ::dice::ReferenceProgram::fromJson(scaffold.getProgram().str(), whyNot);
+        ::dice::Result<::dice::ReferenceProgram> parsed =
+            ::dice::ReferenceProgram::fromJson(scaffold.getProgram().str());
+        if (!parsed)
+          return op->emitError() << "dice-plan: the scaffold's program: "
+                                 << parsed.error().format();
+        program = parsed.take();
         python = scaffold.getReference().str();
         // The compiler's own declaration: callers never re-derive it.
         step["signature"] = scaffold.getSignature().str();

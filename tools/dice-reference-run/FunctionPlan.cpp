@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstring>
+#include <limits>
 #include <map>
 
 namespace dice {
@@ -15,31 +16,51 @@ namespace {
 
 using nlohmann::json;
 
-std::optional<TensorType> parseType(const json &j, std::string &error) {
+Error fieldError(std::string key, std::string message) {
+  Error error(std::move(message));
+  error.key = std::move(key);
+  return error;
+}
+
+/// A program's error, located inside the plan: its key under `prefix`.
+Error nested(Error error, const std::string &prefix) {
+  error.key = error.key.empty() ? prefix : prefix + "." + error.key;
+  return error;
+}
+
+Result<TensorType> parseType(const json &j, const std::string &key) {
   // A one-input program is the simplest way to reuse the program's checks.
   json wrapper = {{"inputs", json::array({j})},
                   {"ops", json::array()},
                   {"outputs", json::array({0})}};
-  auto program = ReferenceProgram::fromJson(wrapper.dump(), error);
-  if (!program)
-    return std::nullopt;
+  Result<ReferenceProgram> program = ReferenceProgram::fromJson(wrapper.dump());
+  if (!program) {
+    Error error = program.error();
+    if (error.key.starts_with("inputs[0]"))
+      error.key = key + error.key.substr(9);
+    else
+      error.key = key;
+    return error;
+  }
   return program->inputs[0];
 }
 
-bool parseValueList(const json &j, const char *key, std::vector<int> &out,
-                    std::string &error) {
-  if (!j.contains(key) || !j[key].is_array()) {
-    error = std::string("needs an array '") + key + "'";
-    return false;
-  }
-  for (const json &v : j[key]) {
-    if (!v.is_number_integer() || v.get<int64_t>() < 0) {
-      error = std::string("'") + key + "' must hold value numbers";
-      return false;
-    }
+Result<std::vector<int>> parseValueList(const json &j, const std::string &where,
+                                        const char *name) {
+  std::string key = where.empty() ? name : where + "." + name;
+  auto it = j.find(name);
+  if (it == j.end() || !it->is_array())
+    return fieldError(key, "must be an array of value numbers");
+  std::vector<int> out;
+  for (size_t i = 0; i < it->size(); ++i) {
+    const json &v = (*it)[i];
+    if (!v.is_number_integer() || v.get<int64_t>() < 0 ||
+        v.get<int64_t>() > std::numeric_limits<int>::max())
+      return fieldError(key + "[" + std::to_string(i) + "]",
+                        "must be a value number");
     out.push_back(v.get<int>());
   }
-  return true;
+  return out;
 }
 
 bool parseHex(const std::string &hex, std::vector<uint8_t> &bytes) {
@@ -64,64 +85,75 @@ bool parseHex(const std::string &hex, std::vector<uint8_t> &bytes) {
   return true;
 }
 
-bool parseStep(const json &j, PlanStep &step, std::string &error) {
-  if (!j.is_object() || !j.contains("kind") || !j["kind"].is_string()) {
-    error = "needs a string 'kind'";
-    return false;
-  }
-  std::string kind = j["kind"].get<std::string>();
-  if (kind == "weight") {
-    step.kind = PlanStep::Kind::Weight;
-    if (!j.contains("result") || !j["result"].is_number_integer() ||
-        j["result"].get<int64_t>() < 0) {
-      error = "weight needs a value number 'result'";
-      return false;
-    }
-    step.result = j["result"].get<int>();
-    if (!j.contains("type")) {
-      error = "weight needs a 'type'";
-      return false;
-    }
-    auto type = parseType(j["type"], error);
-    if (!type)
-      return false;
-    step.type = *type;
-    if (!j.contains("data") || !j["data"].is_string() ||
-        !parseHex(j["data"].get<std::string>(), step.bytes)) {
-      error = "weight needs 'data', a hex string of its bytes";
-      return false;
-    }
-    return true;
-  }
+Result<PlanStep> parseWeight(const json &j, const std::string &key) {
+  PlanStep step;
+  step.kind = PlanStep::Kind::Weight;
+  auto result = j.find("result");
+  if (result == j.end() || !result->is_number_integer() ||
+      result->get<int64_t>() < 0 ||
+      result->get<int64_t>() > std::numeric_limits<int>::max())
+    return fieldError(key + ".result", "a weight needs a value number 'result'");
+  step.result = result->get<int>();
+  auto type = j.find("type");
+  if (type == j.end())
+    return fieldError(key + ".type", "a weight needs a 'type'");
+  Result<TensorType> parsed = parseType(*type, key + ".type");
+  if (!parsed)
+    return parsed.error();
+  step.type = parsed.take();
+  auto data = j.find("data");
+  if (data == j.end() || !data->is_string() ||
+      !parseHex(data->get<std::string>(), step.bytes))
+    return fieldError(key + ".data",
+                      "a weight needs 'data', a hex string of its bytes");
+  return step;
+}
+
+Result<PlanStep> parseStep(const json &j, const std::string &key) {
+  if (!j.is_object())
+    return fieldError(key, "must be an object");
+  auto kindField = j.find("kind");
+  if (kindField == j.end() || !kindField->is_string())
+    return fieldError(key + ".kind", "must be a string");
+  std::string kind = kindField->get<std::string>();
+  if (kind == "weight")
+    return parseWeight(j, key);
+  PlanStep step;
   if (kind == "program") {
     step.kind = PlanStep::Kind::Program;
-    if (!parseValueList(j, "args", step.args, error) ||
-        !parseValueList(j, "results", step.results, error))
-      return false;
-    if (j.contains("request") && j["request"].is_string())
-      step.request = j["request"].get<std::string>();
-    if (!j.contains("program") || !j["program"].is_object()) {
-      error = "program step needs an object 'program'";
-      return false;
+    if (auto request = j.find("request"); request != j.end()) {
+      if (!request->is_string())
+        return fieldError(key + ".request", "must be a fingerprint string");
+      step.request = request->get<std::string>();
     }
-    auto program = ReferenceProgram::fromJson(j["program"].dump(), error);
-    if (!program)
-      return false;
-    step.program = std::move(*program);
-    return true;
-  }
-  if (kind == "kernel") {
+    auto program = j.find("program");
+    if (program == j.end() || !program->is_object())
+      return fieldError(key + ".program",
+                        "a program step needs an object 'program'");
+    Result<ReferenceProgram> parsed = ReferenceProgram::fromJson(program->dump());
+    if (!parsed)
+      return nested(parsed.error(), key + ".program");
+    step.program = parsed.take();
+  } else if (kind == "kernel") {
     step.kind = PlanStep::Kind::Kernel;
-    if (!j.contains("fingerprint") || !j["fingerprint"].is_string()) {
-      error = "kernel step needs a string 'fingerprint'";
-      return false;
-    }
-    step.fingerprint = j["fingerprint"].get<std::string>();
-    return parseValueList(j, "args", step.args, error) &&
-           parseValueList(j, "results", step.results, error);
+    auto fingerprint = j.find("fingerprint");
+    if (fingerprint == j.end() || !fingerprint->is_string())
+      return fieldError(key + ".fingerprint",
+                        "a kernel step needs a string 'fingerprint'");
+    step.fingerprint = fingerprint->get<std::string>();
+  } else {
+    return fieldError(key + ".kind", "unknown kind '" + kind +
+                                         "' (known: weight, program, kernel)");
   }
-  error = "unknown kind '" + kind + "' (known: weight, program, kernel)";
-  return false;
+  Result<std::vector<int>> args = parseValueList(j, key, "args");
+  if (!args)
+    return args.error();
+  step.args = args.take();
+  Result<std::vector<int>> results = parseValueList(j, key, "results");
+  if (!results)
+    return results.error();
+  step.results = results.take();
+  return step;
 }
 
 std::string stepName(const PlanStep &step, size_t index) {
@@ -153,42 +185,44 @@ at::Tensor makeWeight(const PlanStep &step, c10::Device device,
 
 } // namespace
 
-std::optional<FunctionPlan> FunctionPlan::fromJson(const std::string &text,
-                                                   std::string &error) {
+Result<FunctionPlan> FunctionPlan::fromJson(std::string_view text) {
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) {
-    error = "the plan is not a JSON object";
-    return std::nullopt;
+  if (j.is_discarded()) {
+    // The program's parse says where the syntax error is.
+    Result<ReferenceProgram> located = ReferenceProgram::fromJson(text);
+    return located ? Error("the plan is not JSON") : located.error();
   }
+  if (!j.is_object())
+    return Error("a plan must be a JSON object");
   FunctionPlan plan;
-  if (j.contains("function") && j["function"].is_string())
-    plan.function = j["function"].get<std::string>();
-  if (!j.contains("arguments") || !j["arguments"].is_array() ||
-      !j.contains("steps") || !j["steps"].is_array()) {
-    error = "the plan needs arrays 'arguments' and 'steps'";
-    return std::nullopt;
+  if (auto function = j.find("function"); function != j.end()) {
+    if (!function->is_string())
+      return fieldError("function", "must be a string");
+    plan.function = function->get<std::string>();
   }
-  for (const json &a : j["arguments"]) {
-    auto type = parseType(a, error);
-    if (!type) {
-      error =
-          "argument " + std::to_string(plan.arguments.size()) + ": " + error;
-      return std::nullopt;
-    }
-    plan.arguments.push_back(*type);
+  auto arguments = j.find("arguments");
+  if (arguments == j.end() || !arguments->is_array())
+    return fieldError("arguments", "must be an array of tensor types");
+  for (size_t i = 0; i < arguments->size(); ++i) {
+    Result<TensorType> type =
+        parseType((*arguments)[i], "arguments[" + std::to_string(i) + "]");
+    if (!type)
+      return type.error();
+    plan.arguments.push_back(type.take());
   }
-  for (const json &s : j["steps"]) {
-    PlanStep step;
-    if (!parseStep(s, step, error)) {
-      error = "step " + std::to_string(plan.steps.size()) + ": " + error;
-      return std::nullopt;
-    }
-    plan.steps.push_back(std::move(step));
+  auto steps = j.find("steps");
+  if (steps == j.end() || !steps->is_array())
+    return fieldError("steps", "must be an array of steps");
+  for (size_t i = 0; i < steps->size(); ++i) {
+    Result<PlanStep> step = parseStep((*steps)[i], "steps[" + std::to_string(i) + "]");
+    if (!step)
+      return step.error();
+    plan.steps.push_back(step.take());
   }
-  if (!parseValueList(j, "outputs", plan.outputs, error)) {
-    error = "the plan " + error;
-    return std::nullopt;
-  }
+  Result<std::vector<int>> outputs = parseValueList(j, "", "outputs");
+  if (!outputs)
+    return outputs.error();
+  plan.outputs = outputs.take();
   return plan;
 }
 

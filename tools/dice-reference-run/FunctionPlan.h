@@ -11,12 +11,14 @@
 #define DICE_TOOLS_FUNCTIONPLAN_H
 
 #include "dice/Scaffold/ReferenceProgram.h"
+#include "dice/Support/Result.h"
 
 #include <ATen/core/Tensor.h>
 
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace dice {
@@ -47,9 +49,9 @@ struct FunctionPlan {
   std::vector<PlanStep> steps;
   std::vector<int> outputs;
 
-  /// Parses the plan JSON; on failure returns nullopt and sets `error`.
-  static std::optional<FunctionPlan> fromJson(const std::string &text,
-                                              std::string &error);
+  /// Parses the plan JSON, whole or not at all: the error's `key` names
+  /// the field at fault ("steps[2].program.ops[0].value").
+  static Result<FunctionPlan> fromJson(std::string_view text);
 };
 
 /// Runs `plan` on `arguments` (all on one device; weights are moved there).

@@ -119,10 +119,16 @@ int run(const Options &options) {
   if (!readFile(jsonPath, text, error))
     return fail(error);
 
+  // A parse error is printed located: file, line and column, the field.
+  auto located = [&](dice::Error parseError) {
+    parseError.file = jsonPath;
+    std::cerr << "dice-reference-run: " << parseError.format() << "\n";
+    return 1;
+  };
   if (options.printPython) {
-    auto program = dice::ReferenceProgram::fromJson(text, error);
+    auto program = dice::ReferenceProgram::fromJson(text);
     if (!program)
-      return fail(jsonPath + ": " + error);
+      return located(program.error());
     std::cout << dice::renderPythonModel(*program);
     return 0;
   }
@@ -137,18 +143,18 @@ int run(const Options &options) {
     t = t.to(device);
 
   if (!options.program.empty()) {
-    auto program = dice::ReferenceProgram::fromJson(text, error);
+    auto program = dice::ReferenceProgram::fromJson(text);
     if (!program)
-      return fail(jsonPath + ": " + error);
+      return located(program.error());
     dice::ReferenceRun result =
         dice::runReferenceProgram(*program, inputs, device);
     if (!result.ok())
       return fail(jsonPath + ": " + result.error);
     outputs = std::move(result.outputs);
   } else {
-    auto plan = dice::FunctionPlan::fromJson(text, error);
+    auto plan = dice::FunctionPlan::fromJson(text);
     if (!plan)
-      return fail(jsonPath + ": " + error);
+      return located(plan.error());
     dice::KernelCaller kernels;
     if (!options.manifest.empty()) {
       std::optional<dice::KernelCaller> opened =

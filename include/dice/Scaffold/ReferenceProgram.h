@@ -34,10 +34,13 @@
 #ifndef DICE_SCAFFOLD_REFERENCEPROGRAM_H
 #define DICE_SCAFFOLD_REFERENCEPROGRAM_H
 
+#include "dice/Support/Result.h"
+
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace dice {
@@ -63,7 +66,7 @@ struct RefOp {
   std::string fn;
   std::vector<int> args;                           ///< value numbers
   std::map<std::string, std::vector<int64_t>> ints; ///< dims, shape, stride...
-  double value = 0;                                ///< scalar/full/pad value
+  double value = 0; ///< scalar/full/pad value: any double, -0.0, inf, NaN
   TensorType type;                                 ///< result type
 };
 
@@ -77,14 +80,31 @@ struct ReferenceProgram {
   /// Adds an op and returns its value number.
   int add(RefOp op);
 
+  /// The JSON form (docs/reference-program.md). Every `value` reads back
+  /// bit for bit: finite ones as JSON numbers, the others as the strings of
+  /// floatToJsonString.
   std::string toJson() const;
-  /// Parses what toJson wrote; on failure returns nullopt and sets `error`.
+  /// Parses what toJson wrote, then validate()s it. The program is whole or
+  /// not returned: the error's `key` names the field at fault
+  /// ("ops[3].value"), its line and column a JSON syntax error.
+  static Result<ReferenceProgram> fromJson(std::string_view text);
+  /// The same parse for callers that have not moved to Result yet (the
+  /// dialect's verifiers): nullopt and "key: line L, column C: message"
+  /// (the parts there are) on failure.
   static std::optional<ReferenceProgram> fromJson(const std::string &text,
                                                   std::string &error);
   /// Checks arity, value numbering and attributes of every op; an empty
   /// string means well-formed. Both backends call it before running.
   std::string validate() const;
 };
+
+/// How JSON spells a float that it has no number for: "inf", "-inf",
+/// "nan" (the default quiet NaN), "-nan" (the same with its sign bit set),
+/// and "nan:0x<16 hex digits>" (the bits of any other NaN); nullopt for a
+/// finite `value`, which JSON writes as a number.
+std::optional<std::string> floatToJsonString(double value);
+/// The inverse of floatToJsonString; nullopt for any other string.
+std::optional<double> floatFromJsonString(std::string_view text);
 
 /// The shortest decimal spelling of a finite `value` that reads back as
 /// exactly `value`, always a float token (`2.0`, `0.1`, `1e-05`): how

@@ -179,7 +179,7 @@ func.func @suffix_disagrees_with_signature(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @program_not_json(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+2 {{scaffold program is not a reference program: not a JSON object}}
+  // expected-error @+2 {{scaffold program is not a reference program: line 1, column 1: syntax error while parsing value}}
   %r = dice.kernel_request "0123456789abcdef" level(1) (%x) : (tensor<4xf32>) -> tensor<4xf32>
       scaffold <program = "x0 = torch.relu(x0)", reference = "r", prefix = "", suffix = "void dice_forward();", signature = "void dice_forward();", infill_prompt = "", end_to_end_prompt = ""> {
   ^bb0(%a: tensor<4xf32>):

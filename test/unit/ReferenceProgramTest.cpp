@@ -1,0 +1,214 @@
+//===- ReferenceProgramTest.cpp - the reference program's JSON ------------===//
+//
+// Every double a program holds reads back bit for bit (infinities, NaNs,
+// -0.0, denormals, the largest numbers, float32 constants), and every
+// malformed program is an error that names its field, never a program.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dice/Scaffold/Fingerprint.h"
+#include "dice/Scaffold/ReferenceProgram.h"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <random>
+
+namespace dice {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+/// x0 + full(value) + scalar(value) padded with value: the three ops that
+/// hold a value.
+ReferenceProgram holding(double value, DType dtype = DType::Float32) {
+  ReferenceProgram p;
+  TensorType t{{2, 3}, dtype};
+  p.inputs = {t};
+  RefOp full{"full", {}, {}, value, t};
+  RefOp scalar{"scalar", {}, {}, value, TensorType{{}, dtype}};
+  int f = p.add(full);
+  int s = p.add(scalar);
+  int a = p.add(RefOp{"add", {0, f}, {}, 0, t});
+  int b = p.add(RefOp{"add", {a, s}, {}, 0, t});
+  RefOp pad{"pad", {b}, {{"low", {0, 1}}, {"high", {1, 0}}}, value,
+            TensorType{{3, 4}, dtype}};
+  p.outputs = {p.add(pad)};
+  return p;
+}
+
+uint64_t bits(double v) { return std::bit_cast<uint64_t>(v); }
+
+void expectRoundTrip(double value) {
+  ReferenceProgram program = holding(value);
+  ASSERT_EQ(program.validate(), "");
+  std::string text = program.toJson();
+  Result<ReferenceProgram> back = ReferenceProgram::fromJson(text);
+  ASSERT_TRUE(back) << back.error().format() << "\n" << text;
+  for (int op : {0, 1, 4})
+    EXPECT_EQ(bits(back->ops[op].value), bits(value))
+        << "op " << op << " of " << text;
+  EXPECT_EQ(fingerprintOf(*back), fingerprintOf(program)) << text;
+  EXPECT_EQ(back->toJson(), text);
+}
+
+TEST(ReferenceProgramJson, SpecialValuesRoundTripExactly) {
+  const double quietNaN = std::numeric_limits<double>::quiet_NaN();
+  for (double v :
+       {kInf, -kInf, quietNaN, -quietNaN, std::bit_cast<double>(0x7ff0000000000001ULL),
+        std::bit_cast<double>(0xfff8000000000123ULL), 0.0, -0.0,
+        std::numeric_limits<double>::denorm_min(), -std::numeric_limits<double>::denorm_min(),
+        std::numeric_limits<double>::min(), std::numeric_limits<double>::max(),
+        -std::numeric_limits<double>::max(), 1e308, 1e-308, 0.1, 1.0 / 3.0, -2.5})
+    expectRoundTrip(v);
+}
+
+TEST(ReferenceProgramJson, Float32ConstantsRoundTripExactly) {
+  for (float f : {std::numeric_limits<float>::max(), std::numeric_limits<float>::min(),
+                  std::numeric_limits<float>::denorm_min(), std::nextafter(1.0f, 2.0f),
+                  0.1f, -0.0f, -std::numeric_limits<float>::infinity(),
+                  std::numeric_limits<float>::quiet_NaN()})
+    expectRoundTrip(static_cast<double>(f));
+}
+
+TEST(ReferenceProgramJson, RandomBitPatternsRoundTripExactly) {
+  std::mt19937_64 random(42);
+  for (int i = 0; i < 2000; ++i)
+    expectRoundTrip(std::bit_cast<double>(random()));
+}
+
+TEST(ReferenceProgramJson, NonFiniteValuesAreStrings) {
+  EXPECT_NE(holding(-kInf).toJson().find("\"value\":\"-inf\""), std::string::npos);
+  EXPECT_NE(holding(kInf).toJson().find("\"value\":\"inf\""), std::string::npos);
+  EXPECT_NE(holding(std::nan("")).toJson().find("\"value\":\"nan\""), std::string::npos);
+  EXPECT_EQ(holding(-kInf).toJson().find("null"), std::string::npos);
+  // -0.0 == 0, but it is written: only +0.0 is left out.
+  EXPECT_NE(holding(-0.0).toJson().find("\"value\":-0.0"), std::string::npos);
+  EXPECT_EQ(holding(0.0).toJson().find("\"value\""), std::string::npos);
+}
+
+TEST(ReferenceProgramJson, FloatStrings) {
+  EXPECT_EQ(floatToJsonString(1.5), std::nullopt);
+  EXPECT_EQ(floatToJsonString(std::bit_cast<double>(0x7ff0000000000001ULL)),
+            "nan:0x7ff0000000000001");
+  EXPECT_EQ(floatFromJsonString("Infinity"), std::nullopt);
+  EXPECT_EQ(floatFromJsonString("1.5"), std::nullopt);
+  EXPECT_EQ(floatFromJsonString("nan:0x7ff0000000000000"), std::nullopt); // inf
+  EXPECT_EQ(floatFromJsonString("nan:0x7ff8"), std::nullopt);
+  EXPECT_EQ(floatFromJsonString("nan:0x7FF8000000000001"), std::nullopt);
+}
+
+/// `json`'s parse fails with `key` and a message holding `message`.
+void expectError(const std::string &json, const std::string &key,
+                 const std::string &message) {
+  Result<ReferenceProgram> program = ReferenceProgram::fromJson(json);
+  ASSERT_FALSE(program) << json;
+  EXPECT_EQ(program.error().key, key) << json << "\n" << program.error().format();
+  EXPECT_NE(program.error().message.find(message), std::string::npos)
+      << json << "\n" << program.error().format();
+}
+
+const std::string kType = R"({"shape": [], "dtype": "float32"})";
+
+std::string withOp(const std::string &op) {
+  return R"({"inputs": [], "ops": [)" + op + R"(], "outputs": [0]})";
+}
+
+TEST(ReferenceProgramJson, MalformedPiecesAreLocatedErrors) {
+  // The encoding nlohmann-json used to write for infinities.
+  expectError(withOp(R"({"fn": "scalar", "args": [], "value": null, "type": )" + kType + "}"),
+              "ops[0].value", "must be a number");
+  expectError(withOp(R"({"fn": "scalar", "args": [], "value": "Infinity", "type": )" + kType + "}"),
+              "ops[0].value", "\"inf\"");
+  expectError(withOp(R"({"fn": "scalar", "args": [], "value": [1], "type": )" + kType + "}"),
+              "ops[0].value", "must be a number");
+  expectError(withOp(R"({"args": [], "type": )" + kType + "}"), "ops[0].fn", "is missing");
+  expectError(withOp(R"({"fn": 3, "args": [], "type": )" + kType + "}"), "ops[0].fn",
+              "must be a string");
+  expectError(withOp(R"({"fn": "scalar", "type": )" + kType + "}"), "ops[0].args", "is missing");
+  expectError(withOp(R"({"fn": "scalar", "args": null, "type": )" + kType + "}"), "ops[0].args",
+              "array");
+  expectError(withOp(R"({"fn": "exp", "args": [4294967296], "type": )" + kType + "}"),
+              "ops[0].args[0]", "integer in");
+  expectError(withOp(R"({"fn": "exp", "args": [-1], "type": )" + kType + "}"),
+              "ops[0].args[0]", "integer in");
+  expectError(withOp(R"({"fn": "scalar", "args": []})"), "ops[0].type", "is missing");
+  expectError(withOp(R"({"fn": "scalar", "args": [], "type": {"shape": []}})"),
+              "ops[0].type.dtype", "is missing");
+  expectError(withOp(R"({"fn": "scalar", "args": [], "type": {"shape": [], "dtype": "float8"}})"),
+              "ops[0].type.dtype", "float8");
+  expectError(withOp(R"({"fn": "full", "args": [], "type": {"shape": [2, -1], "dtype": "float32"}})"),
+              "ops[0].type.shape[1]", "integer in");
+  expectError(withOp(R"({"fn": "full", "args": [], "type": {"shape": [18446744073709551615], "dtype": "float32"}})"),
+              "ops[0].type.shape[0]", "integer in");
+  expectError(withOp(R"({"fn": "sum", "args": [], "ints": {"dims": [1.5]}, "type": )" + kType + "}"),
+              "ops[0].ints.dims[0]", "integer");
+  expectError(withOp(R"({"fn": "sum", "args": [], "ints": [], "type": )" + kType + "}"),
+              "ops[0].ints", "object");
+  expectError(withOp(R"({"fn": "scalar", "args": [], "vaule": 1, "type": )" + kType + "}"),
+              "ops[0].vaule", "is not a field");
+  expectError(R"({"inputs": [], "ops": []})", "outputs", "is missing");
+  expectError(R"({"inputs": {}, "ops": [], "outputs": [0]})", "inputs", "array");
+  expectError(R"({"inputs": [3], "ops": [], "outputs": [0]})", "inputs[0]", "tensor type");
+  expectError(R"({"inputs": [], "ops": [], "outputs": [0], "extra": 1})", "extra",
+              "is not a field");
+  expectError(R"({"inputs": [], "ops": [], "outputs": ["0"]})", "outputs[0]", "integer");
+  expectError("[1, 2]", "", "must be a JSON object");
+}
+
+TEST(ReferenceProgramJson, InvalidValuesAreErrors) {
+  // Both backends make an int64_t of an integer constant.
+  for (double v : {kInf, std::nan(""), 0.5, 0x1p63}) {
+    Result<ReferenceProgram> program =
+        ReferenceProgram::fromJson(holding(v, DType::Int64).toJson());
+    ASSERT_FALSE(program) << v;
+    EXPECT_NE(program.error().message.find("is not a value of int64"), std::string::npos)
+        << program.error().format();
+  }
+  EXPECT_TRUE(ReferenceProgram::fromJson(holding(-0x1p63, DType::Int64).toJson()));
+  EXPECT_TRUE(ReferenceProgram::fromJson(holding(kInf, DType::Bool).toJson()));
+  // An element count past int64_t.
+  Result<ReferenceProgram> huge = ReferenceProgram::fromJson(
+      R"({"inputs": [{"shape": [4294967296, 4294967296], "dtype": "float32"}],
+          "ops": [], "outputs": [0]})");
+  ASSERT_FALSE(huge);
+  EXPECT_NE(huge.error().message.find("more elements"), std::string::npos);
+}
+
+TEST(ReferenceProgramJson, SyntaxErrorsHaveLineAndColumn) {
+  Result<ReferenceProgram> program =
+      ReferenceProgram::fromJson("{\"inputs\": [],\n \"ops\": [}, \"outputs\": [0]}");
+  ASSERT_FALSE(program);
+  EXPECT_EQ(program.error().line, 2u);
+  EXPECT_EQ(program.error().column, 10u);
+  EXPECT_EQ(program.error().message.find("parse error at"), std::string::npos)
+      << program.error().message;
+  Result<ReferenceProgram> empty = ReferenceProgram::fromJson("");
+  ASSERT_FALSE(empty);
+  EXPECT_EQ(empty.error().line, 1u);
+}
+
+TEST(ReferenceProgramJson, TheStringFormFormatsTheError) {
+  std::string error;
+  EXPECT_FALSE(ReferenceProgram::fromJson(
+      withOp(R"({"fn": "scalar", "args": [], "value": null, "type": )" + kType + "}"), error));
+  EXPECT_EQ(error, "ops[0].value: must be a number or one of \"inf\", "
+                   "\"-inf\", \"nan\", \"-nan\", \"nan:0x<bits>\"");
+}
+
+TEST(ReferencePythonPrinter, SpellsSpecialValuesAsPython) {
+  std::string inf = renderPythonModel(holding(-kInf));
+  EXPECT_NE(inf.find("float('-inf')"), std::string::npos) << inf;
+  EXPECT_NE(renderPythonModel(holding(kInf)).find("float('inf')"), std::string::npos);
+  EXPECT_NE(renderPythonModel(holding(std::nan(""))).find("float('nan')"), std::string::npos);
+  std::string negativeZero = renderPythonModel(holding(-0.0));
+  EXPECT_NE(negativeZero.find("-0.0"), std::string::npos) << negativeZero;
+  EXPECT_NE(renderPythonModel(holding(1e308)).find("1e+308"), std::string::npos);
+  std::string denormal = renderPythonModel(holding(std::numeric_limits<double>::denorm_min()));
+  EXPECT_NE(denormal.find("5e-324"), std::string::npos) << denormal;
+}
+
+} // namespace
+} // namespace dice
