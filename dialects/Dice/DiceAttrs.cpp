@@ -97,10 +97,11 @@ ScaffoldAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                      StringRef program, StringRef reference, StringRef prefix,
                      StringRef suffix, StringRef signature,
                      StringRef infillPrompt, StringRef endToEndPrompt) {
-  std::string why;
-  if (!::dice::ReferenceProgram::fromJson(program.str(), why))
+  if (::dice::Result<::dice::ReferenceProgram> parsed =
+          ::dice::ReferenceProgram::fromJson(program.str());
+      !parsed)
     return emitError() << "scaffold program is not a reference program: "
-                       << why;
+                       << parsed.error().describe();
   if (reference.empty())
     return emitError() << "scaffold has an empty reference program";
   if (!signature.contains("dice_forward"))

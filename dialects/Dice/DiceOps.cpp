@@ -65,9 +65,11 @@ LogicalResult KernelRequestOp::verify() {
   if (ScaffoldAttr scaffold = getScaffoldAttr()) {
     // The attribute verified that the program parses; here it must also be
     // a function of exactly this request's operands and results.
-    std::string why;
-    auto program = ::dice::ReferenceProgram::fromJson(
-        scaffold.getProgram().str(), why);
+    ::dice::Result<::dice::ReferenceProgram> program =
+        ::dice::ReferenceProgram::fromJson(scaffold.getProgram().str());
+    if (!program)
+      return emitOpError() << "scaffold program is not a reference program: "
+                           << program.error().describe();
     if (program->inputs.size() != getInputs().size() ||
         program->outputs.size() != getNumResults())
       return emitOpError() << "scaffold program takes "

@@ -487,22 +487,6 @@ Result<ReferenceProgram> ReferenceProgram::fromJson(std::string_view text) {
   return readProgram(j);
 }
 
-std::optional<ReferenceProgram> ReferenceProgram::fromJson(const std::string &text,
-                                                           std::string &error) {
-  Result<ReferenceProgram> program = fromJson(std::string_view(text));
-  if (!program) {
-    // The caller puts this in a diagnostic of its own: no "error: ".
-    const Error &e = program.error();
-    error = e.key.empty() ? "" : e.key + ": ";
-    if (e.line)
-      error += "line " + std::to_string(e.line) + ", column " +
-               std::to_string(e.column) + ": ";
-    error += e.message;
-    return std::nullopt;
-  }
-  return program.take();
-}
-
 std::string ReferenceProgram::validate() const {
   const auto &vocab = vocabulary();
   for (size_t i = 0; i < ops.size(); ++i) {

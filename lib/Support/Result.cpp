@@ -2,6 +2,17 @@
 
 #include "dice/Support/Result.h"
 
+std::string dice::Error::describe() const {
+  std::string out = key.empty() ? "" : key + ": ";
+  if (line) {
+    out += "line " + std::to_string(line);
+    if (column)
+      out += ", column " + std::to_string(column);
+    out += ": ";
+  }
+  return out + message;
+}
+
 std::string dice::Error::format() const {
   std::string out = file;
   if (!file.empty() && line) {

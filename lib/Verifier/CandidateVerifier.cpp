@@ -54,11 +54,10 @@ void decide(Pending &p, VerdictStatus status, std::string reason) {
 /// inputs, a list exactly when it has several results.
 std::string checkAgainstProgram(const DiceForwardSignature &signature,
                                 const std::string &programJson) {
-  std::string error;
-  std::optional<ReferenceProgram> program =
-      ReferenceProgram::fromJson(programJson, error);
+  Result<ReferenceProgram> program = ReferenceProgram::fromJson(programJson);
   if (!program)
-    return "the reference program does not parse: " + error;
+    return "the reference program does not parse: " +
+           program.error().describe();
   if (std::string problem = program->validate(); !problem.empty())
     return "the reference program is malformed: " + problem;
   if (signature.parameters.size() != program->inputs.size())

@@ -190,12 +190,13 @@ TEST(ReferenceProgramJson, SyntaxErrorsHaveLineAndColumn) {
   EXPECT_EQ(empty.error().line, 1u);
 }
 
-TEST(ReferenceProgramJson, TheStringFormFormatsTheError) {
-  std::string error;
-  EXPECT_FALSE(ReferenceProgram::fromJson(
-      withOp(R"({"fn": "scalar", "args": [], "value": null, "type": )" + kType + "}"), error));
-  EXPECT_EQ(error, "ops[0].value: must be a number or one of \"inf\", "
-                   "\"-inf\", \"nan\", \"-nan\", \"nan:0x<bits>\"");
+TEST(ReferenceProgramJson, TheDescribedErrorNamesTheField) {
+  Result<ReferenceProgram> program = ReferenceProgram::fromJson(
+      withOp(R"({"fn": "scalar", "args": [], "value": null, "type": )" + kType + "}"));
+  ASSERT_FALSE(program);
+  EXPECT_EQ(program.error().describe(),
+            "ops[0].value: must be a number or one of \"inf\", "
+            "\"-inf\", \"nan\", \"-nan\", \"nan:0x<bits>\"");
 }
 
 TEST(ReferencePythonPrinter, SpellsSpecialValuesAsPython) {

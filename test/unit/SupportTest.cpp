@@ -39,6 +39,18 @@ TEST(ErrorFormat, PrintsOnlyTheKnownParts) {
   EXPECT_EQ(lineOnly.format(), "error: orphan line");
 }
 
+TEST(ErrorDescribe, LeavesTheFileAndSeverityToTheCaller) {
+  Error error("prog.json", "expected a number");
+  error.key = "ops[3].value";
+  error.line = 2;
+  error.column = 98;
+  EXPECT_EQ(error.describe(), "ops[3].value: line 2, column 98: expected a number");
+  error.column = 0;
+  error.key.clear();
+  EXPECT_EQ(error.describe(), "line 2: expected a number");
+  EXPECT_EQ(Error("plain").describe(), "plain");
+}
+
 TEST(Result, HoldsAValueOrAnError) {
   Result<std::unique_ptr<int>> value = std::make_unique<int>(42);
   ASSERT_TRUE(value);

@@ -185,14 +185,13 @@ bool parseRequest(const Json &json, dice::DynamicCheckRequest &request,
     error = "\"program\" must be a reference program object";
     return false;
   }
-  std::string programError;
-  std::optional<dice::ReferenceProgram> program =
-      dice::ReferenceProgram::fromJson(json["program"].dump(), programError);
+  dice::Result<dice::ReferenceProgram> program =
+      dice::ReferenceProgram::fromJson(json["program"].dump());
   if (!program) {
-    error = "program: " + programError;
+    error = "program: " + program.error().describe();
     return false;
   }
-  request.program = std::move(*program);
+  request.program = program.take();
   return true;
 }
 

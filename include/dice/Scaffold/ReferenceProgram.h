@@ -88,11 +88,6 @@ struct ReferenceProgram {
   /// not returned: the error's `key` names the field at fault
   /// ("ops[3].value"), its line and column a JSON syntax error.
   static Result<ReferenceProgram> fromJson(std::string_view text);
-  /// The same parse for callers that have not moved to Result yet (the
-  /// dialect's verifiers): nullopt and "key: line L, column C: message"
-  /// (the parts there are) on failure.
-  static std::optional<ReferenceProgram> fromJson(const std::string &text,
-                                                  std::string &error);
   /// Checks arity, value numbering and attributes of every op; an empty
   /// string means well-formed. Both backends call it before running.
   std::string validate() const;

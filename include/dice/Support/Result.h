@@ -34,6 +34,9 @@ struct Error {
   /// `file:line:column: error: key: message`, the form compilers print; the
   /// parts that are unknown are left out.
   std::string format() const;
+  /// `key: line L, column C: message` (the parts there are), for a caller
+  /// that puts the error inside a diagnostic of its own.
+  std::string describe() const;
 };
 
 /// A `T`, or the `Error` that prevented it. Test it before use:
