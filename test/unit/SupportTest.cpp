@@ -39,6 +39,18 @@ TEST(ErrorFormat, PrintsOnlyTheKnownParts) {
   EXPECT_EQ(lineOnly.format(), "error: orphan line");
 }
 
+TEST(ErrorDescribe, IsTheFormatWithoutTheSeverity) {
+  Error located("dice.toml", 3, 7, "sampling.top_k", "must be at least 1");
+  EXPECT_EQ(located.describe(),
+            "dice.toml:3:7: sampling.top_k: must be at least 1");
+  EXPECT_EQ(Error("kernels.db", "is not a SQLite database").describe(),
+            "kernels.db: is not a SQLite database");
+  Error keyOnly("missing");
+  keyOnly.key = "hidden_size";
+  EXPECT_EQ(keyOnly.describe(), "hidden_size: missing");
+  EXPECT_EQ(Error("no file at all").describe(), "no file at all");
+}
+
 TEST(Result, HoldsAValueOrAnError) {
   Result<std::unique_ptr<int>> value = std::make_unique<int>(42);
   ASSERT_TRUE(value);
