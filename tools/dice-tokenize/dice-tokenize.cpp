@@ -116,7 +116,7 @@ int main(int argc, char **argv) {
               : decode               ? Mode::Decode
               : chat                 ? Mode::Chat
                                      : Mode::Encode;
-  dice::TokenizerOrError tokenizer = dice::Tokenizer::load(dir);
+  dice::Result<dice::Tokenizer> tokenizer = dice::Tokenizer::load(dir);
   if (!tokenizer) {
     std::fprintf(stderr, "%s\n", tokenizer.error().format().c_str());
     return 1;
