@@ -110,7 +110,7 @@ int importRecords(const std::string &dbPath, const std::string &file) {
     std::cerr << file << ": error: cannot open\n";
     return 1;
   }
-  dice::KernelDatabaseOrError db = dice::KernelDatabase::open(dbPath);
+  dice::Result<dice::KernelDatabase> db = dice::KernelDatabase::open(dbPath);
   if (!db) {
     std::cerr << db.error().format() << "\n";
     return 1;
@@ -127,14 +127,16 @@ int importRecords(const std::string &dbPath, const std::string &file) {
       std::cerr << file << ":" << number << ": error: " << why << "\n";
       return 1;
     }
-    if (dice::KernelDatabaseStatus failed = db->put(key, record)) {
-      std::cerr << file << ":" << number << ": " << failed->format() << "\n";
+    if (dice::Status stored = db->put(key, record); !stored) {
+      std::cerr << file << ":" << number << ": " << stored.error().format()
+                << "\n";
       return 1;
     }
     if (chosen)
-      if (dice::KernelDatabaseStatus failed =
-              db->choose(key, record.candidateHash)) {
-        std::cerr << file << ":" << number << ": " << failed->format() << "\n";
+      if (dice::Status recorded = db->choose(key, record.candidateHash);
+          !recorded) {
+        std::cerr << file << ":" << number << ": " << recorded.error().format()
+                  << "\n";
         return 1;
       }
     ++count;
@@ -144,7 +146,7 @@ int importRecords(const std::string &dbPath, const std::string &file) {
 }
 
 int listKey(const std::string &dbPath, const dice::KernelKey &key) {
-  dice::KernelDatabaseOrError db =
+  dice::Result<dice::KernelDatabase> db =
       dice::KernelDatabase::open(dbPath, dice::OpenMode::ReadOnly);
   if (!db) {
     std::cerr << db.error().format() << "\n";
