@@ -364,9 +364,8 @@ PipelineVerifier::verify(const std::vector<VerificationRequest> &requests) {
     const VerificationRequest &c = requests[i];
     Pending &p = pending[i];
     p.verdict.fingerprint = c.fingerprint;
-    std::string error;
-    std::optional<DiceForwardSignature> signature =
-        parseDiceForwardSignature(c.signature, error);
+    Result<DiceForwardSignature> signature =
+        parseDiceForwardSignature(c.signature);
     if (c.isCudaSource) {
       p.cudaSource = c.text;
     } else {
@@ -380,7 +379,7 @@ PipelineVerifier::verify(const std::vector<VerificationRequest> &requests) {
     }
     p.verdict.candidateHash = sha256Hex(p.cudaSource);
     if (!signature) {
-      decide(p, VerdictStatus::CompileError, error);
+      decide(p, VerdictStatus::CompileError, signature.error().message);
       continue;
     }
     if (!c.programJson.empty())

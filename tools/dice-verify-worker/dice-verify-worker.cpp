@@ -253,16 +253,16 @@ int main(int argc, char **argv) {
     writeLine(replyFd, ready);
     return 1;
   }
-  std::string error;
-  std::unique_ptr<dice::DynamicChecker> checker = dice::createDynamicChecker(
-      deviceName == "cuda" ? dice::CheckDevice::Cuda : dice::CheckDevice::Cpu,
-      error);
-  if (!checker) {
+  dice::Result<std::unique_ptr<dice::DynamicChecker>> created =
+      dice::createDynamicChecker(deviceName == "cuda" ? dice::CheckDevice::Cuda
+                                                      : dice::CheckDevice::Cpu);
+  if (!created) {
     ready["ready"] = false;
-    ready["error"] = error;
+    ready["error"] = created.error().message;
     writeLine(replyFd, ready);
     return 1;
   }
+  std::unique_ptr<dice::DynamicChecker> checker = created.take();
   const dice::CheckerInfo &info = checker->info();
   ready["ready"] = true;
   ready["gpu"] = info.gpu;
