@@ -12,6 +12,7 @@
 #include "dice/Sandbox/Subprocess.h"
 #include "dice/Sandbox/WorkerPool.h"
 #include "dice/Scaffold/ReferenceProgram.h"
+#include "dice/Support/File.h"
 #include "dice/Support/Sha256.h"
 #include "dice/VerifierCore/Extraction.h"
 #include "dice/VerifierCore/ForwardSignature.h"
@@ -91,9 +92,9 @@ std::string prologuePch(const AnalysisOptions &analysis,
   for (auto it = fs::recursive_directory_iterator(analysis.prologueDir, ec);
        !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
     if (it->is_regular_file()) {
-      std::ifstream in(it->path());
+      Result<std::string> text = readFile(it->path().string());
       key.updateField(it->path().string());
-      key.updateField(std::string(std::istreambuf_iterator<char>(in), {}));
+      key.updateField(text ? *text : std::string());
     }
   fs::path pch = fs::path(cacheDir) / "pch" / (key.finishHex() + ".pch");
   if (fs::exists(pch))

@@ -24,6 +24,7 @@
 #include "dice/KernelDB/KernelDatabase.h"
 #include "dice/Scaffold/Scaffold.h"
 #include "dice/Support/CommandLine.h"
+#include "dice/Support/File.h"
 #include "dice/Support/Sha256.h"
 
 #include <nlohmann/json.hpp>
@@ -90,11 +91,11 @@ std::string parseRecord(const std::string &line, const std::string &file,
       std::filesystem::path path = object["artifact"].get<std::string>();
       if (path.is_relative())
         path = std::filesystem::path(file).parent_path() / path;
-      std::ifstream library(path, std::ios::binary);
+      dice::Result<std::string> library = dice::readFile(path.string());
       if (!library)
-        return "cannot read artifact '" + path.string() + "'";
-      record.artifact.emplace(std::istreambuf_iterator<char>(library),
-                              std::istreambuf_iterator<char>());
+        return "cannot read artifact '" + path.string() +
+               "': " + library.error().message;
+      record.artifact.emplace(library->begin(), library->end());
       if (record.artifact->empty())
         return "artifact '" + path.string() + "' is empty";
     }

@@ -293,6 +293,7 @@ int main(int argc, char **argv) {
     if (json.contains("id") && json["id"].is_number_integer())
       reply["id"] = json["id"];
     dice::DynamicCheckRequest request;
+    std::string error;
     if (!json.contains("id") || !json["id"].is_number_integer()) {
       error = "\"id\" must be an integer";
     } else if (!parseRequest(json, request, error)) {
