@@ -141,11 +141,11 @@ BlockDiffusionSampler::BlockDiffusionSampler(Denoiser &denoiser,
                                              SamplerOptions options)
     : denoiser(denoiser), options(std::move(options)) {}
 
-ErrorOr<std::vector<Candidate>>
+Result<std::vector<Candidate>>
 BlockDiffusionSampler::generateCandidates(const std::vector<int32_t> &promptIds,
                                           int n, const SamplingConfig &config) {
   auto invalid = [](const std::string &what) {
-    return ModelError{"invalid sampling configuration: " + what};
+    return Error("invalid sampling configuration: " + what);
   };
   if (n < 1)
     return invalid("candidates must be at least 1");
@@ -159,8 +159,7 @@ BlockDiffusionSampler::generateCandidates(const std::vector<int32_t> &promptIds,
   try {
     return generate(promptIds, n, config);
   } catch (const std::exception &e) {
-    return ModelError{std::string("block-diffusion decoding failed: ") +
-                      e.what()};
+    return Error(std::string("block-diffusion decoding failed: ") + e.what());
   }
 }
 

@@ -60,9 +60,9 @@ std::string shapeString(const std::vector<int64_t> &shape) {
   return out.str();
 }
 
-ModelError tensorError(const std::string &file, const std::string &tensor,
-                       const std::string &what) {
-  return {file + ": tensor '" + tensor + "': " + what};
+Error tensorError(const std::string &file, const std::string &tensor,
+                  const std::string &what) {
+  return Error(file, 0, 0, "tensor '" + tensor + "'", what);
 }
 
 } // namespace
@@ -88,13 +88,13 @@ torch::ScalarType toScalarType(ModelDType dtype) {
   return torch::kFloat32;
 }
 
-ErrorOr<TransformerWeights> loadTransformerWeights(const std::string &dir,
-                                                   const ModelConfig &config,
-                                                   torch::Device device,
-                                                   torch::ScalarType dtype) {
-  ErrorOr<SafetensorsCheckpoint> checkpoint = SafetensorsCheckpoint::open(dir);
+Result<TransformerWeights> loadTransformerWeights(const std::string &dir,
+                                                  const ModelConfig &config,
+                                                  torch::Device device,
+                                                  torch::ScalarType dtype) {
+  Result<SafetensorsCheckpoint> checkpoint = SafetensorsCheckpoint::open(dir);
   if (!checkpoint)
-    return ModelError{checkpoint.error()};
+    return checkpoint.error();
   const auto &tensors = checkpoint->tensors();
 
   TransformerWeights weights;
@@ -139,16 +139,16 @@ ErrorOr<TransformerWeights> loadTransformerWeights(const std::string &dir,
   return weights;
 }
 
-ErrorOr<std::unique_ptr<Transformer>>
+Result<std::unique_ptr<Transformer>>
 Transformer::load(const std::string &dir, torch::Device device,
                   torch::ScalarType dtype) {
-  ErrorOr<ModelConfig> config = loadModelConfig(dir);
+  Result<ModelConfig> config = loadModelConfig(dir);
   if (!config)
-    return ModelError{config.error()};
-  ErrorOr<TransformerWeights> weights =
+    return config.error();
+  Result<TransformerWeights> weights =
       loadTransformerWeights(dir, *config, device, dtype);
   if (!weights)
-    return ModelError{weights.error()};
+    return weights.error();
   return std::make_unique<Transformer>(*config, std::move(*weights));
 }
 

@@ -22,14 +22,15 @@ public:
 
   std::string name() const override { return engineName; }
 
-  CandidatesOrError generateCandidates(const InfillRequest &request, int n,
-                                       const SamplingConfig &params) override {
+  Result<std::vector<Candidate>>
+  generateCandidates(const InfillRequest &request, int n,
+                     const SamplingConfig &params) override {
     // One model, one KV cache: requests take turns.
     std::lock_guard<std::mutex> lock(mutex);
-    ErrorOr<std::vector<Candidate>> decoded =
+    Result<std::vector<Candidate>> decoded =
         sampler.generateCandidates(tokenizer.encode(request.prompt), n, params);
     if (!decoded)
-      return {{}, engineName + ": " + decoded.error()};
+      return Error(engineName + ": " + decoded.error().describe());
     const std::vector<int64_t> &stops = model->config().stopTokenIds;
     for (Candidate &c : *decoded) {
       std::vector<int32_t> text = c.tokens;
@@ -38,7 +39,7 @@ public:
         text.pop_back(); // the stop id is not part of the answer's text
       c.text = tokenizer.decode(text);
     }
-    return {std::move(*decoded), ""};
+    return decoded;
   }
 
 private:
@@ -60,30 +61,31 @@ private:
 
 } // namespace
 
-ErrorOr<std::unique_ptr<InfillEngine>>
-createDiceInfillEngine(const std::string &modelDir, const DiceEngineOptions &options) {
-  TokenizerOrError tokenizer = Tokenizer::load(modelDir);
+Result<std::unique_ptr<InfillEngine>>
+createDiceInfillEngine(const std::string &modelDir,
+                       const DiceEngineOptions &options) {
+  Result<Tokenizer> tokenizer = Tokenizer::load(modelDir);
   if (!tokenizer)
-    return ModelError{tokenizer.error().format()};
-  ErrorOr<ModelConfig> config = loadModelConfig(modelDir);
+    return tokenizer.error();
+  Result<ModelConfig> config = loadModelConfig(modelDir);
   if (!config)
-    return ModelError{config.error()};
+    return config.error();
   ModelDType dtype = config->torchDtype;
   if (!options.dtype.empty()) {
-    ErrorOr<ModelDType> chosen = parseModelDType(options.dtype);
+    Result<ModelDType> chosen = parseModelDType(options.dtype);
     if (!chosen)
-      return ModelError{chosen.error()};
+      return chosen.error();
     dtype = *chosen;
   }
   try {
     torch::Device device(options.device);
     if (device.is_cuda() && !torch::cuda::is_available())
-      return ModelError{"device '" + options.device +
-                        "' requested but no CUDA device is available"};
-    ErrorOr<std::unique_ptr<Transformer>> model =
+      return Error("device '" + options.device +
+                   "' requested but no CUDA device is available");
+    Result<std::unique_ptr<Transformer>> model =
         Transformer::load(modelDir, device, toScalarType(dtype));
     if (!model)
-      return ModelError{model.error()};
+      return model.error();
     // The folder's last component ("dice:DICE-8B"). Plain string work:
     // libtorch.so exports std::filesystem symbols that must not be reached.
     std::string dir = modelDir;
@@ -93,7 +95,7 @@ createDiceInfillEngine(const std::string &modelDir, const DiceEngineOptions &opt
     return std::unique_ptr<InfillEngine>(std::make_unique<DiceInfillEngine>(
         name, *tokenizer, std::move(*model), options.seed));
   } catch (const std::exception &e) {
-    return ModelError{modelDir + ": " + e.what()};
+    return Error(modelDir, e.what());
   }
 }
 

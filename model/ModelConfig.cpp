@@ -4,29 +4,26 @@
 
 #include <nlohmann/json.hpp>
 
-#include <fstream>
-#include <optional>
-#include <sstream>
+#include "dice/Support/File.h"
+
+#include <filesystem>
 
 namespace dice {
 namespace {
 
 using nlohmann::json;
 
-ModelError keyError(std::string_view source, std::string_view key,
-                    std::string_view what) {
-  return {std::string(source) + ": " + std::string(key) + ": " +
-          std::string(what)};
+Error keyError(std::string_view source, std::string_view key,
+               std::string_view what) {
+  return Error(std::string(source), 0, 0, std::string(key), std::string(what));
 }
 
 /// Reads a positive integer key; `required` keys must be present.
-std::optional<ModelError> readInt(const json &j, std::string_view source,
-                                  const char *key, int64_t &out, bool required,
-                                  int64_t min = 1) {
+Status readInt(const json &j, std::string_view source, const char *key,
+               int64_t &out, bool required, int64_t min = 1) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null())
-    return required ? std::optional(keyError(source, key, "missing"))
-                    : std::nullopt;
+    return required ? Status(keyError(source, key, "missing")) : Status();
   if (!it->is_number_integer())
     return keyError(source, key, "expected an integer");
   int64_t value = it->get<int64_t>();
@@ -35,28 +32,28 @@ std::optional<ModelError> readInt(const json &j, std::string_view source,
                     "must be at least " + std::to_string(min) + ", got " +
                         std::to_string(value));
   out = value;
-  return std::nullopt;
+  return {};
 }
 
-std::optional<ModelError> readFloat(const json &j, std::string_view source,
-                                    const char *key, double &out) {
+Status readFloat(const json &j, std::string_view source, const char *key,
+                 double &out) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null())
-    return std::nullopt;
+    return {};
   if (!it->is_number())
     return keyError(source, key, "expected a number");
   out = it->get<double>();
   if (!(out > 0))
     return keyError(source, key, "must be positive");
-  return std::nullopt;
+  return {};
 }
 
 /// `eos_token_id` is an integer or a list of integers.
-std::optional<ModelError> readIds(const json &j, std::string_view source,
-                                  const char *key, std::vector<int64_t> &out) {
+Status readIds(const json &j, std::string_view source, const char *key,
+               std::vector<int64_t> &out) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null())
-    return std::nullopt;
+    return {};
   std::vector<int64_t> ids;
   if (it->is_number_integer()) {
     ids.push_back(it->get<int64_t>());
@@ -70,41 +67,32 @@ std::optional<ModelError> readIds(const json &j, std::string_view source,
     return keyError(source, key, "expected an integer or a list of integers");
   }
   out = std::move(ids);
-  return std::nullopt;
+  return {};
 }
 
-ErrorOr<json> parseJson(std::string_view text, std::string_view source) {
+Result<json> parseJson(std::string_view text, std::string_view source) {
   try {
     json j = json::parse(text);
     if (!j.is_object())
-      return ModelError{std::string(source) + ": expected a JSON object"};
+      return Error(std::string(source), "expected a JSON object");
     return j;
   } catch (const json::parse_error &e) {
-    return ModelError{std::string(source) + ": invalid JSON at byte " +
-                      std::to_string(e.byte)};
+    return Error(std::string(source),
+                 "invalid JSON at byte " + std::to_string(e.byte));
   }
-}
-
-ErrorOr<std::string> readFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return ModelError{path + ": cannot open"};
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 } // namespace
 
-ErrorOr<ModelDType> parseModelDType(std::string_view name) {
+Result<ModelDType> parseModelDType(std::string_view name) {
   if (name == "float32" || name == "fp32" || name == "float")
     return ModelDType::Float32;
   if (name == "float16" || name == "fp16" || name == "half")
     return ModelDType::Float16;
   if (name == "bfloat16" || name == "bf16")
     return ModelDType::BFloat16;
-  return ModelError{"unknown dtype '" + std::string(name) +
-                    "' (expected float32, float16 or bfloat16)"};
+  return Error("unknown dtype '" + std::string(name) +
+               "' (expected float32, float16 or bfloat16)");
 }
 
 std::string_view toString(ModelDType dtype) {
@@ -119,15 +107,15 @@ std::string_view toString(ModelDType dtype) {
   return "?";
 }
 
-ErrorOr<ModelConfig> parseModelConfig(std::string_view text,
-                                      std::string_view source) {
-  ErrorOr<json> parsed = parseJson(text, source);
+Result<ModelConfig> parseModelConfig(std::string_view text,
+                                     std::string_view source) {
+  Result<json> parsed = parseJson(text, source);
   if (!parsed)
-    return ModelError{parsed.error()};
+    return parsed.error();
   const json &j = *parsed;
 
   ModelConfig c;
-  for (auto error :
+  for (const Status &status :
        {readInt(j, source, "hidden_size", c.hiddenSize, true),
         readInt(j, source, "intermediate_size", c.intermediateSize, true),
         readInt(j, source, "num_hidden_layers", c.numHiddenLayers, true),
@@ -139,14 +127,15 @@ ErrorOr<ModelConfig> parseModelConfig(std::string_view text,
         readFloat(j, source, "rope_theta", c.ropeTheta),
         readFloat(j, source, "rms_norm_eps", c.rmsNormEps),
         readIds(j, source, "eos_token_id", c.stopTokenIds)})
-    if (error)
-      return *error;
+    if (!status)
+      return status.error();
 
   // Qwen3 configs may leave these out: defaults as in transformers.
   c.numKeyValueHeads = c.numAttentionHeads;
-  if (auto error = readInt(j, source, "num_key_value_heads",
-                           c.numKeyValueHeads, false))
-    return *error;
+  if (Status status =
+          readInt(j, source, "num_key_value_heads", c.numKeyValueHeads, false);
+      !status)
+    return status.error();
   if (c.headDim == 0) {
     if (c.hiddenSize % c.numAttentionHeads != 0)
       return keyError(source, "head_dim",
@@ -174,36 +163,39 @@ ErrorOr<ModelConfig> parseModelConfig(std::string_view text,
       continue;
     if (!it->is_string())
       return keyError(source, key, "expected a string");
-    ErrorOr<ModelDType> dtype = parseModelDType(it->get<std::string>());
+    Result<ModelDType> dtype = parseModelDType(it->get<std::string>());
     if (!dtype)
-      return keyError(source, key, dtype.error());
+      return keyError(source, key, dtype.error().message);
     c.torchDtype = *dtype;
     break;
   }
   return c;
 }
 
-ErrorOr<ModelConfig> loadModelConfig(const std::string &dir) {
+Result<ModelConfig> loadModelConfig(const std::string &dir) {
   std::string path = dir + "/config.json";
-  ErrorOr<std::string> text = readFile(path);
+  Result<std::string> text = readFile(path);
   if (!text)
-    return ModelError{text.error()};
-  ErrorOr<ModelConfig> config = parseModelConfig(*text, path);
+    return text.error();
+  Result<ModelConfig> config = parseModelConfig(*text, path);
   if (!config)
     return config;
 
   // generation_config.json says where generation stops; it wins over
   // config.json, whose eos_token_id is often only <|endoftext|>.
   std::string genPath = dir + "/generation_config.json";
-  if (std::ifstream(genPath).good()) {
-    ErrorOr<std::string> genText = readFile(genPath);
+  std::error_code ec;
+  if (std::filesystem::exists(genPath, ec)) {
+    Result<std::string> genText = readFile(genPath);
     if (!genText)
-      return ModelError{genText.error()};
-    ErrorOr<json> gen = parseJson(*genText, genPath);
+      return genText.error();
+    Result<json> gen = parseJson(*genText, genPath);
     if (!gen)
-      return ModelError{gen.error()};
-    if (auto error = readIds(*gen, genPath, "eos_token_id", config->stopTokenIds))
-      return *error;
+      return gen.error();
+    if (Status status =
+            readIds(*gen, genPath, "eos_token_id", config->stopTokenIds);
+        !status)
+      return status.error();
   }
   if (config->stopTokenIds.empty())
     config->stopTokenIds = {151645, 151643}; // <|im_end|>, <|endoftext|>

@@ -58,7 +58,7 @@ struct PreTokenizer::Matcher::State {
   }
 };
 
-std::unique_ptr<PreTokenizer> PreTokenizer::create(std::string &error) {
+Result<std::unique_ptr<PreTokenizer>> PreTokenizer::create() {
   std::string pattern = pcre2Pattern();
   int errorCode = 0;
   PCRE2_SIZE errorOffset = 0;
@@ -69,10 +69,10 @@ std::unique_ptr<PreTokenizer> PreTokenizer::create(std::string &error) {
   if (!code->code) {
     PCRE2_UCHAR message[256];
     pcre2_get_error_message(errorCode, message, sizeof(message));
-    error = "cannot compile the pre-tokenization pattern at offset " +
-            std::to_string(errorOffset) + ": " +
-            reinterpret_cast<const char *>(message);
-    return nullptr;
+    return Error("<pre-tokenizer>",
+                 "cannot compile the pre-tokenization pattern at offset " +
+                     std::to_string(errorOffset) + ": " +
+                     reinterpret_cast<const char *>(message));
   }
   // Without JIT (a PCRE2 built without it) matching is slower but the same.
   code->jit = pcre2_jit_compile(code->code, PCRE2_JIT_COMPLETE) == 0;

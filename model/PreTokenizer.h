@@ -9,6 +9,8 @@
 #ifndef DICE_MODEL_PRETOKENIZER_H
 #define DICE_MODEL_PRETOKENIZER_H
 
+#include "dice/Support/Result.h"
+
 #include <memory>
 #include <string>
 #include <string_view>
@@ -18,8 +20,8 @@ namespace dice {
 
 class PreTokenizer {
 public:
-  /// Compiles the pattern; nullptr and `error` set when PCRE2 cannot.
-  static std::unique_ptr<PreTokenizer> create(std::string &error);
+  /// Compiles the pattern, or says why PCRE2 cannot.
+  static Result<std::unique_ptr<PreTokenizer>> create();
   ~PreTokenizer();
 
   /// Scratch state of one thread's matching (PCRE2 match data, JIT stack).

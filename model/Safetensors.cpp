@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dice/Model/Safetensors.h"
+#include "dice/Support/File.h"
 
 #include <nlohmann/json.hpp>
 
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -25,13 +27,13 @@ namespace {
 
 using nlohmann::json;
 
-ModelError fileError(const std::string &path, const std::string &what) {
-  return {path + ": " + what};
+Error fileError(const std::string &path, const std::string &what) {
+  return Error(path, what);
 }
 
-ModelError tensorError(const std::string &path, const std::string &tensor,
-                       const std::string &what) {
-  return {path + ": tensor '" + tensor + "': " + what};
+Error tensorError(const std::string &path, const std::string &tensor,
+                  const std::string &what) {
+  return Error(path, 0, 0, "tensor '" + tensor + "'", what);
 }
 
 std::optional<ModelDType> dtypeFromCode(const std::string &code) {
@@ -57,9 +59,9 @@ const char *dtypeCode(ModelDType dtype) {
 }
 
 /// Checks one header entry against the data section of `dataBytes` bytes.
-ErrorOr<TensorEntry> parseEntry(const std::string &path, const std::string &name,
-                                const json &info, const std::byte *data,
-                                size_t dataBytes) {
+Result<TensorEntry> parseEntry(const std::string &path, const std::string &name,
+                               const json &info, const std::byte *data,
+                               size_t dataBytes) {
   if (!info.is_object())
     return tensorError(path, name, "header entry is not an object");
   auto dtypeIt = info.find("dtype");
@@ -119,7 +121,7 @@ size_t elementSize(ModelDType dtype) {
   return dtype == ModelDType::Float32 ? 4 : 2;
 }
 
-ErrorOr<std::unique_ptr<SafetensorsFile>>
+Result<std::unique_ptr<SafetensorsFile>>
 SafetensorsFile::open(const std::string &path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
@@ -171,9 +173,9 @@ SafetensorsFile::open(const std::string &path) {
   for (const auto &[name, info] : header.items()) {
     if (name == "__metadata__")
       continue;
-    ErrorOr<TensorEntry> entry = parseEntry(path, name, info, data, dataBytes);
+    Result<TensorEntry> entry = parseEntry(path, name, info, data, dataBytes);
     if (!entry)
-      return ModelError{entry.error()};
+      return entry.error();
     file->entries.push_back(std::move(*entry));
   }
   return file;
@@ -184,23 +186,24 @@ SafetensorsFile::~SafetensorsFile() {
     ::munmap(mapping, mappingSize);
 }
 
-ErrorOr<SafetensorsCheckpoint>
+Result<SafetensorsCheckpoint>
 SafetensorsCheckpoint::open(const std::string &dir) {
   SafetensorsCheckpoint checkpoint;
   std::string indexPath = dir + "/model.safetensors.index.json";
-  std::ifstream indexStream(indexPath, std::ios::binary);
 
   // Which files to open, and for a sharded checkpoint which tensor the index
   // puts in which file.
   std::vector<std::string> shardNames;
   std::map<std::string, std::string> indexMap;
-  if (indexStream) {
+  std::error_code ec;
+  if (std::filesystem::exists(indexPath, ec)) {
     checkpoint.source = indexPath;
-    std::ostringstream text;
-    text << indexStream.rdbuf();
+    Result<std::string> text = readFile(indexPath);
+    if (!text)
+      return text.error();
     json index;
     try {
-      index = json::parse(text.str());
+      index = json::parse(*text);
     } catch (const json::parse_error &e) {
       return fileError(indexPath,
                        "invalid JSON at byte " + std::to_string(e.byte));
@@ -223,10 +226,10 @@ SafetensorsCheckpoint::open(const std::string &dir) {
   }
 
   for (const std::string &shard : shardNames) {
-    ErrorOr<std::unique_ptr<SafetensorsFile>> file =
+    Result<std::unique_ptr<SafetensorsFile>> file =
         SafetensorsFile::open(dir + "/" + shard);
     if (!file)
-      return ModelError{file.error()};
+      return file.error();
     const SafetensorsFile *opened = file->get();
     checkpoint.files.push_back(std::move(*file));
     for (const TensorEntry &entry : opened->tensors()) {
@@ -251,9 +254,8 @@ SafetensorsCheckpoint::open(const std::string &dir) {
   return checkpoint;
 }
 
-std::optional<ModelError>
-writeSafetensors(const std::string &path,
-                 const std::vector<TensorToWrite> &tensors) {
+Status writeSafetensors(const std::string &path,
+                        const std::vector<TensorToWrite> &tensors) {
   json header = json::object();
   uint64_t offset = 0;
   for (const TensorToWrite &t : tensors) {
@@ -281,7 +283,7 @@ writeSafetensors(const std::string &path,
     out.write(static_cast<const char *>(t.data), std::streamsize(t.bytes));
   if (!out.flush())
     return fileError(path, "write failed");
-  return std::nullopt;
+  return {};
 }
 
 } // namespace dice

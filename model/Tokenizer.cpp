@@ -12,13 +12,6 @@
 
 namespace dice {
 
-std::string TokenizerError::format() const {
-  std::string out = file;
-  if (line)
-    out += ":" + std::to_string(line);
-  return out + ": error: " + message;
-}
-
 void Tokenizer::Impl::encodeValidUtf8(std::string_view text,
                                       PreTokenizer::Matcher &matcher,
                                       std::vector<int32_t> &ids) const {

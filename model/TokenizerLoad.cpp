@@ -9,16 +9,16 @@
 
 #include "TokenizerImpl.h"
 
+#include "dice/Support/File.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
+#include <filesystem>
 #include <optional>
-#include <sstream>
 
 namespace dice {
 namespace {
@@ -27,22 +27,6 @@ using json = nlohmann::json;
 
 /// Ids above this are refused: tables are sized by the largest id.
 constexpr int64_t kMaxTokenId = (1 << 24) - 1;
-
-/// Reads a whole file; `missing` tells an absent file from an unreadable one.
-std::optional<TokenizerError> readFile(const std::string &path,
-                                       std::string &text, bool &missing) {
-  std::ifstream in(path, std::ios::binary);
-  missing = false;
-  if (!in) {
-    missing = errno == ENOENT;
-    return TokenizerError{path, 0,
-                          std::string("cannot read file: ") + std::strerror(errno)};
-  }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  text = buffer.str();
-  return std::nullopt;
-}
 
 unsigned lineAt(std::string_view text, size_t offset) {
   offset = std::min(offset, text.size());
@@ -132,44 +116,41 @@ private:
   int depth = 0;
 };
 
-std::optional<TokenizerError> readVocab(const std::string &path,
-                                        Tokenizer::Impl &impl) {
-  std::string text;
-  bool missing;
-  if (auto error = readFile(path, text, missing))
-    return error;
+Status readVocab(const std::string &path, Tokenizer::Impl &impl) {
+  Result<std::string> read = readFile(path);
+  if (!read)
+    return read.error();
+  const std::string &text = *read;
   VocabReader reader(impl.vocab);
   if (json::sax_parse(text, &reader))
-    return std::nullopt;
+    return {};
   if (!reader.semanticError.empty())
-    return TokenizerError{path, 0, reader.semanticError};
-  return TokenizerError{path, lineAt(text, reader.errorOffset),
-                        reader.syntaxError};
+    return Error(path, reader.semanticError);
+  return Error(path, lineAt(text, reader.errorOffset), 0, "",
+               reader.syntaxError);
 }
 
-/// Parses a small JSON file into a document; `missing` tells an absent file
-/// (allowed for the optional ones) from a broken one.
-std::optional<TokenizerError> readJson(const std::string &path, json &document,
-                                       bool &missing) {
-  std::string text;
-  if (auto error = readFile(path, text, missing))
-    return error;
-  document = json::parse(text, nullptr, /*allow_exceptions=*/false);
+/// Parses a small JSON file into a document.
+Result<json> readJson(const std::string &path) {
+  Result<std::string> read = readFile(path);
+  if (!read)
+    return read.error();
+  const std::string &text = *read;
+  json document = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!document.is_discarded())
-    return std::nullopt;
+    return document;
   SyntaxErrorCapture capture;
   json::sax_parse(text, &capture);
-  return TokenizerError{path, lineAt(text, capture.errorOffset),
-                        capture.syntaxError};
+  return Error(path, lineAt(text, capture.errorOffset), 0, "",
+               capture.syntaxError);
 }
 
-std::optional<TokenizerError> readMerges(const std::string &path,
-                                         Tokenizer::Impl &impl,
-                                         MergeTable &merges) {
-  std::string text;
-  bool missing;
-  if (auto error = readFile(path, text, missing))
-    return error;
+Status readMerges(const std::string &path, Tokenizer::Impl &impl,
+                  MergeTable &merges) {
+  Result<std::string> read = readFile(path);
+  if (!read)
+    return read.error();
+  const std::string &text = *read;
   merges.reserve(impl.vocab.size());
   std::string_view rest = text;
   int32_t rank = 0;
@@ -185,84 +166,87 @@ std::optional<TokenizerError> readMerges(const std::string &path,
     if (space == std::string_view::npos || space == 0 ||
         space + 1 == line.size() ||
         line.find(' ', space + 1) != std::string_view::npos)
-      return TokenizerError{path, lineNo,
-                            "expected two tokens separated by one space, got \"" +
-                                std::string(line) + "\""};
+      return Error(path, lineNo, 0, "",
+                   "expected two tokens separated by one space, got \"" +
+                       std::string(line) + "\"");
     std::string_view left = line.substr(0, space), right = line.substr(space + 1);
     auto leftIt = impl.vocab.find(left), rightIt = impl.vocab.find(right);
     for (auto [it, token] : {std::pair{leftIt, left}, std::pair{rightIt, right}})
       if (it == impl.vocab.end())
-        return TokenizerError{path, lineNo,
-                              "token \"" + std::string(token) +
-                                  "\" is not in vocab.json"};
+        return Error(path, lineNo, 0, "",
+                     "token \"" + std::string(token) +
+                         "\" is not in vocab.json");
     std::string joined = std::string(left) + std::string(right);
     auto mergedIt = impl.vocab.find(joined);
     if (mergedIt == impl.vocab.end())
-      return TokenizerError{path, lineNo,
-                            "merged token \"" + joined + "\" is not in vocab.json"};
+      return Error(path, lineNo, 0, "",
+                   "merged token \"" + joined + "\" is not in vocab.json");
     merges.insert(leftIt->second, rightIt->second, {rank++, mergedIt->second});
   }
-  return std::nullopt;
+  return {};
 }
 
-std::optional<TokenizerError> addToken(Tokenizer::Impl &impl,
-                                       const std::string &path,
-                                       std::string content, int32_t id) {
+Status addToken(Tokenizer::Impl &impl, const std::string &path,
+                std::string content, int32_t id) {
   if (content.empty())
-    return TokenizerError{path, 0, "added token " + std::to_string(id) +
-                                       " has empty content"};
+    return Error(path,
+                 "added token " + std::to_string(id) + " has empty content");
   impl.addedIds[content] = id;
   impl.addedTokens.push_back({std::move(content), id});
-  return std::nullopt;
+  return {};
 }
 
-std::optional<TokenizerError> readTokenizerConfig(const std::string &path,
-                                                  Tokenizer::Impl &impl) {
-  json config;
-  bool missing;
-  if (auto error = readJson(path, config, missing))
-    return missing ? std::nullopt : error;
+Status readTokenizerConfig(const std::string &path, Tokenizer::Impl &impl) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    return {}; // optional
+  Result<json> read = readJson(path);
+  if (!read)
+    return read.error();
+  const json &config = *read;
   if (!config.is_object())
-    return TokenizerError{path, 0, "the file is not a JSON object"};
+    return Error(path, "the file is not a JSON object");
   auto decoder = config.find("added_tokens_decoder");
   if (decoder == config.end())
-    return std::nullopt;
+    return {};
   if (!decoder->is_object())
-    return TokenizerError{path, 0, "added_tokens_decoder is not an object"};
+    return Error(path, "added_tokens_decoder is not an object");
   for (auto &[key, entry] : decoder->items()) {
     std::string where = "added_tokens_decoder[\"" + key + "\"]: ";
     int32_t id = -1;
     auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), id);
     if (ec != std::errc() || end != key.data() + key.size() || id < 0 ||
         id > kMaxTokenId)
-      return TokenizerError{path, 0, where + "the key is not a token id"};
+      return Error(path, where + "the key is not a token id");
     auto content = entry.find("content");
     if (!entry.is_object() || content == entry.end() || !content->is_string())
-      return TokenizerError{path, 0, where + "no \"content\" string"};
+      return Error(path, where + "no \"content\" string");
     // These change how the token matches (absorbing nearby spaces, whole
     // words only); no Qwen tokenizer sets them and they are not supported.
     for (const char *flag : {"lstrip", "rstrip", "single_word"})
       if (auto it = entry.find(flag); it != entry.end() && *it == true)
-        return TokenizerError{path, 0, where + "\"" + flag +
-                                           "\": true is not supported"};
-    if (auto error = addToken(impl, path, content->get<std::string>(), id))
-      return error;
+        return Error(path, where + "\"" + flag + "\": true is not supported");
+    if (Status added = addToken(impl, path, content->get<std::string>(), id);
+        !added)
+      return added;
   }
-  return std::nullopt;
+  return {};
 }
 
 /// added_tokens.json repeats the added tokens, sometimes spelled otherwise
 /// (SDAR's says "<MASK>" where tokenizer_config.json says "<|MASK|>").
 /// As in transformers, an id already given by tokenizer_config.json keeps
 /// its spelling there; only new ids are added.
-std::optional<TokenizerError> readAddedTokens(const std::string &path,
-                                              Tokenizer::Impl &impl) {
-  json added;
-  bool missing;
-  if (auto error = readJson(path, added, missing))
-    return missing ? std::nullopt : error;
+Status readAddedTokens(const std::string &path, Tokenizer::Impl &impl) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    return {}; // optional
+  Result<json> read = readJson(path);
+  if (!read)
+    return read.error();
+  const json &added = *read;
   if (!added.is_object())
-    return TokenizerError{path, 0, "the file is not a JSON object of token -> id"};
+    return Error(path, "the file is not a JSON object of token -> id");
   std::vector<bool> taken;
   for (const AddedToken &token : impl.addedTokens) {
     if (taken.size() <= static_cast<size_t>(token.id))
@@ -272,22 +256,21 @@ std::optional<TokenizerError> readAddedTokens(const std::string &path,
   for (auto &[content, id] : added.items()) {
     if (!id.is_number_integer() || id.get<int64_t>() < 0 ||
         id.get<int64_t>() > kMaxTokenId)
-      return TokenizerError{path, 0, "entry \"" + content +
-                                         "\": the id is not a valid token id"};
+      return Error(path,
+                   "entry \"" + content + "\": the id is not a valid token id");
     int32_t value = id.get<int32_t>();
     bool idTaken = static_cast<size_t>(value) < taken.size() && taken[value];
     if (idTaken || impl.addedIds.count(content))
       continue;
-    if (auto error = addToken(impl, path, content, value))
-      return error;
+    if (Status added = addToken(impl, path, content, value); !added)
+      return added;
   }
-  return std::nullopt;
+  return {};
 }
 
 /// The byte of each id: what decoding emits and what encoding starts from.
-std::optional<TokenizerError> buildTables(const std::string &vocabPath,
-                                          Tokenizer::Impl &impl,
-                                          MergeTable merges) {
+Status buildTables(const std::string &vocabPath, Tokenizer::Impl &impl,
+                   MergeTable merges) {
   int32_t maxId = -1;
   for (const auto &[spelling, id] : impl.vocab)
     maxId = std::max(maxId, id);
@@ -316,10 +299,9 @@ std::optional<TokenizerError> buildTables(const std::string &vocabPath,
     if (it == impl.vocab.end()) {
       char hex[8];
       std::snprintf(hex, sizeof(hex), "0x%02X", b);
-      return TokenizerError{vocabPath, 0,
-                            "no token for byte " + std::string(hex) + " (\"" +
-                                spelling +
-                                "\"): a byte-level vocabulary has all 256"};
+      return Error(vocabPath, "no token for byte " + std::string(hex) + " (\"" +
+                                  spelling +
+                                  "\"): a byte-level vocabulary has all 256");
     }
     byteIds[b] = it->second;
   }
@@ -333,29 +315,30 @@ std::optional<TokenizerError> buildTables(const std::string &vocabPath,
     std::stable_sort(indices.begin(), indices.end(), [&](uint32_t a, uint32_t b) {
       return impl.addedTokens[a].content.size() > impl.addedTokens[b].content.size();
     });
-  return std::nullopt;
+  return {};
 }
 
 } // namespace
 
-TokenizerOrError Tokenizer::load(const std::string &dir) {
+Result<Tokenizer> Tokenizer::load(const std::string &dir) {
   auto impl = std::make_shared<Impl>();
   auto file = [&](const char *name) { return dir + "/" + name; };
-  std::string regexError;
-  impl->preTokenizer = PreTokenizer::create(regexError);
-  if (!impl->preTokenizer)
-    return TokenizerError{"<pre-tokenizer>", 0, regexError};
-  if (auto error = readVocab(file("vocab.json"), *impl))
-    return *error;
+  Result<std::unique_ptr<PreTokenizer>> preTokenizer = PreTokenizer::create();
+  if (!preTokenizer)
+    return preTokenizer.error();
+  impl->preTokenizer = preTokenizer.take();
+  Status status = readVocab(file("vocab.json"), *impl);
   MergeTable merges;
-  if (auto error = readMerges(file("merges.txt"), *impl, merges))
-    return *error;
-  if (auto error = readTokenizerConfig(file("tokenizer_config.json"), *impl))
-    return *error;
-  if (auto error = readAddedTokens(file("added_tokens.json"), *impl))
-    return *error;
-  if (auto error = buildTables(file("vocab.json"), *impl, std::move(merges)))
-    return *error;
+  if (status)
+    status = readMerges(file("merges.txt"), *impl, merges);
+  if (status)
+    status = readTokenizerConfig(file("tokenizer_config.json"), *impl);
+  if (status)
+    status = readAddedTokens(file("added_tokens.json"), *impl);
+  if (status)
+    status = buildTables(file("vocab.json"), *impl, std::move(merges));
+  if (!status)
+    return status.error();
   return Tokenizer(std::move(impl));
 }
 

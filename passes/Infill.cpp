@@ -54,11 +54,10 @@ void InfillPass::runOnOperation() {
     return signalPassFailure();
   const ::dice::Config &config = *loaded;
 
-  std::string error;
-  std::optional<::dice::EngineSpec> spec =
-      ::dice::parseEngineSpec(engine, config, error);
+  ::dice::Result<::dice::EngineSpec> spec =
+      ::dice::parseEngineSpec(engine, config);
   if (!spec) {
-    module.emitError() << error;
+    module.emitError() << spec.error().describe();
     return signalPassFailure();
   }
 
@@ -90,15 +89,17 @@ void InfillPass::runOnOperation() {
   std::unique_ptr<::dice::InfillEngine> loadedEngine;
   auto getEngine = [&]() -> ::dice::InfillEngine * {
     if (!loadedEngine) {
-      std::string why;
       auto start = std::chrono::steady_clock::now();
-      loadedEngine = services.createInfillEngine(*spec, why);
-      if (!loadedEngine)
+      ::dice::Result<std::unique_ptr<::dice::InfillEngine>> created =
+          services.createInfillEngine(*spec);
+      if (!created) {
         module.emitError() << "cannot create infill engine '" << engine
-                           << "': " << why;
-      else
-        services.progress("dice-infill: loaded " + loadedEngine->name() + " in " +
-                       formatSeconds(start));
+                           << "': " << created.error().describe();
+        return nullptr;
+      }
+      loadedEngine = created.take();
+      services.progress("dice-infill: loaded " + loadedEngine->name() + " in " +
+                        formatSeconds(start));
     }
     return loadedEngine.get();
   };
@@ -116,11 +117,10 @@ void InfillPass::runOnOperation() {
     ::dice::KernelKey key = kernelKeyOf(request);
 
     SmallVector<Attribute> attached;
-    ::dice::KernelDatabaseResult<std::vector<::dice::CandidateRecord>> stored =
+    ::dice::Result<std::vector<::dice::CandidateRecord>> stored =
         db->candidates(key);
     if (!stored) {
-      module.emitError() << "kernel database " << stored.error().path << ": "
-                         << stored.error().message;
+      module.emitError() << "kernel database " << stored.error().describe();
       return signalPassFailure();
     }
     if (!stored->empty()) {
@@ -139,16 +139,18 @@ void InfillPass::runOnOperation() {
       if (!filler)
         return signalPassFailure();
       auto start = std::chrono::steady_clock::now();
-      ::dice::CandidatesOrError answers = filler->generateCandidates(
-          ::dice::InfillRequest{key.fingerprint,
-                                request.getScaffoldAttr().getInfillPrompt().str()},
-          static_cast<int>(sampling.candidates), sampling);
+      ::dice::Result<std::vector<::dice::Candidate>> answers =
+          filler->generateCandidates(
+              ::dice::InfillRequest{
+                  key.fingerprint,
+                  request.getScaffoldAttr().getInfillPrompt().str()},
+              static_cast<int>(sampling.candidates), sampling);
       if (!answers) {
         request.emitOpError() << "infill engine '" << filler->name()
-                              << "' failed: " << answers.error;
+                              << "' failed: " << answers.error().describe();
         return signalPassFailure();
       }
-      for (const ::dice::Candidate &answer : answers.candidates) {
+      for (const ::dice::Candidate &answer : *answers) {
         StringAttr text = StringAttr::get(ctx, answer.text);
         attached.push_back(answer.isCudaSource
                                ? CandidateAttr::get(ctx, StringAttr(), text,

@@ -24,10 +24,10 @@ FailureOr<::dice::Config> mlir::dice::loadPassConfig(ModuleOp module,
                                                     StringRef path) {
   if (path.empty())
     return ::dice::Config();
-  ::dice::ConfigResult config = ::dice::loadConfigFile(path.str());
+  ::dice::Result<::dice::Config> config = ::dice::loadConfigFile(path.str());
   if (!config) {
     // At the file's own line, so editors jump to it.
-    const ::dice::ConfigError &error = config.error();
+    const ::dice::Error &error = config.error();
     Location where = FileLineColLoc::get(module.getContext(), error.file,
                                          error.line, error.column);
     InFlightDiagnostic diag = emitError(where);
@@ -42,14 +42,13 @@ std::unique_ptr<::dice::KernelStore>
 mlir::dice::openKernelStore(ModuleOp module, StringRef option,
                             const ::dice::Config &config) {
   std::string path = option.empty() ? config.databasePath : option.str();
-  ::dice::KernelStoreOrError store =
+  ::dice::Result<std::unique_ptr<::dice::KernelStore>> store =
       getDiceServices(module.getContext()).openKernelStore(path);
   if (!store) {
-    module.emitError() << "kernel database " << store.error().path << ": "
-                       << store.error().message;
+    module.emitError() << "kernel database " << store.error().describe();
     return nullptr;
   }
-  return std::move(*store);
+  return store.take();
 }
 
 ::dice::KernelKey mlir::dice::kernelKeyOf(KernelRequestOp request) {

@@ -94,34 +94,29 @@ void restoreOriginalOrder(Block &block) {
 /// Writes the stored library of a candidate to `<dir>/db/<hash>.so` (left
 /// alone when it holds those bytes already) and returns the path; a null
 /// attribute when the store has no library for it.
-FailureOr<StringAttr> storedArtifact(MLIRContext *ctx,
-                                     const ::dice::KernelStore &store,
-                                     const ::dice::KernelKey &key,
-                                     const std::string &hash, StringRef dir,
-                                     std::string &error) {
+llvm::Expected<StringAttr> storedArtifact(MLIRContext *ctx,
+                                          const ::dice::KernelStore &store,
+                                          const ::dice::KernelKey &key,
+                                          const std::string &hash,
+                                          StringRef dir) {
   auto bytes = store.artifact(key, hash);
-  if (!bytes) {
-    error = bytes.error().format();
-    return failure();
-  }
+  if (!bytes)
+    return llvm::createStringError(bytes.error().describe());
   if (!*bytes)
     return StringAttr();
   SmallString<256> path(dir);
   llvm::sys::path::append(path, "db");
-  if (std::error_code ec = llvm::sys::fs::create_directories(path)) {
-    error = "cannot create '" + path.str().str() + "': " + ec.message();
-    return failure();
-  }
+  if (std::error_code ec = llvm::sys::fs::create_directories(path))
+    return llvm::createStringError("cannot create '" + path.str().str() +
+                                   "': " + ec.message());
   llvm::sys::path::append(path, hash + ".so");
   StringRef data(reinterpret_cast<const char *>((*bytes)->data()),
                  (*bytes)->size());
   auto existing = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                               /*RequiresNullTerminator=*/false);
   if (!existing || (*existing)->getBuffer() != data)
-    if (llvm::Error failed = getDiceServices(ctx).writeArtifact(path, data)) {
-      error = llvm::toString(std::move(failed));
-      return failure();
-    }
+    if (llvm::Error failed = getDiceServices(ctx).writeArtifact(path, data))
+      return std::move(failed);
   return StringAttr::get(ctx, path);
 }
 
@@ -349,22 +344,22 @@ void ResolvePass::runOnOperation() {
       }
       // Only stored candidates can be chosen; a verdict written by hand into
       // the IR has no record, and the choice is then just not remembered.
-      if (::dice::KernelDatabaseStatus failed = db->choose(
-              key, ::dice::sha256Hex(best.getSource().getValue().str())))
+      if (::dice::Status recorded = db->choose(
+              key, ::dice::sha256Hex(best.getSource().getValue().str()));
+          !recorded)
         request.emitWarning() << "choice not recorded in kernel database "
-                              << failed->path << ": " << failed->message;
+                              << recorded.error().describe();
       // A candidate from the database carries no artifact path: its library
       // is in the database, and goes beside the verifier's builds.
       if (!best.getArtifact()) {
-        std::string error;
-        FailureOr<StringAttr> path = storedArtifact(
+        llvm::Expected<StringAttr> path = storedArtifact(
             &getContext(), *db, key,
-            ::dice::sha256Hex(best.getSource().getValue().str()), artifactDir,
-            error);
-        if (failed(path)) {
-          request.emitOpError() << "cannot write the stored kernel library of "
-                                   "the chosen candidate under "
-                                << artifactDir << ": " << error;
+            ::dice::sha256Hex(best.getSource().getValue().str()), artifactDir);
+        if (!path) {
+          request.emitOpError()
+              << "cannot write the stored kernel library of "
+                 "the chosen candidate under "
+              << artifactDir << ": " << llvm::toString(path.takeError());
           return signalPassFailure();
         }
         if (*path)

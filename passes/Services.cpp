@@ -16,10 +16,9 @@ MLIR_DEFINE_EXPLICIT_TYPE_ID(mlir::dice::DiceServices)
 
 void DiceServices::progress(const Twine &) const {}
 
-std::unique_ptr<::dice::InfillEngine>
-DiceServices::createInfillEngine(const ::dice::EngineSpec &spec,
-                                 std::string &error) const {
-  return ::dice::createInfillEngine(spec, error);
+::dice::Result<std::unique_ptr<::dice::InfillEngine>>
+DiceServices::createInfillEngine(const ::dice::EngineSpec &spec) const {
+  return ::dice::createInfillEngine(spec);
 }
 
 std::unique_ptr<::dice::CandidateVerifier>
@@ -27,13 +26,14 @@ DiceServices::createVerifier(const ::dice::CandidateVerifierOptions &options) co
   return ::dice::createCandidateVerifier(options);
 }
 
-::dice::KernelStoreOrError
+::dice::Result<std::unique_ptr<::dice::KernelStore>>
 DiceServices::openKernelStore(const std::string &path) const {
-  ::dice::KernelDatabaseOrError db = ::dice::KernelDatabase::open(path);
+  ::dice::Result<::dice::KernelDatabase> db =
+      ::dice::KernelDatabase::open(path);
   if (!db)
     return db.error();
   return std::unique_ptr<::dice::KernelStore>(
-      std::make_unique<::dice::KernelDatabase>(std::move(*db)));
+      std::make_unique<::dice::KernelDatabase>(db.take()));
 }
 
 llvm::Error DiceServices::writeArtifact(StringRef path, StringRef contents) const {

@@ -177,10 +177,9 @@ void VerifyPass::runOnOperation() {
         StringRef data = (*bytes)->getBuffer();
         record.artifact.emplace(data.begin(), data.end());
       }
-      if (::dice::KernelDatabaseStatus failed =
-              db->put(kernelKeyOf(request), record)) {
-        module.emitError() << "kernel database " << failed->path << ": "
-                           << failed->message;
+      if (::dice::Status stored = db->put(kernelKeyOf(request), record);
+          !stored) {
+        module.emitError() << "kernel database " << stored.error().describe();
         return signalPassFailure();
       }
     }

@@ -1,11 +1,12 @@
 //===- Config.cpp - dice.toml configuration -------------------------------===//
 
 #include "dice/Config/Config.h"
+#include "dice/Support/File.h"
 
 #include <toml++/toml.h>
 
-#include <fstream>
 #include <functional>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -178,7 +179,7 @@ public:
   explicit Loader(std::string file) : file(std::move(file)) {}
 
   /// Applies every key of `root` onto `config`; the first problem wins.
-  std::optional<ConfigError> apply(const toml::table &root, Config &config) {
+  Status apply(const toml::table &root, Config &config) {
     // Where the steps/block relation was last set, to point at it if broken.
     toml::source_region stepsWhere{};
     for (auto &&[sectionKey, sectionNode] : root) {
@@ -210,18 +211,18 @@ public:
                    "must not exceed sampling.block_length (" +
                        std::to_string(config.sampling.blockLength) +
                        "): each step unmasks at least one token");
-    return std::nullopt;
+    return {};
   }
 
 private:
   std::string file;
-  ConfigError lastError;
+  Error lastError;
 
-  ConfigError error(const toml::source_region &where, std::string key,
-                    std::string message) {
-    return ConfigError{file, static_cast<unsigned>(where.begin.line),
-                       static_cast<unsigned>(where.begin.column),
-                       std::move(key), std::move(message)};
+  Error error(const toml::source_region &where, std::string key,
+              std::string message) {
+    return Error(file, static_cast<unsigned>(where.begin.line),
+                 static_cast<unsigned>(where.begin.column), std::move(key),
+                 std::move(message));
   }
 
   std::string known(const std::string &section) {
@@ -302,62 +303,51 @@ private:
 
 } // namespace
 
-std::string ConfigError::format() const {
-  std::string out = file;
-  if (line)
-    out += ":" + std::to_string(line);
-  out += ": error: ";
-  if (!key.empty())
-    out += key + ": ";
-  return out + message;
-}
-
-ConfigResult parseConfig(std::string_view text, std::string_view sourceName) {
+Result<Config> parseConfig(std::string_view text, std::string_view sourceName) {
   std::string file(sourceName);
   toml::parse_result parsed = toml::parse(text, sourceName);
   if (!parsed) {
     const toml::parse_error &e = parsed.error();
-    return ConfigError{file, static_cast<unsigned>(e.source().begin.line),
-                       static_cast<unsigned>(e.source().begin.column), "",
-                       std::string(e.description())};
+    return Error(file, static_cast<unsigned>(e.source().begin.line),
+                 static_cast<unsigned>(e.source().begin.column), "",
+                 std::string(e.description()));
   }
   Config config;
-  if (auto error = Loader(file).apply(parsed.table(), config))
-    return *error;
+  if (Status applied = Loader(file).apply(parsed.table(), config); !applied)
+    return applied.error();
   return config;
 }
 
-ConfigResult loadConfigFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return ConfigError{path, 0, 0, "", "cannot open configuration file"};
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  return parseConfig(contents.str(), path);
+Result<Config> loadConfigFile(const std::string &path) {
+  Result<std::string> contents = readFile(path);
+  if (!contents)
+    return Error(path, "cannot open configuration file");
+  return parseConfig(*contents, path);
 }
 
-std::optional<ConfigError> applyConfigOverride(Config &config,
-                                               std::string_view key,
-                                               std::string_view value) {
+Status applyConfigOverride(Config &config, std::string_view key,
+                           std::string_view value) {
   std::string dotted(key);
   size_t dot = dotted.find('.');
   if (dot == std::string::npos)
-    return ConfigError{"<override>", 0, 0, dotted,
-                       "expected a dotted key such as sampling.top_k"};
+    return Error("<override>", 0, 0, dotted,
+                 "expected a dotted key such as sampling.top_k");
   std::string text = "[" + dotted.substr(0, dot) + "]\n" +
                      dotted.substr(dot + 1) + " = " + std::string(value) + "\n";
   toml::parse_result parsed = toml::parse(std::string_view(text), std::string_view("<override>"));
   if (!parsed)
-    return ConfigError{"<override>", 0, 0, dotted,
-                       "cannot parse value '" + std::string(value) +
-                           "': " + std::string(parsed.error().description())};
+    return Error("<override>", 0, 0, dotted,
+                 "cannot parse value '" + std::string(value) +
+                     "': " + std::string(parsed.error().description()));
   Config updated = config;
-  if (auto error = Loader("<override>").apply(parsed.table(), updated)) {
-    error->line = error->column = 0; // lines of the synthetic text mean nothing
+  if (Status applied = Loader("<override>").apply(parsed.table(), updated);
+      !applied) {
+    Error error = applied.error();
+    error.line = error.column = 0; // lines of the synthetic text mean nothing
     return error;
   }
   config = std::move(updated);
-  return std::nullopt;
+  return {};
 }
 
 std::string_view toString(Remasking remasking) {

@@ -17,44 +17,42 @@ std::string baseName(std::string path) {
 
 } // namespace
 
-std::optional<EngineSpec> parseEngineSpec(const std::string &spelling,
-                                          const Config &config,
-                                          std::string &error) {
+Result<EngineSpec> parseEngineSpec(const std::string &spelling,
+                                   const Config &config) {
   EngineSpec spec;
   std::string_view text = spelling;
   if (text.substr(0, 7) == "replay:") {
     spec.kind = EngineSpec::Kind::Replay;
     spec.path = std::string(text.substr(7));
-    if (spec.path.empty()) {
-      error = "engine 'replay:' needs a file: replay:<file.jsonl>";
-      return std::nullopt;
-    }
+    if (spec.path.empty())
+      return Error("engine 'replay:' needs a file: replay:<file.jsonl>");
     spec.modelId = "replay:" + baseName(spec.path);
     return spec;
   }
   if (text == "model" || text.substr(0, 6) == "model:") {
     spec.kind = EngineSpec::Kind::Model;
     spec.path = text == "model" ? config.modelPath : std::string(text.substr(6));
-    if (spec.path.empty()) {
-      error = "engine 'model' needs a model directory: set 'model' in "
-              "dice.toml or use engine=model:<dir>";
-      return std::nullopt;
-    }
+    if (spec.path.empty())
+      return Error("engine 'model' needs a model directory: set 'model' in "
+                   "dice.toml or use engine=model:<dir>");
     spec.device = config.modelDevice;
     // What the engine calls itself once loaded (DiceInfillEngine's name).
     spec.modelId = "dice:" + baseName(spec.path);
     return spec;
   }
-  error = "unknown engine '" + spelling +
-          "' (known: replay:<file.jsonl>, model, model:<dir>)";
-  return std::nullopt;
+  return Error("unknown engine '" + spelling +
+               "' (known: replay:<file.jsonl>, model, model:<dir>)");
 }
 
-std::unique_ptr<InfillEngine> createInfillEngine(const EngineSpec &spec,
-                                                 std::string &error) {
-  if (spec.kind == EngineSpec::Kind::Replay)
-    return ReplayInfillEngine::load(spec.path, error);
-  return createModelInfillEngine(spec.path, spec.device, error);
+Result<std::unique_ptr<InfillEngine>>
+createInfillEngine(const EngineSpec &spec) {
+  if (spec.kind == EngineSpec::Kind::Model)
+    return createModelInfillEngine(spec.path, spec.device);
+  Result<std::unique_ptr<ReplayInfillEngine>> replay =
+      ReplayInfillEngine::load(spec.path);
+  if (!replay)
+    return replay.error();
+  return std::unique_ptr<InfillEngine>(replay.take());
 }
 
 } // namespace dice

@@ -50,9 +50,9 @@ std::string pluginPath() {
 
 } // namespace
 
-std::unique_ptr<InfillEngine> createModelInfillEngine(const std::string &modelDir,
-                                                      const std::string &device,
-                                                      std::string &error) {
+Result<std::unique_ptr<InfillEngine>>
+createModelInfillEngine(const std::string &modelDir,
+                        const std::string &device) {
   // Opened once per process and never closed: engines' code lives there.
   static std::once_flag once;
   static DiceModelEngineEntry entry = nullptr;
@@ -74,15 +74,11 @@ std::unique_ptr<InfillEngine> createModelInfillEngine(const std::string &modelDi
     if (!entry)
       openError = path + " has no " + DICE_MODEL_ENGINE_ENTRY_NAME;
   });
-  if (!entry) {
-    error = "cannot load the DICE model at '" + modelDir + "': " + openError +
-            "; use engine=replay:<file.jsonl> or a warm kernel database";
-    return nullptr;
-  }
-  std::unique_ptr<InfillEngine> engine(entry(modelDir.c_str(), device.c_str(), &error));
-  if (!engine && error.empty())
-    error = "cannot load the DICE model at '" + modelDir + "'";
-  return engine;
+  if (!entry)
+    return Error("cannot load the DICE model at '" + modelDir +
+                 "': " + openError +
+                 "; use engine=replay:<file.jsonl> or a warm kernel database");
+  return entry(modelDir.c_str(), device.c_str());
 }
 
 } // namespace dice

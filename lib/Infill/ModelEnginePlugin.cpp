@@ -13,18 +13,17 @@
 
 #include <torch/cuda.h>
 
-extern "C" __attribute__((visibility("default"))) dice::InfillEngine *
-DICE_MODEL_ENGINE_ENTRY(const char *modelDir, const char *device,
-                        std::string *error) {
+extern "C" __attribute__((visibility("default")))
+dice::Result<std::unique_ptr<dice::InfillEngine>>
+DICE_MODEL_ENGINE_ENTRY(const char *modelDir, const char *device) {
   dice::DiceEngineOptions options;
   options.device = device;
   if (options.device == "auto")
     options.device = torch::cuda::is_available() ? "cuda" : "cpu";
-  dice::ErrorOr<std::unique_ptr<dice::InfillEngine>> engine =
+  dice::Result<std::unique_ptr<dice::InfillEngine>> engine =
       dice::createDiceInfillEngine(modelDir, options);
-  if (!engine) {
-    *error = "cannot load the DICE model: " + engine.error();
-    return nullptr;
-  }
-  return engine->release();
+  if (!engine)
+    return dice::Error("cannot load the DICE model: " +
+                       engine.error().describe());
+  return engine;
 }

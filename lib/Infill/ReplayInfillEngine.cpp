@@ -1,10 +1,11 @@
 //===- ReplayInfillEngine.cpp - candidates recorded in a file -------------===//
 
 #include "dice/Infill/ReplayInfillEngine.h"
+#include "dice/Support/File.h"
 
 #include <nlohmann/json.hpp>
 
-#include <fstream>
+#include <sstream>
 
 namespace dice {
 
@@ -45,25 +46,21 @@ std::string parseLine(const std::string &line, std::string &fingerprint,
 
 } // namespace
 
-std::unique_ptr<ReplayInfillEngine>
-ReplayInfillEngine::load(const std::string &path, std::string &error) {
-  std::ifstream in(path);
-  if (!in) {
-    error = path + ": error: cannot open replay file";
-    return nullptr;
-  }
+Result<std::unique_ptr<ReplayInfillEngine>>
+ReplayInfillEngine::load(const std::string &path) {
+  Result<std::string> text = readFile(path);
+  if (!text)
+    return Error(path, "cannot open replay file");
   std::unique_ptr<ReplayInfillEngine> engine(new ReplayInfillEngine(path));
+  std::istringstream in(*text);
   std::string line;
   for (unsigned number = 1; std::getline(in, line); ++number) {
     if (line.find_first_not_of(" \t\r") == std::string::npos)
       continue;
     std::string fingerprint;
     Candidate candidate;
-    if (std::string why = parseLine(line, fingerprint, candidate);
-        !why.empty()) {
-      error = path + ":" + std::to_string(number) + ": error: " + why;
-      return nullptr;
-    }
+    if (std::string why = parseLine(line, fingerprint, candidate); !why.empty())
+      return Error(path, number, 0, "", why);
     engine->byFingerprint[fingerprint].push_back(std::move(candidate));
   }
   return engine;
@@ -73,13 +70,13 @@ std::string ReplayInfillEngine::name() const {
   return "replay:" + path.substr(path.find_last_of('/') + 1);
 }
 
-CandidatesOrError
+Result<std::vector<Candidate>>
 ReplayInfillEngine::generateCandidates(const InfillRequest &request, int,
                                        const SamplingConfig &) {
   auto it = byFingerprint.find(request.fingerprint);
   if (it == byFingerprint.end())
-    return {{}, ""};
-  return {it->second, ""};
+    return std::vector<Candidate>();
+  return it->second;
 }
 
 } // namespace dice

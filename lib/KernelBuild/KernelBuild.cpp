@@ -3,6 +3,7 @@
 #include "dice/KernelBuild/KernelBuild.h"
 
 #include "dice/Sandbox/Subprocess.h"
+#include "dice/Support/File.h"
 #include "dice/Support/Sha256.h"
 #include "dice/Support/Text.h"
 
@@ -35,13 +36,11 @@ constexpr const char *kCandidateFile = "candidate.cu";
 constexpr const char *kRegistrationFile = "dice_registration.cu";
 constexpr const char *kDeclarationFile = "dice_forward_decl.h";
 
-std::optional<std::string> readFile(const fs::path &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return std::nullopt;
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+/// The file's bytes; empty when it cannot be read (a log nvcc never wrote,
+/// a cache entry without diagnostics).
+std::string readFileOrEmpty(const fs::path &path) {
+  Result<std::string> text = readFile(path.string());
+  return text ? text.take() : std::string();
 }
 
 bool writeFile(const fs::path &path, std::string_view text) {
@@ -77,7 +76,7 @@ std::string nvccVersion(const std::string &nvccPath, const fs::path &scratch,
   fs::path log = scratch / ("nvcc-version." + std::to_string(getpid()));
   fs::remove(log);
   ProcessResult run = runProcess({nvccPath, "--version"}, log.string(), 60);
-  std::string text = readFile(log).value_or("");
+  std::string text = readFileOrEmpty(log);
   fs::remove(log);
   if (!run.succeeded()) {
     error = run.spawnError.empty() ? "'" + nvccPath + " --version' failed: " + trim(text)
@@ -190,7 +189,7 @@ void hashHeaders(Sha256 &hash, const KernelBuildOptions &options) {
       files.push_back(fs::path(dir) / "torch" / "version.h");
   for (const fs::path &file : files) {
     hash.updateField(file.string());
-    hash.updateField(readFile(file).value_or(""));
+    hash.updateField(readFileOrEmpty(file));
   }
 }
 
@@ -221,7 +220,7 @@ void hashLightToolchain(Sha256 &hash, const KernelBuildOptions &options,
   std::sort(files.begin(), files.end());
   for (const fs::path &file : files) {
     hash.updateField(file.string());
-    hash.updateField(readFile(file).value_or(""));
+    hash.updateField(readFileOrEmpty(file));
   }
 }
 
@@ -330,10 +329,12 @@ std::optional<Prepared> prepare(const KernelBuildRequest &request,
     return std::nullopt;
   }
   Prepared p;
-  std::optional<DiceForwardSignature> signature =
-      parseDiceForwardSignature(request.signature, error);
-  if (!signature)
+  Result<DiceForwardSignature> signature =
+      parseDiceForwardSignature(request.signature);
+  if (!signature) {
+    error = signature.error().message;
     return std::nullopt;
+  }
   p.signature = *signature;
   std::error_code ec;
   fs::create_directories(fs::path(options.cacheDir) / "tmp", ec);
@@ -397,10 +398,10 @@ std::optional<fs::path> registrationObject(const Prepared &p,
   fs::path log = dir / "build.log";
   ProcessResult run = runProcess(argv, log.string(), options.timeoutSeconds);
   if (!run.succeeded()) {
-    error = "the generated registration does not compile: " +
-            (run.spawnError.empty()
-                 ? cleanDiagnostics(readFile(log).value_or(""), dir)
-                 : run.spawnError);
+    error =
+        "the generated registration does not compile: " +
+        (run.spawnError.empty() ? cleanDiagnostics(readFileOrEmpty(log), dir)
+                                : run.spawnError);
     fs::remove_all(dir, ec);
     return std::nullopt;
   }
@@ -423,8 +424,8 @@ std::optional<KernelBuildResult> lookup(const fs::path &entry,
     result.artifactPath = library.string();
   } else if (fs::exists(entry / "compile_error.txt")) {
     result.status = KernelBuildStatus::CompileError;
-    result.reason = readFile(entry / "compile_error.txt").value_or("");
-    result.diagnostics = readFile(entry / "diagnostics.txt").value_or("");
+    result.reason = readFileOrEmpty(entry / "compile_error.txt");
+    result.diagnostics = readFileOrEmpty(entry / "diagnostics.txt");
   } else {
     return std::nullopt;
   }
@@ -548,8 +549,8 @@ KernelBuildResult compileAndLink(const KernelBuildRequest &request,
     ProcessResult run = runProcess(argv, log.string(), options.timeoutSeconds);
     if (run.succeeded())
       continue;
-    finishFailedStep(run, readFile(log).value_or(""), dir, p.signature,
-                     options, entryDir(options, p.key), result);
+    finishFailedStep(run, readFileOrEmpty(log), dir, p.signature, options,
+                     entryDir(options, p.key), result);
     return result;
   }
   fs::remove(dir / "candidate.o", ec);
@@ -602,8 +603,8 @@ KernelBuildResult compileLight(const KernelBuildRequest &request,
   fs::path log = dir / "build.log";
   ProcessResult run = runProcess(argv, log.string(), options.timeoutSeconds);
   if (!run.succeeded()) {
-    finishFailedStep(run, readFile(log).value_or(""), dir, p.signature,
-                     options, entryDir(options, p.lightKey), result);
+    finishFailedStep(run, readFileOrEmpty(log), dir, p.signature, options,
+                     entryDir(options, p.lightKey), result);
     return result;
   }
   publish(dir, entryDir(options, p.lightKey));
@@ -720,12 +721,12 @@ std::string_view kernelBuildStatusName(KernelBuildStatus status) {
   return "tool_error";
 }
 
-std::optional<std::string> kernelBuildKey(const KernelBuildRequest &request,
-                                          const KernelBuildOptions &options,
-                                          std::string &error) {
+Result<std::string> kernelBuildKey(const KernelBuildRequest &request,
+                                   const KernelBuildOptions &options) {
+  std::string error;
   std::optional<Prepared> p = prepare(request, options, error);
   if (!p)
-    return std::nullopt;
+    return Error(error);
   if (options.mode != KernelBuildMode::Full && !p->lightKey.empty())
     return p->lightKey;
   return p->key;
@@ -789,8 +790,7 @@ buildAll(const std::vector<KernelBuildRequest> &requests,
   std::vector<size_t> firstOf(requests.size());
   std::map<std::string, size_t> byKey;
   for (size_t i = 0; i < requests.size(); ++i) {
-    std::string error;
-    std::optional<std::string> key = kernelBuildKey(requests[i], options, error);
+    Result<std::string> key = kernelBuildKey(requests[i], options);
     firstOf[i] = key ? byKey.emplace(*key, i).first->second : i;
   }
   std::vector<size_t> work;

@@ -281,10 +281,6 @@ const char *const kCandidateColumns =
 
 } // namespace
 
-std::string KernelDatabaseError::format() const {
-  return path + ": error: " + message;
-}
-
 void KernelDatabase::Closer::operator()(sqlite3 *db) const {
   sqlite3_close_v2(db);
 }
@@ -295,14 +291,14 @@ KernelDatabase::KernelDatabase(KernelDatabase &&) noexcept = default;
 KernelDatabase &KernelDatabase::operator=(KernelDatabase &&) noexcept = default;
 KernelDatabase::~KernelDatabase() = default;
 
-KernelDatabaseError KernelDatabase::errorOf(const std::string &what) const {
+Error KernelDatabase::errorOf(const std::string &what) const {
   return {filePath, what + ": " + sqliteMessage(db.get())};
 }
 
-KernelDatabaseOrError KernelDatabase::open(const std::string &path,
-                                           OpenMode mode, int busyTimeoutMs) {
-  auto fail = [&](std::string message) -> KernelDatabaseOrError {
-    return KernelDatabaseError{path, std::move(message)};
+Result<KernelDatabase> KernelDatabase::open(const std::string &path,
+                                            OpenMode mode, int busyTimeoutMs) {
+  auto fail = [&](std::string message) -> Result<KernelDatabase> {
+    return Error{path, std::move(message)};
   };
 
   // SQLite would open anything and complain at the first query; say what
@@ -390,24 +386,22 @@ KernelDatabaseOrError KernelDatabase::open(const std::string &path,
   return database;
 }
 
-KernelDatabaseStatus KernelDatabase::put(const KernelKey &key,
-                                         const CandidateRecord &record) {
+Status KernelDatabase::put(const KernelKey &key,
+                           const CandidateRecord &record) {
   if (record.candidateHash.empty())
-    return KernelDatabaseError{filePath, "candidate of " + key.fingerprint +
-                                             " has no candidate hash"};
+    return Error{filePath,
+                 "candidate of " + key.fingerprint + " has no candidate hash"};
   Result<Verdict> verdict = Verdict::fromJson(record.verdictJson);
   if (!verdict)
-    return KernelDatabaseError{filePath, "verdict of candidate " +
-                                             record.candidateHash +
-                                             " is invalid: " +
-                                             verdict.error().message};
+    return Error{filePath, "verdict of candidate " + record.candidateHash +
+                               " is invalid: " + verdict.error().message};
   if (verdict->fingerprint != key.fingerprint ||
       verdict->candidateHash != record.candidateHash ||
       verdict->status != record.status)
-    return KernelDatabaseError{
-        filePath, "verdict of candidate " + record.candidateHash +
-                      " disagrees with its record (fingerprint, candidate "
-                      "hash or status)"};
+    return Error{filePath,
+                 "verdict of candidate " + record.candidateHash +
+                     " disagrees with its record (fingerprint, candidate "
+                     "hash or status)"};
 
   WriteTransaction transaction(db.get());
   if (!transaction.active())
@@ -436,10 +430,10 @@ KernelDatabaseStatus KernelDatabase::put(const KernelKey &key,
     return errorOf("cannot store candidate " + record.candidateHash);
   if (!transaction.commit())
     return errorOf("cannot commit candidate " + record.candidateHash);
-  return std::nullopt;
+  return {};
 }
 
-KernelDatabaseResult<std::vector<CandidateRecord>>
+Result<std::vector<CandidateRecord>>
 KernelDatabase::candidates(const KernelKey &key) const {
   Statement select(db.get(), std::string("SELECT ") + kCandidateColumns +
                                  " FROM candidates WHERE " + kKeyMatch +
@@ -456,8 +450,8 @@ KernelDatabase::candidates(const KernelKey &key) const {
   return records;
 }
 
-KernelDatabaseStatus KernelDatabase::choose(const KernelKey &key,
-                                            const std::string &candidateHash) {
+Status KernelDatabase::choose(const KernelKey &key,
+                              const std::string &candidateHash) {
   WriteTransaction transaction(db.get());
   if (!transaction.active())
     return errorOf("cannot begin a write");
@@ -469,10 +463,9 @@ KernelDatabaseStatus KernelDatabase::choose(const KernelKey &key,
   exists.bind(5, candidateHash);
   int rc = exists.step();
   if (rc == SQLITE_DONE)
-    return KernelDatabaseError{filePath, "cannot choose candidate " +
-                                             candidateHash + " of " +
-                                             key.fingerprint +
-                                             ": no such candidate under its key"};
+    return Error{filePath, "cannot choose candidate " + candidateHash + " of " +
+                               key.fingerprint +
+                               ": no such candidate under its key"};
   if (rc != SQLITE_ROW)
     return errorOf("cannot read the candidates of " + key.fingerprint);
   Statement upsert(
@@ -492,10 +485,10 @@ KernelDatabaseStatus KernelDatabase::choose(const KernelKey &key,
     return errorOf("cannot record the choice for " + key.fingerprint);
   if (!transaction.commit())
     return errorOf("cannot commit the choice for " + key.fingerprint);
-  return std::nullopt;
+  return {};
 }
 
-KernelDatabaseResult<std::optional<CandidateRecord>>
+Result<std::optional<CandidateRecord>>
 KernelDatabase::chosen(const KernelKey &key) const {
   Statement select(
       db.get(),
@@ -514,7 +507,7 @@ KernelDatabase::chosen(const KernelKey &key) const {
   return std::optional<CandidateRecord>(readCandidate(select));
 }
 
-KernelDatabaseResult<std::optional<std::vector<uint8_t>>>
+Result<std::optional<std::vector<uint8_t>>>
 KernelDatabase::artifact(const KernelKey &key,
                          const std::string &candidateHash) const {
   Statement select(db.get(), std::string("SELECT artifact FROM candidates "
@@ -526,9 +519,8 @@ KernelDatabase::artifact(const KernelKey &key,
   select.bind(5, candidateHash);
   int rc = select.step();
   if (rc == SQLITE_DONE)
-    return KernelDatabaseError{filePath, "no candidate " + candidateHash +
-                                             " of " + key.fingerprint +
-                                             " under its key"};
+    return Error{filePath, "no candidate " + candidateHash + " of " +
+                               key.fingerprint + " under its key"};
   if (rc != SQLITE_ROW)
     return errorOf("cannot read the artifact of " + candidateHash);
   return select.blob(0);

@@ -12,6 +12,7 @@
 #include "dice/Sandbox/Subprocess.h"
 #include "dice/Sandbox/WorkerPool.h"
 #include "dice/Scaffold/ReferenceProgram.h"
+#include "dice/Support/File.h"
 #include "dice/Support/Sha256.h"
 #include "dice/VerifierCore/Extraction.h"
 #include "dice/VerifierCore/ForwardSignature.h"
@@ -90,9 +91,9 @@ std::string prologuePch(const AnalysisOptions &analysis,
   for (auto it = fs::recursive_directory_iterator(analysis.prologueDir, ec);
        !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
     if (it->is_regular_file()) {
-      std::ifstream in(it->path());
+      Result<std::string> text = readFile(it->path().string());
       key.updateField(it->path().string());
-      key.updateField(std::string(std::istreambuf_iterator<char>(in), {}));
+      key.updateField(text ? *text : std::string());
     }
   fs::path pch = fs::path(cacheDir) / "pch" / (key.finishHex() + ".pch");
   if (fs::exists(pch))
@@ -361,9 +362,8 @@ PipelineVerifier::verify(const std::vector<VerificationRequest> &requests) {
     const VerificationRequest &c = requests[i];
     Pending &p = pending[i];
     p.verdict.fingerprint = c.fingerprint;
-    std::string error;
-    std::optional<DiceForwardSignature> signature =
-        parseDiceForwardSignature(c.signature, error);
+    Result<DiceForwardSignature> signature =
+        parseDiceForwardSignature(c.signature);
     if (c.isCudaSource) {
       p.cudaSource = c.text;
     } else {
@@ -377,7 +377,7 @@ PipelineVerifier::verify(const std::vector<VerificationRequest> &requests) {
     }
     p.verdict.candidateHash = sha256Hex(p.cudaSource);
     if (!signature) {
-      decide(p, VerdictStatus::CompileError, error);
+      decide(p, VerdictStatus::CompileError, signature.error().message);
       continue;
     }
     if (!c.programJson.empty())

@@ -45,8 +45,8 @@ bool isIdentifier(std::string_view text) {
   });
 }
 
-std::optional<DiceForwardSignature>
-parseDiceForwardSignature(std::string_view declaration, std::string &error) {
+Result<DiceForwardSignature>
+parseDiceForwardSignature(std::string_view declaration) {
   std::string text = collapseSpaces(declaration);
   while (!text.empty() && text.back() == ';')
     text = trim(text.substr(0, text.size() - 1));
@@ -57,9 +57,8 @@ parseDiceForwardSignature(std::string_view declaration, std::string &error) {
       close == std::string::npos || close < open ||
       trim(text.substr(name + 12, open - name - 12)) != "" ||
       close != text.size() - 1) {
-    error = "signature is not a declaration of dice_forward: '" +
-            std::string(declaration) + "'";
-    return std::nullopt;
+    return Error("signature is not a declaration of dice_forward: '" +
+                 std::string(declaration) + "'");
   }
   DiceForwardSignature signature;
   std::string result = trim(text.substr(0, name));
@@ -73,9 +72,9 @@ parseDiceForwardSignature(std::string_view declaration, std::string &error) {
              compact == "std::vector<at::Tensor>") {
     signature.returnsList = true;
   } else {
-    error = "dice_forward must return torch::Tensor or "
-            "std::vector<torch::Tensor>, not '" + result + "'";
-    return std::nullopt;
+    return Error("dice_forward must return torch::Tensor or "
+                 "std::vector<torch::Tensor>, not '" +
+                 result + "'");
   }
   std::string params = trim(text.substr(open + 1, close - open - 1));
   std::stringstream in(params);
@@ -85,9 +84,8 @@ parseDiceForwardSignature(std::string_view declaration, std::string &error) {
     std::string type = split == std::string::npos ? "" : trim(param.substr(0, split + 1));
     std::string pname = split == std::string::npos ? param : param.substr(split + 1);
     if (!isIdentifier(pname) || !isTensorType(type)) {
-      error = "dice_forward parameter '" + param +
-              "' is not a named torch::Tensor";
-      return std::nullopt;
+      return Error("dice_forward parameter '" + param +
+                   "' is not a named torch::Tensor");
     }
     signature.parameters.push_back(pname);
   }

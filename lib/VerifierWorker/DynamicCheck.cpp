@@ -189,14 +189,15 @@ Checker::load(const DynamicCheckRequest &request,
 
 } // namespace dynamic_check
 
-std::unique_ptr<DynamicChecker> createDynamicChecker(CheckDevice device,
-                                                     std::string &error) {
+Result<std::unique_ptr<DynamicChecker>>
+createDynamicChecker(CheckDevice device) {
   using dynamic_check::Checker;
   using dynamic_check::exceptionMessage;
   CheckerInfo info;
   if (device == CheckDevice::Cpu) {
     info.tracing = "not used in a CPU smoke run";
-    return std::make_unique<Checker>(device, nullptr, info, DeviceSpeed{});
+    return std::unique_ptr<DynamicChecker>(
+        std::make_unique<Checker>(device, nullptr, info, DeviceSpeed{}));
   }
   // CUPTI first: its kernel-handle map must see every library's first
   // launch, including the ones CUDA's initialisation makes.
@@ -205,10 +206,8 @@ std::unique_ptr<DynamicChecker> createDynamicChecker(CheckDevice device,
   info.tracing = tracer ? "cupti" : "unavailable: " + traceError;
   DeviceSpeed speed;
   try {
-    if (c10::cuda::device_count() == 0) {
-      error = "no CUDA device is visible to this process";
-      return nullptr;
-    }
+    if (c10::cuda::device_count() == 0)
+      return Error("no CUDA device is visible to this process");
     const cudaDeviceProp *props = at::cuda::getCurrentDeviceProperties();
     info.gpu = props->name;
     int cudaDriver = 0;
@@ -222,16 +221,15 @@ std::unique_ptr<DynamicChecker> createDynamicChecker(CheckDevice device,
     at::mm(warm, warm).sum().item<float>();
     speed = measureDeviceSpeed();
   } catch (const CudaFault &fault) {
-    error = "CUDA initialisation failed: " + fault.name + " (" + fault.message +
-            ")";
-    return nullptr;
+    return Error("CUDA initialisation failed: " + fault.name + " (" +
+                 fault.message + ")");
   } catch (const std::exception &e) {
-    error = "CUDA initialisation failed: " + exceptionMessage(e);
-    return nullptr;
+    return Error("CUDA initialisation failed: " + exceptionMessage(e));
   }
   info.bandwidthGBs = speed.bandwidthGBs;
   info.peakTflops = speed.peakTflops;
-  return std::make_unique<Checker>(device, std::move(tracer), info, speed);
+  return std::unique_ptr<DynamicChecker>(
+      std::make_unique<Checker>(device, std::move(tracer), info, speed));
 }
 
 } // namespace dice

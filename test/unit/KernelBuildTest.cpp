@@ -53,17 +53,16 @@ TEST(Sha256, KnownDigests) {
 }
 
 TEST(KernelBuild, ParsesTheScaffoldSignature) {
-  std::string error;
   auto one = parseDiceForwardSignature(
-      "torch::Tensor dice_forward(torch::Tensor x0, torch::Tensor x1);", error);
-  ASSERT_TRUE(one) << error;
+      "torch::Tensor dice_forward(torch::Tensor x0, torch::Tensor x1);");
+  ASSERT_TRUE(one) << one.error().format();
   EXPECT_EQ(one->parameters, (std::vector<std::string>{"x0", "x1"}));
   EXPECT_FALSE(one->returnsList);
   EXPECT_EQ(operatorSchema("3f9a", *one), "k_3f9a(Tensor x0, Tensor x1) -> Tensor");
 
   auto many = parseDiceForwardSignature(
-      "std::vector<torch::Tensor>  dice_forward(const torch::Tensor &x0)", error);
-  ASSERT_TRUE(many) << error;
+      "std::vector<torch::Tensor>  dice_forward(const torch::Tensor &x0)");
+  ASSERT_TRUE(many) << many.error().format();
   EXPECT_TRUE(many->returnsList);
   EXPECT_EQ(operatorSchema("ab", *many), "k_ab(Tensor x0) -> Tensor[]");
   EXPECT_EQ(many->declaration,
@@ -71,22 +70,28 @@ TEST(KernelBuild, ParsesTheScaffoldSignature) {
 }
 
 TEST(KernelBuild, RejectsOtherSignatures) {
-  std::string error;
-  EXPECT_FALSE(parseDiceForwardSignature("torch::Tensor forward(torch::Tensor x0);", error));
-  EXPECT_NE(error.find("not a declaration of dice_forward"), std::string::npos);
-  EXPECT_FALSE(parseDiceForwardSignature("int dice_forward(torch::Tensor x0);", error));
-  EXPECT_NE(error.find("must return torch::Tensor"), std::string::npos);
-  EXPECT_FALSE(parseDiceForwardSignature("torch::Tensor dice_forward(int64_t n);", error));
-  EXPECT_EQ(error, "dice_forward parameter 'int64_t n' is not a named torch::Tensor");
-  EXPECT_FALSE(parseDiceForwardSignature("torch::Tensor dice_forward(torch::Tensor);", error));
+  auto error = [](std::string_view declaration) {
+    Result<DiceForwardSignature> parsed =
+        parseDiceForwardSignature(declaration);
+    EXPECT_FALSE(parsed) << declaration;
+    return parsed ? std::string() : parsed.error().message;
+  };
+  EXPECT_NE(error("torch::Tensor forward(torch::Tensor x0);")
+                .find("not a declaration of dice_forward"),
+            std::string::npos);
+  EXPECT_NE(error("int dice_forward(torch::Tensor x0);")
+                .find("must return torch::Tensor"),
+            std::string::npos);
+  EXPECT_EQ(error("torch::Tensor dice_forward(int64_t n);"),
+            "dice_forward parameter 'int64_t n' is not a named torch::Tensor");
+  EXPECT_NE(error("torch::Tensor dice_forward(torch::Tensor);"), "");
 }
 
 TEST(KernelBuild, RegistrationNamesNoFingerprint) {
-  std::string error;
   auto signature = parseDiceForwardSignature(
-      "std::vector<torch::Tensor> dice_forward(torch::Tensor x0, torch::Tensor x1);",
-      error);
-  ASSERT_TRUE(signature) << error;
+      "std::vector<torch::Tensor> dice_forward(torch::Tensor x0, torch::Tensor "
+      "x1);");
+  ASSERT_TRUE(signature) << signature.error().format();
   std::string source = registrationSource(*signature);
   // One object per signature: the operator name comes from the candidate's
   // object, so nothing here may depend on the request.
@@ -130,11 +135,10 @@ TEST(Subprocess, DeadlineKillsTheWholeGroup) {
 }
 
 TEST(KernelBuild, LightEntryCallsDiceForwardAndRegisters) {
-  std::string error;
   auto signature = parseDiceForwardSignature(
-      "std::vector<torch::Tensor> dice_forward(torch::Tensor &x0, torch::Tensor x1);",
-      error);
-  ASSERT_TRUE(signature) << error;
+      "std::vector<torch::Tensor> dice_forward(torch::Tensor &x0, "
+      "torch::Tensor x1);");
+  ASSERT_TRUE(signature) << signature.error().format();
   std::string source = lightEntrySource("ab12", *signature);
   EXPECT_NE(source.find("int dice_light_entry_k_ab12("), std::string::npos) << source;
   // Lvalues, so a dice_forward taking references binds.

@@ -103,8 +103,8 @@ TEST_F(KernelDatabaseTest, RoundTripsRecordsAndArtifacts) {
   without.createdAt = 1700000000;
   {
     KernelDatabase db = openOrDie(path);
-    ASSERT_FALSE(db.put(k, withLibrary));
-    ASSERT_FALSE(db.put(k, without));
+    ASSERT_TRUE(db.put(k, withLibrary));
+    ASSERT_TRUE(db.put(k, without));
   }
   KernelDatabase db = openOrDie(path, OpenMode::ReadOnly);
   auto records = db.candidates(k);
@@ -140,9 +140,9 @@ TEST_F(KernelDatabaseTest, RoundTripsRecordsAndArtifacts) {
 TEST_F(KernelDatabaseTest, PutReplacesAReverifiedCandidateInPlace) {
   KernelDatabase db = openOrDie(file("kernels.db"));
   KernelKey k = key();
-  ASSERT_FALSE(db.put(k, record(k, "aaaa", VerdictStatus::Unverified)));
-  ASSERT_FALSE(db.put(k, record(k, "bbbb", VerdictStatus::Slow)));
-  ASSERT_FALSE(db.put(k, record(k, "aaaa", VerdictStatus::Accepted)));
+  ASSERT_TRUE(db.put(k, record(k, "aaaa", VerdictStatus::Unverified)));
+  ASSERT_TRUE(db.put(k, record(k, "bbbb", VerdictStatus::Slow)));
+  ASSERT_TRUE(db.put(k, record(k, "aaaa", VerdictStatus::Accepted)));
   auto records = db.candidates(k);
   ASSERT_TRUE(records);
   ASSERT_EQ(records->size(), 2u);
@@ -155,24 +155,24 @@ TEST_F(KernelDatabaseTest, PutRefusesVerdictsThatDisagree) {
   KernelKey k = key();
   CandidateRecord bad = record(k, "aaaa");
   bad.verdictJson = "{not json";
-  auto error = db.put(k, bad);
-  ASSERT_TRUE(error);
-  EXPECT_NE(error->message.find("invalid"), std::string::npos);
+  Status error = db.put(k, bad);
+  ASSERT_FALSE(error);
+  EXPECT_NE(error.error().message.find("invalid"), std::string::npos);
   bad = record(k, "aaaa");
   bad.candidateHash = "bbbb";
-  ASSERT_TRUE(db.put(k, bad));
+  ASSERT_FALSE(db.put(k, bad));
   bad = record(k, "aaaa");
   bad.status = VerdictStatus::Slow;
-  ASSERT_TRUE(db.put(k, bad));
-  ASSERT_TRUE(db.put(key("sm_80"), record(KernelKey{"k_other"}, "aaaa")));
+  ASSERT_FALSE(db.put(k, bad));
+  ASSERT_FALSE(db.put(key("sm_80"), record(KernelKey{"k_other"}, "aaaa")));
   EXPECT_TRUE(db.candidates(k)->empty());
 }
 
 TEST_F(KernelDatabaseTest, KeysAreIsolated) {
   KernelDatabase db = openOrDie(file("kernels.db"));
   KernelKey k = key();
-  ASSERT_FALSE(db.put(k, record(k, "aaaa")));
-  ASSERT_FALSE(db.choose(k, "aaaa"));
+  ASSERT_TRUE(db.put(k, record(k, "aaaa")));
+  ASSERT_TRUE(db.choose(k, "aaaa"));
   // The same fingerprint under another scheme names another computation.
   KernelKey otherScheme = key();
   otherScheme.fingerprintScheme = kFingerprintScheme + 1;
@@ -186,7 +186,7 @@ TEST_F(KernelDatabaseTest, KeysAreIsolated) {
     ASSERT_TRUE(choice);
     EXPECT_FALSE(*choice);
     EXPECT_FALSE(db.artifact(other, "aaaa"));
-    EXPECT_TRUE(db.choose(other, "aaaa"));
+    EXPECT_FALSE(db.choose(other, "aaaa"));
   }
   EXPECT_EQ(db.candidates(k)->size(), 1u);
 }
@@ -199,14 +199,15 @@ TEST_F(KernelDatabaseTest, ChoosesAmongStoredCandidates) {
     auto nothing = db.chosen(k);
     ASSERT_TRUE(nothing);
     EXPECT_FALSE(*nothing);
-    ASSERT_FALSE(db.put(k, record(k, "aaaa")));
-    ASSERT_FALSE(db.put(k, record(k, "bbbb")));
-    auto error = db.choose(k, "cccc");
-    ASSERT_TRUE(error);
-    EXPECT_NE(error->format().find("no such candidate"), std::string::npos);
-    ASSERT_FALSE(db.choose(k, "aaaa"));
+    ASSERT_TRUE(db.put(k, record(k, "aaaa")));
+    ASSERT_TRUE(db.put(k, record(k, "bbbb")));
+    Status error = db.choose(k, "cccc");
+    ASSERT_FALSE(error);
+    EXPECT_NE(error.error().format().find("no such candidate"),
+              std::string::npos);
+    ASSERT_TRUE(db.choose(k, "aaaa"));
     ASSERT_EQ((*db.chosen(k))->candidateHash, "aaaa");
-    ASSERT_FALSE(db.choose(k, "bbbb"));
+    ASSERT_TRUE(db.choose(k, "bbbb"));
   }
   KernelDatabase db = openOrDie(path);
   auto choice = db.chosen(k);
@@ -241,7 +242,7 @@ TEST_F(KernelDatabaseTest, RefusesATruncatedDatabase) {
       k.fingerprint = "k_" + std::to_string(i);
       CandidateRecord r = record(k, "hash" + std::to_string(i));
       r.artifact = bytes(6000, i);
-      ASSERT_FALSE(db.put(k, r));
+      ASSERT_TRUE(db.put(k, r));
     }
   } // the last connection checkpoints the WAL into the file
   ASSERT_FALSE(fs::exists(path + "-wal"));
@@ -352,11 +353,11 @@ TEST_F(KernelDatabaseTest, ConcurrentWritersLoseNothing) {
       }
       for (int i = 0; i < kRecords; ++i) {
         std::string hash = "w" + std::to_string(w) + "-" + std::to_string(i);
-        if (auto error = db->put(k, record(k, hash))) {
-          std::fprintf(stderr, "%s\n", error->format().c_str());
+        if (Status stored = db->put(k, record(k, hash)); !stored) {
+          std::fprintf(stderr, "%s\n", stored.error().format().c_str());
           ::_exit(3);
         }
-        if (i % 10 == 0 && (!db->candidates(k) || db->choose(k, hash)))
+        if (i % 10 == 0 && (!db->candidates(k) || !db->choose(k, hash)))
           ::_exit(4);
       }
       ::_exit(0);

@@ -217,8 +217,9 @@ SamplingConfig greedy(Remasking rule, int64_t block, int64_t steps, int64_t maxT
 std::vector<Candidate> run(ScriptedDenoiser &denoiser, const std::vector<int32_t> &prompt,
                            int n, const SamplingConfig &config, uint64_t seed = 0) {
   BlockDiffusionSampler sampler(denoiser, {maskId, stopIds, seed});
-  ErrorOr<std::vector<Candidate>> out = sampler.generateCandidates(prompt, n, config);
-  EXPECT_TRUE(out) << (out ? "" : out.error());
+  Result<std::vector<Candidate>> out =
+      sampler.generateCandidates(prompt, n, config);
+  EXPECT_TRUE(out) << (out ? "" : out.error().format());
   return out ? *out : std::vector<Candidate>{};
 }
 
@@ -443,7 +444,7 @@ TEST(Sampler, InvalidConfigIsAnErrorValue) {
   config.denoisingSteps = 0;
   auto out = sampler.generateCandidates({1, 2}, 2, config);
   ASSERT_FALSE(out);
-  EXPECT_NE(out.error().find("denoising_steps"), std::string::npos);
+  EXPECT_NE(out.error().message.find("denoising_steps"), std::string::npos);
   EXPECT_FALSE(sampler.generateCandidates({1, 2}, 0, SamplingConfig{}));
 }
 

@@ -39,8 +39,21 @@ TEST(ErrorFormat, PrintsOnlyTheKnownParts) {
   EXPECT_EQ(lineOnly.format(), "error: orphan line");
 }
 
-TEST(ErrorDescribe, LeavesTheFileAndSeverityToTheCaller) {
-  Error error("prog.json", "expected a number");
+TEST(ErrorDescribe, IsTheFormatWithoutTheSeverity) {
+  Error located("dice.toml", 3, 7, "sampling.top_k", "must be at least 1");
+  EXPECT_EQ(located.describe(),
+            "dice.toml:3:7: sampling.top_k: must be at least 1");
+  EXPECT_EQ(Error("kernels.db", "is not a SQLite database").describe(),
+            "kernels.db: is not a SQLite database");
+  Error keyOnly("missing");
+  keyOnly.key = "hidden_size";
+  EXPECT_EQ(keyOnly.describe(), "hidden_size: missing");
+  EXPECT_EQ(Error("no file at all").describe(), "no file at all");
+}
+
+TEST(ErrorDescribe, WithoutAFileALineIsSpelledOut) {
+  // Text parsed from memory (a scaffold's program): no file to prefix.
+  Error error("expected a number");
   error.key = "ops[3].value";
   error.line = 2;
   error.column = 98;
@@ -48,7 +61,6 @@ TEST(ErrorDescribe, LeavesTheFileAndSeverityToTheCaller) {
   error.column = 0;
   error.key.clear();
   EXPECT_EQ(error.describe(), "line 2: expected a number");
-  EXPECT_EQ(Error("plain").describe(), "plain");
 }
 
 TEST(Result, HoldsAValueOrAnError) {

@@ -113,7 +113,7 @@ public:
 
 /// Loads a folder into `tok`; a fatal failure when it does not load.
 void loadInto(const std::string &dir, std::optional<Tokenizer> &tok) {
-  TokenizerOrError result = Tokenizer::load(dir);
+  Result<Tokenizer> result = Tokenizer::load(dir);
   ASSERT_TRUE(result) << result.error().format();
   tok.emplace(*result);
 }
@@ -127,10 +127,10 @@ protected:
   std::optional<Tokenizer> tok;
 };
 
-TokenizerError expectLoadError(const TinyFolder &folder) {
-  TokenizerOrError result = Tokenizer::load(folder.dir.string());
+Error expectLoadError(const TinyFolder &folder) {
+  Result<Tokenizer> result = Tokenizer::load(folder.dir.string());
   EXPECT_FALSE(result) << "the folder loaded";
-  return result ? TokenizerError{} : result.error();
+  return result ? Error() : result.error();
 }
 
 std::vector<int32_t> bytes(std::string_view text) {
@@ -223,7 +223,7 @@ TEST_F(TinyTokenizer, ChatTemplate) {
 TEST(TokenizerLoad, MissingFile) {
   TinyFolder folder;
   fs::remove(folder.dir / "vocab.json");
-  TokenizerError error = expectLoadError(folder);
+  Error error = expectLoadError(folder);
   EXPECT_EQ(error.file, folder.path("vocab.json"));
   EXPECT_NE(error.message.find("cannot read"), std::string::npos) << error.message;
 }
@@ -231,7 +231,7 @@ TEST(TokenizerLoad, MissingFile) {
 TEST(TokenizerLoad, CorruptVocabNamesFileAndLine) {
   TinyFolder folder;
   folder.write("vocab.json", "{\"a\": 0,\n\"b\": 1,\n\"c\" 2}");
-  TokenizerError error = expectLoadError(folder);
+  Error error = expectLoadError(folder);
   EXPECT_EQ(error.file, folder.path("vocab.json"));
   EXPECT_EQ(error.line, 3u);
   EXPECT_EQ(error.format().rfind(folder.path("vocab.json") + ":3: error: ", 0), 0u)
@@ -241,7 +241,7 @@ TEST(TokenizerLoad, CorruptVocabNamesFileAndLine) {
 TEST(TokenizerLoad, VocabEntryThatIsNotAnId) {
   TinyFolder folder;
   folder.write("vocab.json", R"({"a": 0, "b": "one"})");
-  TokenizerError error = expectLoadError(folder);
+  Error error = expectLoadError(folder);
   EXPECT_EQ(error.file, folder.path("vocab.json"));
   EXPECT_NE(error.message.find("\"b\""), std::string::npos) << error.message;
 }
@@ -250,7 +250,7 @@ TEST(TokenizerLoad, VocabWithoutEveryByte) {
   TinyFolder folder;
   folder.write("merges.txt", "a b\n");
   folder.write("vocab.json", R"({"a": 0, "b": 1, "ab": 2})");
-  TokenizerError error = expectLoadError(folder);
+  Error error = expectLoadError(folder);
   EXPECT_EQ(error.file, folder.path("vocab.json"));
   EXPECT_NE(error.message.find("no token for byte 0x00"), std::string::npos)
       << error.message;
@@ -259,7 +259,7 @@ TEST(TokenizerLoad, VocabWithoutEveryByte) {
 TEST(TokenizerLoad, MergeOfUnknownToken) {
   TinyFolder folder;
   folder.write("merges.txt", "#version: 0.2\nh e\nh zz\n");
-  TokenizerError error = expectLoadError(folder);
+  Error error = expectLoadError(folder);
   EXPECT_EQ(error.file, folder.path("merges.txt"));
   EXPECT_EQ(error.line, 3u);
   EXPECT_NE(error.message.find("\"zz\""), std::string::npos) << error.message;
@@ -268,7 +268,7 @@ TEST(TokenizerLoad, MergeOfUnknownToken) {
 TEST(TokenizerLoad, MergeWhoseResultIsUnknown) {
   TinyFolder folder;
   folder.write("merges.txt", "x y\n");
-  TokenizerError error = expectLoadError(folder);
+  Error error = expectLoadError(folder);
   EXPECT_EQ(error.line, 1u);
   EXPECT_NE(error.message.find("\"xy\""), std::string::npos) << error.message;
 }
@@ -276,7 +276,7 @@ TEST(TokenizerLoad, MergeWhoseResultIsUnknown) {
 TEST(TokenizerLoad, MalformedMergeLine) {
   TinyFolder folder;
   folder.write("merges.txt", "h e\nhello\n");
-  TokenizerError error = expectLoadError(folder);
+  Error error = expectLoadError(folder);
   EXPECT_EQ(error.file, folder.path("merges.txt"));
   EXPECT_EQ(error.line, 2u);
 }
@@ -287,7 +287,7 @@ TEST(TokenizerLoad, BadTokenizerConfig) {
   EXPECT_EQ(expectLoadError(folder).file, folder.path("tokenizer_config.json"));
   folder.write("tokenizer_config.json",
                R"({"added_tokens_decoder": {"7": {"content": "<x>", "rstrip": true}}})");
-  TokenizerError error = expectLoadError(folder);
+  Error error = expectLoadError(folder);
   EXPECT_NE(error.message.find("added_tokens_decoder[\"7\"]"), std::string::npos)
       << error.message;
   folder.write("tokenizer_config.json",

@@ -359,12 +359,12 @@ int loadTest(const std::string &dir) {
   torch::ones({1}, torch::kCUDA); // the allocator's stats exist once CUDA is up
   resetPeak();
   double t0 = now();
-  ErrorOr<std::unique_ptr<Transformer>> model =
+  Result<std::unique_ptr<Transformer>> model =
       Transformer::load(dir, torch::Device(torch::kCUDA, 0), torch::kBFloat16);
   deviceSync();
   double seconds = now() - t0;
   if (!model) {
-    std::cerr << "dice-bench: " << model.error() << "\n";
+    std::cerr << "dice-bench: " << model.error().describe() << "\n";
     return 1;
   }
   json out = {{"load_seconds", seconds},
@@ -479,14 +479,14 @@ int main(int argc, char **argv) {
       BlockDiffusionSampler sampler(counting, options);
       deviceSync();
       double t0 = now();
-      ErrorOr<std::vector<Candidate>> out =
+      Result<std::vector<Candidate>> out =
           sampler.generateCandidates(prompt, int(c.batch), sampling);
       deviceSync();
       seconds = now() - t0;
       forwards = counting.forwards;
       std::fprintf(stderr, "\n");
       if (!out) {
-        std::cerr << "dice-bench: " << out.error() << "\n";
+        std::cerr << "dice-bench: " << out.error().describe() << "\n";
         return 1;
       }
     }

@@ -24,6 +24,7 @@
 #include "dice/KernelDB/KernelDatabase.h"
 #include "dice/Scaffold/Scaffold.h"
 #include "dice/Support/CommandLine.h"
+#include "dice/Support/File.h"
 #include "dice/Support/Sha256.h"
 
 #include <nlohmann/json.hpp>
@@ -88,11 +89,11 @@ std::string parseRecord(const std::string &line, const std::string &file,
       std::filesystem::path path = object["artifact"].get<std::string>();
       if (path.is_relative())
         path = std::filesystem::path(file).parent_path() / path;
-      std::ifstream library(path, std::ios::binary);
+      dice::Result<std::string> library = dice::readFile(path.string());
       if (!library)
-        return "cannot read artifact '" + path.string() + "'";
-      record.artifact.emplace(std::istreambuf_iterator<char>(library),
-                              std::istreambuf_iterator<char>());
+        return "cannot read artifact '" + path.string() +
+               "': " + library.error().message;
+      record.artifact.emplace(library->begin(), library->end());
       if (record.artifact->empty())
         return "artifact '" + path.string() + "' is empty";
     }
@@ -108,7 +109,7 @@ int importRecords(const std::string &dbPath, const std::string &file) {
     std::cerr << file << ": error: cannot open\n";
     return 1;
   }
-  dice::KernelDatabaseOrError db = dice::KernelDatabase::open(dbPath);
+  dice::Result<dice::KernelDatabase> db = dice::KernelDatabase::open(dbPath);
   if (!db) {
     std::cerr << db.error().format() << "\n";
     return 1;
@@ -125,14 +126,16 @@ int importRecords(const std::string &dbPath, const std::string &file) {
       std::cerr << file << ":" << number << ": error: " << why << "\n";
       return 1;
     }
-    if (dice::KernelDatabaseStatus failed = db->put(key, record)) {
-      std::cerr << file << ":" << number << ": " << failed->format() << "\n";
+    if (dice::Status stored = db->put(key, record); !stored) {
+      std::cerr << file << ":" << number << ": " << stored.error().format()
+                << "\n";
       return 1;
     }
     if (chosen)
-      if (dice::KernelDatabaseStatus failed =
-              db->choose(key, record.candidateHash)) {
-        std::cerr << file << ":" << number << ": " << failed->format() << "\n";
+      if (dice::Status recorded = db->choose(key, record.candidateHash);
+          !recorded) {
+        std::cerr << file << ":" << number << ": " << recorded.error().format()
+                  << "\n";
         return 1;
       }
     ++count;
@@ -142,7 +145,7 @@ int importRecords(const std::string &dbPath, const std::string &file) {
 }
 
 int listKey(const std::string &dbPath, const dice::KernelKey &key) {
-  dice::KernelDatabaseOrError db =
+  dice::Result<dice::KernelDatabase> db =
       dice::KernelDatabase::open(dbPath, dice::OpenMode::ReadOnly);
   if (!db) {
     std::cerr << db.error().format() << "\n";

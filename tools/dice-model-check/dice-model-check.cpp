@@ -69,8 +69,8 @@ int writeLogits(Transformer &model, const std::vector<int32_t> &ids,
     toWrite.push_back({name, ModelDType::Float32, t.sizes().vec(), t.data_ptr(),
                        size_t(t.numel()) * sizeof(float)});
   }
-  if (auto error = writeSafetensors(outPath, toWrite)) {
-    std::cerr << "dice-model-check: " << error->message << "\n";
+  if (Status written = writeSafetensors(outPath, toWrite); !written) {
+    std::cerr << "dice-model-check: " << written.error().describe() << "\n";
     return 1;
   }
   return 0;
@@ -95,10 +95,10 @@ int generate(Transformer &model, const std::vector<int32_t> &ids, int n,
   options.stopTokenIds = model.config().stopTokenIds;
   options.seed = seed;
   BlockDiffusionSampler sampler(denoiser, options);
-  ErrorOr<std::vector<Candidate>> candidates =
+  Result<std::vector<Candidate>> candidates =
       sampler.generateCandidates(ids, n, config);
   if (!candidates) {
-    std::cerr << "dice-model-check: " << candidates.error() << "\n";
+    std::cerr << "dice-model-check: " << candidates.error().describe() << "\n";
     return 1;
   }
   std::cout << toJson(*candidates).dump() << "\n";
@@ -163,8 +163,8 @@ int main(int argc, char **argv) {
   cl.add_option("--dtype", o.dtype, "the weights' dtype in memory")
       ->type_name("float32|float16|bfloat16")
       ->check([](const std::string &name) {
-        ErrorOr<ModelDType> dtype = parseModelDType(name);
-        return dtype ? std::string() : std::string(dtype.error());
+        Result<ModelDType> dtype = parseModelDType(name);
+        return dtype ? std::string() : dtype.error().describe();
       })
       ->capture_default_str();
   CLI::Option *blockOption =
@@ -226,29 +226,30 @@ int main(int argc, char **argv) {
       options.device = o.device;
       options.dtype = o.dtype;
       options.seed = o.seed;
-      ErrorOr<std::unique_ptr<InfillEngine>> engine =
+      Result<std::unique_ptr<InfillEngine>> engine =
           createDiceInfillEngine(o.model, options);
       if (!engine) {
-        std::cerr << "dice-model-check: " << engine.error() << "\n";
+        std::cerr << "dice-model-check: " << engine.error().describe() << "\n";
         return 1;
       }
-      ErrorOr<ModelConfig> modelConfig = loadModelConfig(o.model);
+      Result<ModelConfig> modelConfig = loadModelConfig(o.model);
       o.sampling.blockLength =
           blockSize(blockOption, o, modelConfig->blockSize);
-      CandidatesOrError candidates =
+      Result<std::vector<Candidate>> candidates =
           (*engine)->generateCandidates(o.prompt, o.generate, o.sampling);
       if (!candidates) {
-        std::cerr << "dice-model-check: " << candidates.error << "\n";
+        std::cerr << "dice-model-check: " << candidates.error().describe()
+                  << "\n";
         return 1;
       }
-      std::cout << toJson(candidates.candidates).dump() << "\n";
+      std::cout << toJson(*candidates).dump() << "\n";
       return 0;
     }
-    ErrorOr<std::unique_ptr<Transformer>> model =
+    Result<std::unique_ptr<Transformer>> model =
         Transformer::load(o.model, torch::Device(o.device),
                           toScalarType(*parseModelDType(o.dtype)));
     if (!model) {
-      std::cerr << "dice-model-check: " << model.error() << "\n";
+      std::cerr << "dice-model-check: " << model.error().describe() << "\n";
       return 1;
     }
     const std::vector<int32_t> &ids = o.ids;

@@ -127,7 +127,7 @@ int main(int argc, char **argv) {
       argc, argv, "DICE compiler driver\n", registry);
 
   if (!configFile.empty()) {
-    dice::ConfigResult config = dice::loadConfigFile(configFile);
+    dice::Result<dice::Config> config = dice::loadConfigFile(configFile);
     if (!config) {
       llvm::errs() << config.error().format() << "\n";
       return 1;

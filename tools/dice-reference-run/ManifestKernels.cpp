@@ -40,16 +40,14 @@ resultSigs(const std::string &manifestPath, std::string &error) {
 
 } // namespace
 
-std::optional<KernelCaller> openManifestKernels(const std::string &manifestPath,
-                                                std::string &error) {
+Result<KernelCaller> openManifestKernels(const std::string &manifestPath) {
   char message[1024];
-  if (dice_runtime_open(manifestPath.c_str(), message, sizeof message) != 0) {
-    error = message;
-    return std::nullopt;
-  }
+  if (dice_runtime_open(manifestPath.c_str(), message, sizeof message) != 0)
+    return Error(message);
+  std::string error;
   auto sigs = resultSigs(manifestPath, error);
   if (!sigs)
-    return std::nullopt;
+    return Error(error);
   return KernelCaller([sigs = std::move(*sigs)](
                           const std::string &fingerprint,
                           const std::vector<at::Tensor> &inputs,

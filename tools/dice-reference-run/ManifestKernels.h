@@ -11,15 +11,15 @@
 
 #include "FunctionPlan.h"
 
-#include <optional>
+#include "dice/Support/Result.h"
+
 #include <string>
 
 namespace dice {
 
 /// Opens `manifestPath` (loading its kernel libraries) and returns a caller
-/// for its kernels; nullopt with `error` when it cannot be opened.
-std::optional<KernelCaller> openManifestKernels(const std::string &manifestPath,
-                                                std::string &error);
+/// for its kernels, or says why it cannot be opened.
+Result<KernelCaller> openManifestKernels(const std::string &manifestPath);
 
 } // namespace dice
 

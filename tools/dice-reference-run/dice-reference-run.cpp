@@ -19,6 +19,7 @@
 
 #include "dice/Scaffold/AtenExecutor.h"
 #include "dice/Support/CommandLine.h"
+#include "dice/Support/File.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Context.h>
@@ -52,22 +53,13 @@ std::optional<std::string> checkCombination(const Options &options) {
   return std::nullopt;
 }
 
-bool readFile(const std::string &path, std::string &text, std::string &error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = "cannot read " + path;
-    return false;
-  }
-  text.assign(std::istreambuf_iterator<char>(in), {});
-  return true;
-}
-
 /// The tensors of a `torch.save`d list (or tuple, or single tensor).
 std::string loadTensors(const std::string &path,
                         std::vector<at::Tensor> &tensors) {
-  std::string bytes, error;
-  if (!readFile(path, bytes, error))
-    return error;
+  dice::Result<std::string> read = dice::readFile(path);
+  if (!read)
+    return read.error().describe();
+  const std::string &bytes = *read;
   try {
     c10::IValue value =
         torch::jit::pickle_load(std::vector<char>(bytes.begin(), bytes.end()));
@@ -113,11 +105,12 @@ int fail(const std::string &message) {
 }
 
 int run(const Options &options) {
-  std::string text, error;
   const std::string &jsonPath =
       options.program.empty() ? options.plan : options.program;
-  if (!readFile(jsonPath, text, error))
-    return fail(error);
+  dice::Result<std::string> read = dice::readFile(jsonPath);
+  if (!read)
+    return fail(read.error().describe());
+  std::string text = read.take(), error;
 
   // A parse error is printed located: file, line and column, the field.
   auto located = [&](dice::Error parseError) {
@@ -157,11 +150,11 @@ int run(const Options &options) {
       return located(plan.error());
     dice::KernelCaller kernels;
     if (!options.manifest.empty()) {
-      std::optional<dice::KernelCaller> opened =
-          dice::openManifestKernels(options.manifest, error);
+      dice::Result<dice::KernelCaller> opened =
+          dice::openManifestKernels(options.manifest);
       if (!opened)
-        return fail(error);
-      kernels = std::move(*opened);
+        return fail(opened.error().message);
+      kernels = opened.take();
     }
     if (error = dice::runFunctionPlan(*plan, inputs, outputs, kernels);
         !error.empty())

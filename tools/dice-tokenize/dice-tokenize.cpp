@@ -14,6 +14,7 @@
 
 #include "dice/Model/Tokenizer.h"
 #include "dice/Support/CommandLine.h"
+#include "dice/Support/File.h"
 
 #include <nlohmann/json.hpp>
 
@@ -47,14 +48,12 @@ bool renderChat(const dice::Tokenizer &tokenizer, const json &line,
 }
 
 int benchmark(const dice::Tokenizer &tokenizer, const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    std::fprintf(stderr, "dice-tokenize: error: cannot read %s\n", path.c_str());
+  dice::Result<std::string> read = dice::readFile(path);
+  if (!read) {
+    std::fprintf(stderr, "%s\n", read.error().format().c_str());
     return 1;
   }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  std::string text = buffer.str();
+  std::string text = read.take();
   using Clock = std::chrono::steady_clock;
   // The first pass starts with an empty BPE cache; later ones find it full,
   // as in a long-running process.
@@ -116,7 +115,7 @@ int main(int argc, char **argv) {
               : decode               ? Mode::Decode
               : chat                 ? Mode::Chat
                                      : Mode::Encode;
-  dice::TokenizerOrError tokenizer = dice::Tokenizer::load(dir);
+  dice::Result<dice::Tokenizer> tokenizer = dice::Tokenizer::load(dir);
   if (!tokenizer) {
     std::fprintf(stderr, "%s\n", tokenizer.error().format().c_str());
     return 1;

@@ -252,16 +252,16 @@ int main(int argc, char **argv) {
     writeLine(replyFd, ready);
     return 1;
   }
-  std::string error;
-  std::unique_ptr<dice::DynamicChecker> checker = dice::createDynamicChecker(
-      deviceName == "cuda" ? dice::CheckDevice::Cuda : dice::CheckDevice::Cpu,
-      error);
-  if (!checker) {
+  dice::Result<std::unique_ptr<dice::DynamicChecker>> created =
+      dice::createDynamicChecker(deviceName == "cuda" ? dice::CheckDevice::Cuda
+                                                      : dice::CheckDevice::Cpu);
+  if (!created) {
     ready["ready"] = false;
-    ready["error"] = error;
+    ready["error"] = created.error().message;
     writeLine(replyFd, ready);
     return 1;
   }
+  std::unique_ptr<dice::DynamicChecker> checker = created.take();
   const dice::CheckerInfo &info = checker->info();
   ready["ready"] = true;
   ready["gpu"] = info.gpu;
@@ -292,6 +292,7 @@ int main(int argc, char **argv) {
     if (json.contains("id") && json["id"].is_number_integer())
       reply["id"] = json["id"];
     dice::DynamicCheckRequest request;
+    std::string error;
     if (!json.contains("id") || !json["id"].is_number_integer()) {
       error = "\"id\" must be an integer";
     } else if (!parseRequest(json, request, error)) {

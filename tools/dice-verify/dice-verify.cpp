@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dice/Support/CommandLine.h"
+#include "dice/Support/File.h"
 #include "dice/Verifier/CandidateVerifier.h"
 
 #include <nlohmann/json.hpp>
@@ -38,15 +39,6 @@ const char *kExitStatus =
     "every candidate that builds is unverified, so the status is 1 unless\n"
     "--allow-unverified is given.";
 
-std::optional<std::string> readFile(const fs::path &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return std::nullopt;
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
 std::string defaultCache() {
   if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
     return (fs::path(xdg) / "dice" / "kernels").string();
@@ -58,9 +50,9 @@ std::string defaultCache() {
 /// Reads a batch file: one JSON object per non-empty line.
 bool readBatchFile(const fs::path &path, std::vector<VerificationRequest> &out,
                    std::string &error) {
-  std::optional<std::string> text = readFile(path);
+  Result<std::string> text = readFile(path.string());
   if (!text) {
-    error = "cannot read " + path.string();
+    error = text.error().describe();
     return false;
   }
   std::stringstream in(*text);
@@ -218,7 +210,7 @@ int main(int argc, char **argv) {
   if (std::optional<int> exit = cl.parse(argc, argv))
     return *exit;
   if (!configPath.empty()) {
-    ConfigResult config = loadConfigFile(configPath);
+    Result<Config> config = loadConfigFile(configPath);
     if (!config) {
       std::fprintf(stderr, "%s\n", config.error().format().c_str());
       return 2;
@@ -230,17 +222,17 @@ int main(int argc, char **argv) {
 
   std::string program;
   if (!programPath.empty()) {
-    std::optional<std::string> text = readFile(programPath);
+    Result<std::string> text = readFile(programPath);
     if (!text)
-      return cl.usageError("cannot read " + programPath);
+      return cl.usageError(text.error().describe());
     program = *text;
   }
 
   std::vector<VerificationRequest> candidates;
   if (!candidatePath.empty()) {
-    std::optional<std::string> text = readFile(candidatePath);
+    Result<std::string> text = readFile(candidatePath);
     if (!text)
-      return cl.usageError("cannot read " + candidatePath);
+      return cl.usageError(text.error().describe());
     candidates.push_back({fs::path(candidatePath).filename().string(),
                           fingerprint, signature, program, *text,
                           fs::path(candidatePath).extension() == ".cu"});
@@ -250,10 +242,12 @@ int main(int argc, char **argv) {
       if (entry.path().extension() == ".txt" || entry.path().extension() == ".cu")
         files.push_back(entry.path());
     std::sort(files.begin(), files.end());
-    for (const fs::path &file : files)
+    for (const fs::path &file : files) {
+      Result<std::string> text = readFile(file.string());
       candidates.push_back({file.filename().string(), fingerprint, signature,
-                            program, readFile(file).value_or(""),
+                            program, text ? text.take() : std::string(),
                             file.extension() == ".cu"});
+    }
   } else if (!batch.empty()) {
     std::string error;
     if (!readBatchFile(batch, candidates, error))

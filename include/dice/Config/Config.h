@@ -10,11 +10,11 @@
 #ifndef DICE_CONFIG_CONFIG_H
 #define DICE_CONFIG_CONFIG_H
 
+#include "dice/Support/Result.h"
+
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <string_view>
-#include <variant>
 
 namespace dice {
 
@@ -61,45 +61,18 @@ struct Config {
   std::string artifactDir = ".dice/artifacts";
 };
 
-/// A problem in a configuration file, with where it is.
-struct ConfigError {
-  std::string file;
-  unsigned line = 0;   ///< 1-based; 0 when unknown (unreadable file)
-  unsigned column = 0; ///< 1-based; 0 when unknown
-  std::string key;     ///< dotted key, e.g. "sampling.top_k"; may be empty
-  std::string message;
-
-  /// `file:line: error: key: message`, the form compilers print.
-  std::string format() const;
-};
-
-/// A configuration or the error that prevented it.
-class ConfigResult {
-public:
-  ConfigResult(Config config) : value(std::move(config)) {}
-  ConfigResult(ConfigError error) : value(std::move(error)) {}
-
-  explicit operator bool() const { return std::holds_alternative<Config>(value); }
-  const Config &operator*() const { return std::get<Config>(value); }
-  const Config *operator->() const { return &std::get<Config>(value); }
-  const ConfigError &error() const { return std::get<ConfigError>(value); }
-
-private:
-  std::variant<Config, ConfigError> value;
-};
-
-/// Parses TOML text; `sourceName` names it in errors.
-ConfigResult parseConfig(std::string_view text, std::string_view sourceName);
+/// Parses TOML text; `sourceName` names it in errors, which carry the line,
+/// column and dotted key (e.g. "sampling.top_k") at fault.
+Result<Config> parseConfig(std::string_view text, std::string_view sourceName);
 
 /// Reads and parses a file.
-ConfigResult loadConfigFile(const std::string &path);
+Result<Config> loadConfigFile(const std::string &path);
 
 /// Sets one dotted key (e.g. "sampling.top_k") from its TOML spelling
 /// ("5", "\"dynamic\"", "0.5"), with the same checks as a file; how pass
 /// options override the file.
-std::optional<ConfigError> applyConfigOverride(Config &config,
-                                               std::string_view key,
-                                               std::string_view value);
+Status applyConfigOverride(Config &config, std::string_view key,
+                           std::string_view value);
 
 std::string_view toString(Remasking remasking);
 std::string_view toString(Baseline baseline);

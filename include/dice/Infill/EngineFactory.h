@@ -18,7 +18,6 @@
 #include "dice/Infill/InfillEngine.h"
 
 #include <memory>
-#include <optional>
 #include <string>
 
 namespace dice {
@@ -33,22 +32,20 @@ struct EngineSpec {
   std::string modelId;
 };
 
-/// Parses `spelling`; on failure returns nothing and sets `error`.
-std::optional<EngineSpec> parseEngineSpec(const std::string &spelling,
-                                          const Config &config,
-                                          std::string &error);
+/// Parses `spelling`, or says why it names no engine.
+Result<EngineSpec> parseEngineSpec(const std::string &spelling,
+                                   const Config &config);
 
 /// Loads the engine. Failures (a missing file, a broken checkpoint, a build
-/// without the model runtime) are returned in `error`, never thrown.
-std::unique_ptr<InfillEngine> createInfillEngine(const EngineSpec &spec,
-                                                 std::string &error);
+/// without the model runtime) are returned, never thrown.
+Result<std::unique_ptr<InfillEngine>>
+createInfillEngine(const EngineSpec &spec);
 
 /// The embedded DICE model, or why it cannot be had; defined by the model
 /// engine factory library of this build.
 /// The embedded model (ModelEngineLoader.cpp opens the model runtime).
-std::unique_ptr<InfillEngine> createModelInfillEngine(const std::string &modelDir,
-                                                      const std::string &device,
-                                                      std::string &error);
+Result<std::unique_ptr<InfillEngine>>
+createModelInfillEngine(const std::string &modelDir, const std::string &device);
 
 } // namespace dice
 

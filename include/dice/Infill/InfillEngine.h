@@ -11,6 +11,7 @@
 #define DICE_INFILL_INFILLENGINE_H
 
 #include "dice/Config/Config.h"
+#include "dice/Support/Result.h"
 
 #include <cstdint>
 #include <string>
@@ -33,14 +34,6 @@ struct Candidate {
   bool isCudaSource = false;
 };
 
-/// Candidates, or why there are none.
-struct CandidatesOrError {
-  std::vector<Candidate> candidates;
-  std::string error; ///< empty on success
-
-  explicit operator bool() const { return error.empty(); }
-};
-
 /// What an engine is asked to fill: one kernel request's hole.
 struct InfillRequest {
   /// The request's fingerprint. Engines that answer from a record of earlier
@@ -58,13 +51,14 @@ public:
 
   /// Decodes `n` candidates for one request together (the verification
   /// group). An engine may return fewer (a replay has what it recorded).
-  virtual CandidatesOrError generateCandidates(const InfillRequest &request,
-                                               int n,
-                                               const SamplingConfig &params) = 0;
+  virtual Result<std::vector<Candidate>>
+  generateCandidates(const InfillRequest &request, int n,
+                     const SamplingConfig &params) = 0;
 
   /// A prompt with no request behind it (tools that try the model alone).
-  CandidatesOrError generateCandidates(const std::string &prompt, int n,
-                                       const SamplingConfig &params) {
+  Result<std::vector<Candidate>>
+  generateCandidates(const std::string &prompt, int n,
+                     const SamplingConfig &params) {
     return generateCandidates(InfillRequest{"", prompt}, n, params);
   }
 };

@@ -12,7 +12,7 @@
 
 #include "dice/Infill/InfillEngine.h"
 
-#include <string>
+#include <memory>
 
 /// The entry's symbol, and its name for dlsym.
 #define DICE_MODEL_ENGINE_ENTRY dice_create_model_infill_engine
@@ -20,10 +20,10 @@
 
 /// Loads the checkpoint at `modelDir` (config.json, safetensors, tokenizer
 /// files) onto `device` ("auto": the GPU when there is one, "cuda", "cpu");
-/// on failure returns null and sets `*error`. The caller owns the engine.
-using DiceModelEngineEntry = dice::InfillEngine *(*)(const char *modelDir,
-                                                     const char *device,
-                                                     std::string *error);
+/// on failure says why.
+using DiceModelEngineEntry =
+    dice::Result<std::unique_ptr<dice::InfillEngine>> (*)(const char *modelDir,
+                                                          const char *device);
 
 /// The module's file name.
 inline constexpr const char *kDiceModelPluginFile = "libDiceModelPlugin.so";

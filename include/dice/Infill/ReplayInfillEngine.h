@@ -26,14 +26,15 @@ namespace dice {
 
 class ReplayInfillEngine : public InfillEngine {
 public:
-  /// Reads the whole file; a malformed line is an error naming
-  /// `file:line`, returned in `error` (and nothing is returned).
-  static std::unique_ptr<ReplayInfillEngine> load(const std::string &path,
-                                                  std::string &error);
+  /// Reads the whole file; a malformed line is an error naming its file and
+  /// line.
+  static Result<std::unique_ptr<ReplayInfillEngine>>
+  load(const std::string &path);
 
   std::string name() const override;
-  CandidatesOrError generateCandidates(const InfillRequest &request, int n,
-                                       const SamplingConfig &params) override;
+  Result<std::vector<Candidate>>
+  generateCandidates(const InfillRequest &request, int n,
+                     const SamplingConfig &params) override;
   using InfillEngine::generateCandidates;
 
 private:

@@ -19,6 +19,7 @@
 #ifndef DICE_KERNELBUILD_KERNELBUILD_H
 #define DICE_KERNELBUILD_KERNELBUILD_H
 
+#include "dice/Support/Result.h"
 #include "dice/VerifierCore/ForwardSignature.h"
 
 #include <functional>
@@ -128,9 +129,8 @@ struct KernelBuildResult {
 /// The cache key of `request` in the first mode a build tries: SHA-256 over
 /// the mode, the candidate source, the generated code, nvcc's version, every
 /// flag and the contents of the prologue (full) or light include directory.
-std::optional<std::string> kernelBuildKey(const KernelBuildRequest &request,
-                                          const KernelBuildOptions &options,
-                                          std::string &error);
+Result<std::string> kernelBuildKey(const KernelBuildRequest &request,
+                                   const KernelBuildOptions &options);
 
 /// Builds (or finds in the cache) the kernel library of `request`.
 KernelBuildResult buildKernelLibrary(const KernelBuildRequest &request,

@@ -15,6 +15,7 @@
 #define DICE_KERNELDB_KERNELDATABASE_H
 
 #include "dice/Scaffold/Fingerprint.h"
+#include "dice/Support/Result.h"
 #include "dice/VerifierCore/Verdict.h"
 
 #include <cstdint>
@@ -22,7 +23,6 @@
 #include <optional>
 #include <string>
 #include <utility>
-#include <variant>
 #include <vector>
 
 struct sqlite3;
@@ -61,37 +61,6 @@ struct CandidateRecord {
   int64_t createdAt = 0;
 };
 
-/// What went wrong, and with which database file.
-struct KernelDatabaseError {
-  std::string path;
-  std::string message; ///< a sentence fragment: "is not a SQLite database"
-
-  /// `path: error: message`, the form compilers print.
-  std::string format() const;
-};
-
-/// A value of an operation, or the error that prevented it.
-template <typename T> class KernelDatabaseResult {
-public:
-  KernelDatabaseResult(T value) : value(std::move(value)) {}
-  KernelDatabaseResult(KernelDatabaseError error) : value(std::move(error)) {}
-
-  explicit operator bool() const { return std::holds_alternative<T>(value); }
-  T &operator*() { return std::get<T>(value); }
-  const T &operator*() const { return std::get<T>(value); }
-  T *operator->() { return &std::get<T>(value); }
-  const T *operator->() const { return &std::get<T>(value); }
-  const KernelDatabaseError &error() const {
-    return std::get<KernelDatabaseError>(value);
-  }
-
-private:
-  std::variant<T, KernelDatabaseError> value;
-};
-
-/// Success, or the error of an operation with no value.
-using KernelDatabaseStatus = std::optional<KernelDatabaseError>;
-
 /// Where the passes keep candidates, verdicts, libraries and choices.
 /// KernelDatabase is the standard store; a driver may give the passes
 /// another (see the passes' DiceServices).
@@ -100,21 +69,16 @@ public:
   virtual ~KernelStore() = default;
   /// Names the store in diagnostics.
   virtual const std::string &path() const = 0;
-  virtual KernelDatabaseStatus put(const KernelKey &key,
-                                   const CandidateRecord &record) = 0;
-  virtual KernelDatabaseResult<std::vector<CandidateRecord>>
+  virtual Status put(const KernelKey &key, const CandidateRecord &record) = 0;
+  virtual Result<std::vector<CandidateRecord>>
   candidates(const KernelKey &key) const = 0;
-  virtual KernelDatabaseStatus choose(const KernelKey &key,
-                                      const std::string &candidateHash) = 0;
-  virtual KernelDatabaseResult<std::optional<CandidateRecord>>
+  virtual Status choose(const KernelKey &key,
+                        const std::string &candidateHash) = 0;
+  virtual Result<std::optional<CandidateRecord>>
   chosen(const KernelKey &key) const = 0;
-  virtual KernelDatabaseResult<std::optional<std::vector<uint8_t>>>
+  virtual Result<std::optional<std::vector<uint8_t>>>
   artifact(const KernelKey &key, const std::string &candidateHash) const = 0;
 };
-
-class KernelDatabase;
-using KernelDatabaseOrError = KernelDatabaseResult<KernelDatabase>;
-using KernelStoreOrError = KernelDatabaseResult<std::unique_ptr<KernelStore>>;
 
 enum class OpenMode {
   ReadWrite, ///< creates the file and its schema when new
@@ -127,9 +91,9 @@ public:
   /// a file that is not SQLite, a foreign SQLite database (another
   /// application_id, or tables that are not ours), a newer schema version and
   /// a file that fails `PRAGMA quick_check`.
-  static KernelDatabaseOrError open(const std::string &path,
-                                    OpenMode mode = OpenMode::ReadWrite,
-                                    int busyTimeoutMs = 30000);
+  static Result<KernelDatabase> open(const std::string &path,
+                                     OpenMode mode = OpenMode::ReadWrite,
+                                     int busyTimeoutMs = 30000);
 
   KernelDatabase(KernelDatabase &&) noexcept;
   KernelDatabase &operator=(KernelDatabase &&) noexcept;
@@ -140,25 +104,26 @@ public:
   /// Stores a candidate under `key`; a record with the same candidate hash
   /// is replaced (a re-verification). The verdict JSON must parse and agree
   /// with the record on fingerprint, candidate hash and status.
-  KernelDatabaseStatus put(const KernelKey &key, const CandidateRecord &record) override;
+  Status put(const KernelKey &key, const CandidateRecord &record) override;
 
   /// Every candidate under `key`, in the order first stored, artifacts left
   /// out.
-  KernelDatabaseResult<std::vector<CandidateRecord>>
+  Result<std::vector<CandidateRecord>>
   candidates(const KernelKey &key) const override;
 
   /// Records resolve's decision; the candidate must be stored under `key`.
-  KernelDatabaseStatus choose(const KernelKey &key,
-                              const std::string &candidateHash) override;
+  Status choose(const KernelKey &key,
+                const std::string &candidateHash) override;
 
   /// The chosen candidate (artifact left out), or nothing when none was.
-  KernelDatabaseResult<std::optional<CandidateRecord>>
+  Result<std::optional<CandidateRecord>>
   chosen(const KernelKey &key) const override;
 
   /// The stored kernel library of a candidate, or nothing when it has none.
   /// A candidate not stored under `key` is an error.
-  KernelDatabaseResult<std::optional<std::vector<uint8_t>>>
-  artifact(const KernelKey &key, const std::string &candidateHash) const override;
+  Result<std::optional<std::vector<uint8_t>>>
+  artifact(const KernelKey &key,
+           const std::string &candidateHash) const override;
 
 private:
   struct Closer {
@@ -166,7 +131,7 @@ private:
   };
 
   KernelDatabase(std::string path, sqlite3 *db);
-  KernelDatabaseError errorOf(const std::string &what) const;
+  Error errorOf(const std::string &what) const;
 
   std::string filePath;
   std::unique_ptr<sqlite3, Closer> db;

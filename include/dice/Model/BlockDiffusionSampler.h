@@ -13,8 +13,8 @@
 
 #include "dice/Config/Config.h"
 #include "dice/Infill/InfillEngine.h"
-#include "dice/Model/ErrorOr.h"
 #include "dice/Model/Transformer.h"
+#include "dice/Support/Result.h"
 
 #include <torch/torch.h>
 
@@ -111,7 +111,7 @@ public:
   /// end at its first stop id (kept) or after `maxTokens`; `unmaskStep` counts
   /// that candidate's denoising steps over the whole answer. `text` is left
   /// empty. Never throws.
-  ErrorOr<std::vector<Candidate>>
+  Result<std::vector<Candidate>>
   generateCandidates(const std::vector<int32_t> &promptIds, int n,
                      const SamplingConfig &config);
 

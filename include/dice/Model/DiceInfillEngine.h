@@ -10,7 +10,7 @@
 #define DICE_MODEL_DICEINFILLENGINE_H
 
 #include "dice/Infill/InfillEngine.h"
-#include "dice/Model/ErrorOr.h"
+#include "dice/Support/Result.h"
 
 #include <cstdint>
 #include <memory>
@@ -26,8 +26,9 @@ struct DiceEngineOptions {
 
 /// Loads the model folder (config, safetensors, tokenizer files) and returns
 /// an engine whose candidates are decoded by block diffusion. Never throws.
-ErrorOr<std::unique_ptr<InfillEngine>>
-createDiceInfillEngine(const std::string &modelDir, const DiceEngineOptions &options);
+Result<std::unique_ptr<InfillEngine>>
+createDiceInfillEngine(const std::string &modelDir,
+                       const DiceEngineOptions &options);
 
 } // namespace dice
 

@@ -9,7 +9,7 @@
 #ifndef DICE_MODEL_MODELCONFIG_H
 #define DICE_MODEL_MODELCONFIG_H
 
-#include "dice/Model/ErrorOr.h"
+#include "dice/Support/Result.h"
 
 #include <cstdint>
 #include <string>
@@ -42,14 +42,14 @@ struct ModelConfig {
 
 /// Parses config.json text; `sourceName` names it in errors. Stop ids come
 /// from the config's `eos_token_id` when present.
-ErrorOr<ModelConfig> parseModelConfig(std::string_view json,
-                                      std::string_view sourceName);
+Result<ModelConfig> parseModelConfig(std::string_view json,
+                                     std::string_view sourceName);
 
 /// Reads `dir/config.json` and, when present, `dir/generation_config.json`.
-ErrorOr<ModelConfig> loadModelConfig(const std::string &dir);
+Result<ModelConfig> loadModelConfig(const std::string &dir);
 
 /// "float32", "float16", "bfloat16" (also "fp32", "fp16", "bf16").
-ErrorOr<ModelDType> parseModelDType(std::string_view name);
+Result<ModelDType> parseModelDType(std::string_view name);
 std::string_view toString(ModelDType dtype);
 
 } // namespace dice

@@ -12,8 +12,8 @@
 #ifndef DICE_MODEL_SAFETENSORS_H
 #define DICE_MODEL_SAFETENSORS_H
 
-#include "dice/Model/ErrorOr.h"
 #include "dice/Model/ModelConfig.h"
+#include "dice/Support/Result.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -37,7 +37,7 @@ struct TensorEntry {
 /// A mapped, validated safetensors file.
 class SafetensorsFile {
 public:
-  static ErrorOr<std::unique_ptr<SafetensorsFile>> open(const std::string &path);
+  static Result<std::unique_ptr<SafetensorsFile>> open(const std::string &path);
   ~SafetensorsFile();
   SafetensorsFile(const SafetensorsFile &) = delete;
   SafetensorsFile &operator=(const SafetensorsFile &) = delete;
@@ -64,7 +64,7 @@ public:
 
   /// Opens `dir/model.safetensors.index.json` and its shards when the index
   /// exists, else `dir/model.safetensors`.
-  static ErrorOr<SafetensorsCheckpoint> open(const std::string &dir);
+  static Result<SafetensorsCheckpoint> open(const std::string &dir);
 
   const std::map<std::string, Located> &tensors() const { return byName; }
   /// What errors about the checkpoint as a whole name: the index or the file.
@@ -86,8 +86,8 @@ struct TensorToWrite {
 };
 
 /// Writes a safetensors file (used by tools for their outputs).
-std::optional<ModelError> writeSafetensors(const std::string &path,
-                                           const std::vector<TensorToWrite> &tensors);
+Status writeSafetensors(const std::string &path,
+                        const std::vector<TensorToWrite> &tensors);
 
 /// Bytes per element of `dtype`.
 size_t elementSize(ModelDType dtype);

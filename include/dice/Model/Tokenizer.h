@@ -11,33 +11,23 @@
 #ifndef DICE_MODEL_TOKENIZER_H
 #define DICE_MODEL_TOKENIZER_H
 
+#include "dice/Support/Result.h"
+
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
-#include <variant>
 #include <vector>
 
 namespace dice {
-
-/// Why a tokenizer folder could not be loaded, and where.
-struct TokenizerError {
-  std::string file;    ///< the file at fault, e.g. ".../merges.txt"
-  unsigned line = 0;   ///< 1-based; 0 when the problem has no line
-  std::string message; ///< names the entry at fault where there is one
-
-  /// `file:line: error: message`, the form compilers print.
-  std::string format() const;
-};
-
-class TokenizerOrError;
 
 /// A loaded tokenizer. Immutable after load; copies share its tables, and
 /// every member may be called from several threads at once.
 class Tokenizer {
 public:
-  /// Reads the tokenizer files of a Hugging Face folder.
-  static TokenizerOrError load(const std::string &dir);
+  /// Reads the tokenizer files of a Hugging Face folder; an error names the
+  /// file at fault, and its line or entry where it has one.
+  static Result<Tokenizer> load(const std::string &dir);
 
   /// Token ids of `text`, as transformers' `encode(text)` (no BOS/EOS is
   /// added). Added and special tokens written in the text become their single
@@ -79,23 +69,6 @@ private:
   explicit Tokenizer(std::shared_ptr<const Impl> impl) : impl(std::move(impl)) {}
 
   std::shared_ptr<const Impl> impl;
-};
-
-/// A tokenizer or the error that prevented loading it.
-class TokenizerOrError {
-public:
-  TokenizerOrError(Tokenizer tokenizer) : value(std::move(tokenizer)) {}
-  TokenizerOrError(TokenizerError error) : value(std::move(error)) {}
-
-  explicit operator bool() const {
-    return std::holds_alternative<Tokenizer>(value);
-  }
-  const Tokenizer &operator*() const { return std::get<Tokenizer>(value); }
-  const Tokenizer *operator->() const { return &std::get<Tokenizer>(value); }
-  const TokenizerError &error() const { return std::get<TokenizerError>(value); }
-
-private:
-  std::variant<Tokenizer, TokenizerError> value;
 };
 
 } // namespace dice

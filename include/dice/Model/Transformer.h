@@ -9,8 +9,8 @@
 #ifndef DICE_MODEL_TRANSFORMER_H
 #define DICE_MODEL_TRANSFORMER_H
 
-#include "dice/Model/ErrorOr.h"
 #include "dice/Model/ModelConfig.h"
+#include "dice/Support/Result.h"
 
 #include <torch/torch.h>
 
@@ -47,10 +47,10 @@ struct TransformerWeights {
 /// Reads a checkpoint directory's safetensors into weights of `dtype` on
 /// `device`; every tensor is checked against `config` (checkpoint names are
 /// known in one place: model/Checkpoint.cpp). Never throws.
-ErrorOr<TransformerWeights> loadTransformerWeights(const std::string &dir,
-                                                   const ModelConfig &config,
-                                                   torch::Device device,
-                                                   torch::ScalarType dtype);
+Result<TransformerWeights> loadTransformerWeights(const std::string &dir,
+                                                  const ModelConfig &config,
+                                                  torch::Device device,
+                                                  torch::ScalarType dtype);
 
 /// Every tensor a checkpoint of `config` holds, with its shape, in the
 /// order the loader reads them.
@@ -89,7 +89,7 @@ public:
 
   /// Loads `dir` (config.json, safetensors) onto `device` in `dtype`. Never
   /// throws: every failure, LibTorch's included, is returned.
-  static ErrorOr<std::unique_ptr<Transformer>>
+  static Result<std::unique_ptr<Transformer>>
   load(const std::string &dir, torch::Device device, torch::ScalarType dtype);
 
   const ModelConfig &config() const { return cfg; }

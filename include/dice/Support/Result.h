@@ -30,13 +30,22 @@ struct Error {
   explicit Error(std::string message) : message(std::move(message)) {}
   Error(std::string file, std::string message)
       : file(std::move(file)), message(std::move(message)) {}
+  Error(std::string file, unsigned line, unsigned column, std::string key,
+        std::string message)
+      : file(std::move(file)), line(line), column(column), key(std::move(key)),
+        message(std::move(message)) {}
 
   /// `file:line:column: error: key: message`, the form compilers print; the
   /// parts that are unknown are left out.
   std::string format() const;
-  /// `key: line L, column C: message` (the parts there are), for a caller
-  /// that puts the error inside a diagnostic of its own.
+
+  /// The same without the severity, `file:line:column: key: message`: the
+  /// error as it reads inside a diagnostic or another error's message. With
+  /// no file (text parsed from memory) a line reads `line L, column C: `.
   std::string describe() const;
+
+private:
+  std::string location() const;
 };
 
 /// A `T`, or the `Error` that prevented it. Test it before use:

@@ -34,15 +34,16 @@ public:
   virtual void progress(const Twine &line) const;
 
   /// Loads the engine `spec` names (the replay file, the model).
-  virtual std::unique_ptr<::dice::InfillEngine>
-  createInfillEngine(const ::dice::EngineSpec &spec, std::string &error) const;
+  virtual ::dice::Result<std::unique_ptr<::dice::InfillEngine>>
+  createInfillEngine(const ::dice::EngineSpec &spec) const;
 
   /// A verifier with these options: builds, static analysis, GPU workers.
   virtual std::unique_ptr<::dice::CandidateVerifier>
   createVerifier(const ::dice::CandidateVerifierOptions &options) const;
 
   /// The kernel store at `path` (the SQLite kernel database by default).
-  virtual ::dice::KernelStoreOrError openKernelStore(const std::string &path) const;
+  virtual ::dice::Result<std::unique_ptr<::dice::KernelStore>>
+  openKernelStore(const std::string &path) const;
 
   /// Writes a file meant for the user or the program's runtime (the report,
   /// a kernel library, a trampoline, the manifest) in one piece: a reader

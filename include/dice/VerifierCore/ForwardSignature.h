@@ -10,6 +10,8 @@
 #ifndef DICE_VERIFIERCORE_FORWARDSIGNATURE_H
 #define DICE_VERIFIERCORE_FORWARDSIGNATURE_H
 
+#include "dice/Support/Result.h"
+
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,8 +28,8 @@ struct DiceForwardSignature {
 
 /// Parses `torch::Tensor dice_forward(torch::Tensor x0, ...);` (the
 /// scaffold's signature): tensors in, a tensor or a vector of tensors out.
-std::optional<DiceForwardSignature>
-parseDiceForwardSignature(std::string_view declaration, std::string &error);
+Result<DiceForwardSignature>
+parseDiceForwardSignature(std::string_view declaration);
 
 /// Whether `text` is a C++ identifier (a parameter or operator name).
 bool isIdentifier(std::string_view text);

@@ -18,6 +18,8 @@
 #include "dice/Scaffold/ReferenceProgram.h"
 #include "dice/VerifierCore/Verdict.h"
 
+#include "dice/Support/Result.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -86,9 +88,9 @@ public:
 };
 
 /// Initialises the device once (CUDA context, CUPTI, speed measurement).
-/// Null with `error` set when the device cannot be used.
-std::unique_ptr<DynamicChecker> createDynamicChecker(CheckDevice device,
-                                                     std::string &error);
+/// An error says why the device cannot be used.
+Result<std::unique_ptr<DynamicChecker>>
+createDynamicChecker(CheckDevice device);
 
 } // namespace dice
 
