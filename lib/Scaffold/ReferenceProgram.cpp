@@ -1,6 +1,7 @@
 //===- ReferenceProgram.cpp - the reference program and its JSON ----------===//
 
 #include "dice/Scaffold/ReferenceProgram.h"
+#include "dice/Support/NonFinite.h"
 
 #include "dice/Runtime/DiceRuntime.h"
 
@@ -193,7 +194,7 @@ Result<double> readFloat(const Json &j, const std::string &key) {
     if (std::optional<double> v = floatFromJsonString(j.get_ref<const std::string &>()))
       return *v;
   return fieldError(key, "must be a number or one of \"inf\", \"-inf\", "
-                         "\"nan\", \"-nan\", \"nan:0x<bits>\"");
+                         "\"nan\", \"-nan\", \"0x<NaN bits>\"");
 }
 
 Result<std::vector<int>> readValueNumbers(const Json &j, const std::string &key) {
@@ -347,10 +348,6 @@ std::string checkType(const TensorType &type) {
   return "";
 }
 
-/// The bits of the NaN that std::numeric_limits names, and of its negation.
-constexpr uint64_t kQuietNaN = 0x7ff8000000000000ULL;
-constexpr uint64_t kSignBit = 0x8000000000000000ULL;
-
 } // namespace
 
 // The runtime's C ABI (DiceDType) numbers dtypes as DType orders them: the
@@ -387,46 +384,14 @@ bool isFloatingPoint(DType dtype) {
 }
 
 std::optional<std::string> floatToJsonString(double value) {
-  if (std::isfinite(value))
+  std::string spelling = nonFiniteSpelling(value);
+  if (spelling.empty())
     return std::nullopt;
-  if (std::isinf(value))
-    return std::string(value > 0 ? "inf" : "-inf");
-  uint64_t bits = std::bit_cast<uint64_t>(value);
-  if (bits == kQuietNaN)
-    return std::string("nan");
-  if (bits == (kQuietNaN | kSignBit))
-    return std::string("-nan");
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "nan:0x%016llx",
-                static_cast<unsigned long long>(bits));
-  return std::string(buffer);
+  return spelling;
 }
 
 std::optional<double> floatFromJsonString(std::string_view text) {
-  if (text == "inf")
-    return std::numeric_limits<double>::infinity();
-  if (text == "-inf")
-    return -std::numeric_limits<double>::infinity();
-  if (text == "nan")
-    return std::bit_cast<double>(kQuietNaN);
-  if (text == "-nan")
-    return std::bit_cast<double>(kQuietNaN | kSignBit);
-  constexpr std::string_view prefix = "nan:0x";
-  if (!text.starts_with(prefix) || text.size() != prefix.size() + 16)
-    return std::nullopt;
-  uint64_t bits = 0;
-  for (char c : text.substr(prefix.size())) {
-    int digit = c >= '0' && c <= '9'   ? c - '0'
-                : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                                       : -1;
-    if (digit < 0)
-      return std::nullopt;
-    bits = bits << 4 | static_cast<uint64_t>(digit);
-  }
-  double value = std::bit_cast<double>(bits);
-  if (!std::isnan(value))
-    return std::nullopt; // infinities and numbers have their own spelling
-  return value;
+  return parseNonFiniteSpelling(text);
 }
 
 std::string formatFloat(double value) {

@@ -8,12 +8,11 @@ Used by `dice compile`, the example kernels' generator
 """
 
 import json
-import math
 import os
 import sqlite3
-import struct
 from pathlib import Path
 
+from dice.reference_program import value_from_json
 from dice.tools import SOURCE_ROOT, find_tool, run  # noqa: F401 (re-exported)
 
 
@@ -82,17 +81,14 @@ VERDICT_FLOAT_KEYS = ("compile_ms", "max_abs_err", "max_rel_err", "kernel_ms",
 
 
 def verdict_number(value):
-    """A verdict measurement as a float: JSON numbers as they are, and "inf",
-    "-inf", "nan", "-nan" or a NaN's bits ("0x7ff4000000000001")."""
-    if not isinstance(value, str):
+    """A verdict measurement as a float: JSON numbers as they are, and the
+    strings of non-finite ones ("inf", "nan", a NaN's bits) as their float."""
+    if value is None or not isinstance(value, str):
         return value
-    if value in ("inf", "-inf", "nan", "-nan"):
-        return float(value)
-    if value.lower().startswith("0x") and len(value) == 18:
-        number = struct.unpack("<d", int(value, 16).to_bytes(8, "little"))[0]
-        if math.isnan(number):
-            return number
-    raise ValueError(f"not a verdict number: {value!r}")
+    try:
+        return value_from_json(value)
+    except ValueError:
+        raise ValueError(f"not a verdict number: {value!r}") from None
 
 
 def parse_verdict(text):

@@ -3,8 +3,9 @@
 JSON has no number for infinities and NaNs (Python's `json` writes
 `Infinity` and `NaN`, which are not JSON; nlohmann-json writes `null`). A
 program's `value` is therefore a JSON number when finite and otherwise one
-of the strings "inf", "-inf", "nan", "-nan" or "nan:0x<16 hex digits>" (the
-bits of any other NaN); docs/reference-program.md.
+of the strings "inf", "-inf", "nan", "-nan" or "0x<16 hex digits>" (the
+bits of any other NaN): the project's one spelling of such numbers, which
+verdicts use too (dice/Support/NonFinite.h, docs/reference-program.md).
 """
 
 import math
@@ -34,7 +35,7 @@ def value_to_json(value):
         return "nan"
     if bits == _QUIET_NAN | _SIGN:
         return "-nan"
-    return f"nan:0x{bits:016x}"
+    return f"0x{bits:016x}"
 
 
 def value_from_json(value):
@@ -47,9 +48,9 @@ def value_from_json(value):
              "nan": _from_bits(_QUIET_NAN), "-nan": _from_bits(_QUIET_NAN | _SIGN)}
     if value in named:
         return named[value]
-    digits = value[len("nan:0x"):]
-    if (value.startswith("nan:0x") and len(digits) == 16
-            and all(c in "0123456789abcdef" for c in digits)):
+    digits = value[len("0x"):]
+    if (value.startswith("0x") and len(digits) == 16
+            and all(c in "0123456789abcdefABCDEF" for c in digits)):
         result = _from_bits(int(digits, 16))
         if math.isnan(result):
             return result

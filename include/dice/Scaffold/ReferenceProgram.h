@@ -93,10 +93,10 @@ struct ReferenceProgram {
   std::string validate() const;
 };
 
-/// How JSON spells a float that it has no number for: "inf", "-inf",
-/// "nan" (the default quiet NaN), "-nan" (the same with its sign bit set),
-/// and "nan:0x<16 hex digits>" (the bits of any other NaN); nullopt for a
-/// finite `value`, which JSON writes as a number.
+/// How JSON spells a float that it has no number for, in the project's one
+/// spelling (dice/Support/NonFinite.h): "inf", "-inf", "nan", "-nan", and
+/// "0x<16 hex digits>" (the bits of any other NaN); nullopt for a finite
+/// `value`, which JSON writes as a number.
 std::optional<std::string> floatToJsonString(double value);
 /// The inverse of floatToJsonString; nullopt for any other string.
 std::optional<double> floatFromJsonString(std::string_view text);
