@@ -1,6 +1,7 @@
 //===- NonFinite.cpp - the doubles JSON cannot spell ---------------------===//
 
 #include "dice/Support/NonFinite.h"
+#include "dice/Support/Text.h"
 
 #include <cmath>
 #include <cstdint>
@@ -57,10 +58,7 @@ std::optional<double> parseNonFiniteSpelling(std::string_view text) {
   uint64_t bits = 0;
   for (char c : text.substr(2)) {
     // Written lower-case; read either way, as MLIR prints hex upper-case.
-    int digit = c >= '0' && c <= '9'   ? c - '0'
-                : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                       : -1;
+    int digit = hexDigitValue(c);
     if (digit < 0)
       return std::nullopt;
     bits = bits << 4 | static_cast<uint64_t>(digit);

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dice/VerifierCore/Extraction.h"
+#include "dice/Support/Text.h"
 
 #include <cstdint>
 #include <optional>
@@ -69,15 +70,6 @@ void appendUtf8(std::string &out, uint32_t cp) {
   }
 }
 
-int hexValue(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
 
 /// The value Python gives the body of a non-raw str literal.
 std::string decodeEscapes(std::string_view body) {
@@ -108,7 +100,7 @@ std::string decodeEscapes(std::string_view body) {
       uint32_t cp = 0;
       size_t j = 0;
       for (; j < digits && i + 1 + j < body.size(); ++j) {
-        int v = hexValue(body[i + 1 + j]);
+        int v = hexDigitValue(body[i + 1 + j]);
         if (v < 0)
           break;
         cp = cp * 16 + v;

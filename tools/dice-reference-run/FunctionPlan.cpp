@@ -3,6 +3,7 @@
 #include "FunctionPlan.h"
 
 #include "dice/Scaffold/AtenExecutor.h"
+#include "dice/Support/Text.h"
 
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
@@ -66,18 +67,9 @@ Result<std::vector<int>> parseValueList(const json &j, const std::string &where,
 bool parseHex(const std::string &hex, std::vector<uint8_t> &bytes) {
   if (hex.size() % 2)
     return false;
-  auto nibble = [](char c) -> int {
-    if (c >= '0' && c <= '9')
-      return c - '0';
-    if (c >= 'a' && c <= 'f')
-      return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-      return c - 'A' + 10;
-    return -1;
-  };
   bytes.reserve(hex.size() / 2);
   for (size_t i = 0; i < hex.size(); i += 2) {
-    int hi = nibble(hex[i]), lo = nibble(hex[i + 1]);
+    int hi = hexDigitValue(hex[i]), lo = hexDigitValue(hex[i + 1]);
     if (hi < 0 || lo < 0)
       return false;
     bytes.push_back(static_cast<uint8_t>(hi * 16 + lo));
