@@ -1,0 +1,24 @@
+"""GELU with the tanh approximation over a 2-D activation tensor."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+ROWS = 2048
+COLS = 3072
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return F.gelu(x, approximate="tanh")
+
+
+def get_inputs():
+    return [torch.randn(ROWS, COLS)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,127 @@
+"""The evaluation task set under tasks/: its shape, and that every task runs on CPU.
+
+Each task is loaded the way `dice bench tasks` loads it (dice.programs.load_program) and run
+eagerly twice under one seed: the results must be finite and bit-identical, the inputs
+untouched, and one forward must stay within a CPU size limit so that CI can run them all.
+"""
+
+import ast
+import re
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from dice.programs import load_program
+
+TASKS_ROOT = Path(__file__).resolve().parents[2] / "tasks"
+TASKS = sorted(TASKS_ROOT.glob("level*/*.py"))
+MINIMUM_PER_LEVEL = {"level1": 25, "level2": 22, "level3": 13}
+MINIMUM_TOTAL = 60
+# A size sanity limit for CI on a small CPU, not a performance claim.
+CPU_FORWARD_LIMIT_S = 2.0
+SEED = 1234
+FILE_NAME = re.compile(r"^(\d\d)_[a-z0-9_]+\.py$")
+
+
+def _task_id(path):
+    return str(path.relative_to(TASKS_ROOT))
+
+
+def _flatten(value):
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [t for item in value for t in _flatten(item)]
+    raise AssertionError(f"forward returned a {type(value).__name__}; expected tensors")
+
+
+def _run(path):
+    """Load under SEED and run once; returns (inputs before, inputs after, outputs, seconds)."""
+    torch.manual_seed(SEED)
+    program = load_program(path)
+    before = [x.clone() if isinstance(x, torch.Tensor) else x for x in program.inputs]
+    with torch.no_grad():
+        start = time.perf_counter()
+        out = program.module(*program.inputs)
+        seconds = time.perf_counter() - start
+    return before, list(program.inputs), _flatten(out), seconds
+
+
+def _model_source(path):
+    text = path.read_text()
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.ClassDef) and node.name == "Model":
+            return ast.get_source_segment(text, node)
+    raise AssertionError(f"{path}: no top-level class Model")
+
+
+def test_task_set_size():
+    counts = {level: 0 for level in MINIMUM_PER_LEVEL}
+    for path in TASKS:
+        counts[path.parent.name] = counts.get(path.parent.name, 0) + 1
+    assert set(counts) == set(MINIMUM_PER_LEVEL), f"unexpected level folders: {sorted(counts)}"
+    for level, minimum in MINIMUM_PER_LEVEL.items():
+        assert counts[level] >= minimum, f"{level} has {counts[level]} tasks, needs {minimum}"
+    assert len(TASKS) >= MINIMUM_TOTAL, f"{len(TASKS)} tasks, needs {MINIMUM_TOTAL}"
+
+
+def test_task_file_names_are_numbered_per_level():
+    for level in MINIMUM_PER_LEVEL:
+        names = [p.name for p in TASKS if p.parent.name == level]
+        bad = [n for n in names if not FILE_NAME.match(n)]
+        assert not bad, f"{level}: names not of the form NN_short_name.py: {bad}"
+        numbers = sorted(int(n[:2]) for n in names)
+        assert numbers == list(range(1, len(names) + 1)), \
+            f"{level}: numbers are not 01..{len(names):02d} without gaps or repeats: {numbers}"
+
+
+def test_no_two_tasks_share_a_model():
+    seen = {}
+    for path in TASKS:
+        source = " ".join(_model_source(path).split())
+        assert source not in seen, f"{_task_id(path)} has the same Model as {seen[source]}"
+        seen[source] = _task_id(path)
+
+
+def test_every_task_file_starts_with_a_one_line_docstring():
+    for path in TASKS:
+        docstring = ast.get_docstring(ast.parse(path.read_text()), clean=False)
+        assert docstring, f"{_task_id(path)}: no module docstring"
+        assert "\n" not in docstring.strip(), f"{_task_id(path)}: docstring is not one line"
+
+
+@pytest.mark.parametrize("path", TASKS, ids=_task_id)
+def test_task_runs_deterministically_on_cpu(path):
+    before, after, first, seconds = _run(path)
+
+    for x in before:
+        assert isinstance(x, (torch.Tensor, int, float, bool)), \
+            f"get_inputs() holds a {type(x).__name__}; only tensors and Python scalars are allowed"
+        if isinstance(x, torch.Tensor):
+            assert x.device.type == "cpu", f"get_inputs() holds a tensor on {x.device}"
+    for i, (x, y) in enumerate(zip(before, after)):
+        if isinstance(x, torch.Tensor):
+            assert torch.equal(x, y), f"forward changed input {i} in place"
+
+    assert seconds <= CPU_FORWARD_LIMIT_S, (
+        f"one eager CPU forward took {seconds:.2f} s (limit {CPU_FORWARD_LIMIT_S} s): "
+        "make the task's sizes smaller")
+    for i, t in enumerate(first):
+        if t.is_floating_point():
+            assert torch.isfinite(t).all(), f"output {i} has non-finite values"
+
+    _, _, second, _ = _run(path)
+    assert len(first) == len(second)
+    for i, (a, b) in enumerate(zip(first, second)):
+        assert a.dtype == b.dtype and a.shape == b.shape, f"output {i} changed shape or dtype"
+        assert torch.equal(a, b), f"output {i} differs between two runs under the same seed"
+
+
+def test_readme_lists_every_task():
+    readme = (TASKS_ROOT / "README.md").read_text()
+    listed = set(re.findall(r"\((level\d/\d\d_[a-z0-9_]+\.py)\)", readme))
+    present = {_task_id(p) for p in TASKS}
+    assert not present - listed, f"tasks/README.md does not list {sorted(present - listed)}"
+    assert not listed - present, f"tasks/README.md lists missing files {sorted(listed - present)}"
