@@ -1,0 +1,101 @@
+"""`torch.compile(model, backend="dice")`.
+
+Registered through the `torch_dynamo_backends` entry point (pyproject.toml),
+so it works without `import dice`. Each graph Dynamo captures goes through
+dice's pipeline (compile.py); the accepted kernels run as
+`torch.ops.dice.k_<fingerprint>` inside the graph and everything else is
+compiled by the fallback: Inductor (the default) or eager PyTorch. Options
+come through `torch.compile(..., options={...})` (options.py).
+
+Nothing in here raises into the user's program: a graph dice cannot compile,
+a failure anywhere in dice, or a kernel that fails when called, makes that
+graph run on the fallback, with one warning saying why. Only a mistake in
+the options themselves is an error.
+
+    compiled = torch.compile(model, backend="dice",
+                             options={"engine": "replay:kernels.jsonl"})
+    with torch.no_grad():
+        y = compiled(x)
+    dice.backend.reports()   # what happened to each graph and request
+"""
+
+import itertools
+import time
+import traceback
+
+from dice.backend.compile import NotCompiled, compile_graph, unsupported_reason
+from dice.backend.options import BackendOptions, parse_options
+from dice.backend.reports import GraphReport, RequestReport, clear_reports, record, reports, \
+    warn_once
+
+__all__ = ["dice_backend", "reports", "clear_reports", "GraphReport", "RequestReport",
+           "BackendOptions"]
+
+_GRAPHS = itertools.count()
+
+
+def dice_backend(gm, example_inputs, options=None, **unknown):
+    """The Dynamo backend: returns the callable that runs `gm`."""
+    if unknown:
+        # torch.compile passes `mode` and `options` only; anything else is a
+        # misuse of the backend as a plain function.
+        raise TypeError(f"dice_backend() got unexpected arguments: {', '.join(unknown)}")
+    parsed = parse_options(options)
+    report = GraphReport(f"graph {next(_GRAPHS)}", fallback=parsed.fallback)
+    record(report)
+    start = time.monotonic()
+    try:
+        return _compile(gm, example_inputs, parsed, report)
+    finally:
+        report.compile_seconds = time.monotonic() - start
+
+
+def _compile(gm, example_inputs, options, report):
+    reason = unsupported_reason(gm, example_inputs)
+    if reason is None:
+        try:
+            compiled = compile_graph(gm, example_inputs, options, report)
+            return GuardedGraph(compiled, gm, report)
+        except NotCompiled as e:
+            reason = str(e)
+        except Exception as e:  # dice's failure must not become the user's
+            reason = f"{type(e).__name__}: {_first_lines(e)}"
+            warn_once(f"{report.graph_id} takes the fallback ({options.fallback}): {reason}")
+    report.fallback_reason = reason
+    report.used_dice = False
+    return fallback(gm, example_inputs, options.fallback)
+
+
+def fallback(gm, example_inputs, kind):
+    """`gm` as the fallback runs it."""
+    if kind == "eager":
+        return gm.forward
+    from torch._inductor.compile_fx import compile_fx
+    return compile_fx(gm, example_inputs)
+
+
+class GuardedGraph:
+    """The dice-compiled graph; if it ever raises, the graph runs eagerly
+    from then on, and the failure is said once."""
+
+    def __init__(self, compiled, gm, report):
+        self.compiled, self.gm, self.report = compiled, gm, report
+        self.failed = False
+
+    def __call__(self, *args):
+        if not self.failed:
+            try:
+                return self.compiled(*args)
+            except Exception as e:
+                self.failed = True
+                self.report.fallback_reason = f"failed when run: {type(e).__name__}: " \
+                                              f"{_first_lines(e)}"
+                warn_once(f"{self.report.graph_id} runs eagerly from now on: "
+                          f"{self.report.fallback_reason}")
+        return self.gm.forward(*args)
+
+
+def _first_lines(error, lines=6):
+    text = str(error).strip() or traceback.format_exception_only(error)[-1].strip()
+    kept = text.splitlines()[:lines]
+    return "\n".join(kept) + ("\n..." if len(text.splitlines()) > lines else "")

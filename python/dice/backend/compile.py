@@ -1,0 +1,171 @@
+"""One Dynamo graph through dice: export, the pipeline, the rebuilt graph.
+
+    graph ── torch.export ──▶ torch-mlir (linalg-on-tensors) ──▶ dice-opt
+      outline + scaffold: the kernel requests (and their partitions, timed
+        by Inductor on the GPU: the speed to beat)
+      --dice-pipeline: candidates, verdicts, the accepted kernels lowered
+    dice-plan of the lowered function ──▶ PlanRunner ──▶ the fallback
+      compiles it (Inductor traces it, kernels stay external calls)
+
+The partitions are the pipeline's own kernel requests, formed by
+`dice-outline` at the chosen granularity, so both drivers of the passes
+(`dice compile` and this backend) partition a program the same way.
+compile_graph raises on any failure; the backend turns that into the
+fallback for the graph (backend/__init__.py).
+"""
+
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+from dice import runtime as dice_runtime
+from dice.backend.baseline import partition_times, write_times
+from dice.backend.options import toml_text
+from dice.backend.rebuild import PlanRunner, compile_runner
+from dice.backend.reports import RequestReport, warn_once
+from dice.pipeline import (compile_pipeline, find_tool, first_line, op_names, plan_of,
+                           report_and_remarks, run, stored_candidates)
+from dice.torch_mlir_import import export_linalg_on_tensors
+
+STATUS_ORDER = ("accepted", "slow", "incorrect", "deceptive", "compile_error", "crashed",
+                "unverified")
+
+
+class NotCompiled(Exception):
+    """dice compiled nothing for this graph, for a reason that is not a
+    failure (no engine, nothing accepted): the graph takes the fallback."""
+
+
+def unsupported_reason(gm, example_inputs):
+    """Why dice does not compile this graph at all, or None."""
+    if not all(isinstance(x, torch.Tensor) for x in example_inputs):
+        kinds = sorted({type(x).__name__ for x in example_inputs
+                        if not isinstance(x, torch.Tensor)})
+        return (f"graph inputs of type {', '.join(kinds)} (dynamic shapes or Python "
+                "scalars): dice compiles graphs of static tensors only so far; use "
+                "torch.compile(..., dynamic=False) to get one graph per shape")
+    if torch.is_grad_enabled() and any(x.requires_grad for x in example_inputs):
+        return ("the graph needs autograd (inputs that require grad, grad mode on) and "
+                "dice has no backward kernels yet; run inference under torch.no_grad() "
+                "or torch.inference_mode()")
+    return None
+
+
+def export_graph(gm, example_inputs):
+    """The graph as linalg-on-tensors text; refuses graphs that mutate their
+    inputs (the import would drop the mutation)."""
+    program = torch.export.export(gm, tuple(example_inputs), strict=False)
+    signature = program.graph_signature
+    if signature.user_inputs_to_mutate or signature.buffers_to_mutate:
+        raise NotCompiled("the graph writes to its inputs in place, which dice does "
+                          "not compile yet")
+    return export_linalg_on_tensors(program, example_inputs, func_name="forward")
+
+
+def output_count(gm):
+    (outputs,) = [n for n in gm.graph.nodes if n.op == "output"]
+    value = outputs.args[0]
+    return len(value) if isinstance(value, (tuple, list)) else 1
+
+
+def model_id(engine, options):
+    """The id the kernel database files the engine's candidates under (as
+    dice::parseEngineSpec spells it)."""
+    if engine.startswith("replay:"):
+        return "replay:" + Path(engine[len("replay:"):]).name
+    path = engine[len("model:"):] if engine.startswith("model:") else \
+        str(options.config_value("model", "path", ""))
+    return "dice:" + Path(path.rstrip("/")).name
+
+
+def summarise(stored):
+    """(status, speedup, kernel_ms, reason) of a request's stored candidates."""
+    if not stored:
+        return "no candidates", None, None, ""
+    best = min(stored, key=lambda c: (STATUS_ORDER.index(c["status"])
+                                      if c["status"] in STATUS_ORDER else len(STATUS_ORDER),
+                                      -(c["verdict"].get("speedup") or 0)))
+    verdict = best["verdict"]
+    return (best["status"], verdict.get("speedup"), verdict.get("kernel_ms"),
+            first_line(verdict.get("reason"), 100))
+
+
+def compile_graph(gm, example_inputs, options, report):
+    """The compiled callable of a graph with dice kernels in it; raises
+    NotCompiled (or any error) when the graph should take the fallback."""
+    start = time.monotonic()
+    device = example_inputs[0].device if example_inputs else torch.device("cpu")
+    engine = options.engine_spec()
+    mlir = export_graph(gm, example_inputs)
+    with tempfile.TemporaryDirectory(prefix="dice-backend-") as tmp:
+        tmp = Path(tmp)
+        source = tmp / "graph.mlir"
+        source.write_text(mlir)
+        outlined = run([find_tool("dice-opt"), source,
+                        f"--dice-outline=granularity={options.granularity}",
+                        "--dice-scaffold"])
+        requests = [s for s in plan_of(outlined.stdout)["steps"] if "request" in s]
+        report.requests = [RequestReport(s["request"], " ".join(op_names(s["program"])))
+                           for s in requests]
+        if not requests:
+            raise NotCompiled("dice-outline formed no kernel request in the graph")
+        if engine is None:
+            warn_once("no kernel model is configured (options={'engine': ...} or "
+                      "[model] path in the dice.toml of options={'config': ...}); every "
+                      f"graph runs on the fallback ({options.fallback})")
+            raise NotCompiled("no engine: no candidates")
+
+        toml = {section: dict(keys) for section, keys in options.toml.items()}
+        verifier = toml.setdefault("verifier", {})
+        verifier["baseline"] = options.baseline
+        if options.baseline == "inductor" and device.type == "cuda" \
+                and "baseline_times" not in verifier:
+            for_timing = [{"fingerprint": s["request"], "program": s["program"],
+                           "python": s["python"]} for s in requests]
+            times = partition_times(for_timing, device)
+            write_times(tmp / "baseline-times.json", times)
+            verifier["baseline_times"] = str(tmp / "baseline-times.json")
+            for r in report.requests:
+                r.eager_ms = times[r.fingerprint]["eager_ms"]
+                r.inductor_ms = times[r.fingerprint]["inductor_ms"]
+        config = tmp / "dice.toml"
+        config.write_text(toml_text(toml))
+
+        pipeline_start = time.monotonic()
+        lowered = tmp / "lowered.mlir"
+        proc = compile_pipeline(source, config, engine, options.artifacts, jobs=options.jobs,
+                                granularity=options.granularity, output=lowered,
+                                extra=[f"nvcc={options.nvcc}"] if options.nvcc else [])
+        report.verify_seconds = time.monotonic() - pipeline_start
+        _, remarks = report_and_remarks(proc)
+        for note in remarks:
+            if note.startswith("dice-verify: "):
+                warn_once(note)
+        plan = plan_of(lowered.read_text())
+
+    database = options.database
+    stored = stored_candidates(database) if database.exists() else []
+    mine = model_id(engine, options)
+    kernels = {s["fingerprint"] for s in plan["steps"] if s["kind"] == "kernel"}
+    for r in report.requests:
+        r.status, r.speedup, r.kernel_ms, r.reason = summarise(
+            [c for c in stored if c["fingerprint"] == r.fingerprint and c["model"] == mine])
+        r.used = r.fingerprint in kernels
+    if not kernels:
+        counts = {}
+        for r in report.requests:
+            counts[r.status] = counts.get(r.status, 0) + 1
+        raise NotCompiled("no candidate was accepted (" + ", ".join(
+            f"{n} {status}" for status, n in sorted(counts.items())) + ")")
+
+    if len(plan["outputs"]) != output_count(gm):
+        raise RuntimeError(f"the lowered function returns {len(plan['outputs'])} values, "
+                           f"the graph {output_count(gm)}")
+    runtime = dice_runtime.load(options.artifacts / "manifest.json")
+    runner = PlanRunner(plan, runtime, device)
+    compiled = compile_runner(runner, example_inputs, options.fallback)
+    report.used_dice = True
+    report.compile_seconds = time.monotonic() - start
+    return compiled

@@ -1,0 +1,364 @@
+"""`torch.compile(model, backend="dice")` on the CPU: the entry point, the
+fallbacks, graph breaks and recompilation, autograd, options, failures that
+must not reach the user, and a lowered plan's kernels inside a compiled
+graph.
+
+Without a GPU no candidate is accepted, so whole graphs take the fallback;
+the graph a plan with kernels becomes is tested on CPU-registered kernels
+(the way test_lowered_plan.py runs a lowered program).
+"""
+
+import os
+import subprocess
+import sys
+import warnings
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import dice.backend
+from build_tree import BUILD_DIR, SOURCE_ROOT, tool
+from dice import runtime as dice_runtime
+from dice.backend.options import parse_options, toml_text
+from dice.backend.rebuild import PlanRunner, compile_runner
+from dice.errors import DiceError
+from dice.pipeline import plan_of
+
+PYTHON = SOURCE_ROOT / ".venv" / "bin" / "python"
+
+
+class MlpBlock(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up = nn.Linear(16, 32)
+        self.down = nn.Linear(32, 8)
+
+    def forward(self, x):
+        return self.down(F.gelu(self.up(x))).softmax(-1)
+
+
+class ConvBlock(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.norm = nn.BatchNorm2d(8)
+
+    def forward(self, x):
+        return F.max_pool2d(torch.relu(self.norm(self.conv(x))), 2)
+
+
+class Breaking(nn.Module):
+    """Two graphs: Dynamo breaks at the print."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = torch.tanh(self.proj(x))
+        print("between the graphs")
+        return (y * 3).sum(-1)
+
+
+def fresh(*shape, seed=0):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+
+def compiled_matches_eager(model, inputs, **compile_args):
+    model = model.eval()
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="dice", **compile_args)
+    with torch.no_grad():
+        expected = model(*inputs)
+        got = compiled(*inputs)
+    torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
+    return compiled
+
+
+@pytest.fixture(autouse=True)
+def tools_of_this_build(monkeypatch):
+    monkeypatch.setenv("DICE_BUILD_DIR", str(BUILD_DIR))
+    dice.backend.clear_reports()
+    yield
+    torch._dynamo.reset()
+
+
+@pytest.mark.parametrize("fallback", ["eager", "inductor"])
+@pytest.mark.parametrize("model,inputs", [
+    (MlpBlock(), (fresh(4, 16),)),
+    (ConvBlock(), (fresh(2, 3, 8, 8),)),
+], ids=["mlp", "conv"])
+def test_outputs_are_eagers_when_everything_falls_back(model, inputs, fallback):
+    compiled_matches_eager(model, inputs, options={"fallback": fallback})
+    (report,) = dice.backend.reports()
+    assert not report.used_dice and report.fallback == fallback
+    # The pipeline ran: the graph's kernel requests are known, each without
+    # candidates (no engine on this machine).
+    assert report.requests and all(r.status == "no candidates" for r in report.requests)
+    assert report.fallback_reason == "no engine: no candidates"
+
+
+def test_no_engine_is_said_once_per_process():
+    # Other tests of this process may have said it already: look at a fresh one.
+    script = (
+        "import warnings, torch\n"
+        "warnings.simplefilter('always')\n"
+        "m = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU()).eval()\n"
+        "with warnings.catch_warnings(record=True) as seen, torch.no_grad():\n"
+        "    for shape in [(2, 4), (3, 4), (5, 4)]:\n"
+        "        torch.compile(m, backend='dice', dynamic=False,\n"
+        "                      options={'fallback': 'eager'})(torch.randn(*shape))\n"
+        "print(sum('no kernel model is configured' in str(w.message) for w in seen))\n")
+    out = subprocess.run([str(PYTHON), "-c", script], capture_output=True, text=True,
+                         env={**os.environ, "DICE_BUILD_DIR": str(BUILD_DIR)}, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "1"
+
+
+def test_entry_point_works_without_importing_dice(tmp_path):
+    # A script that never imports dice, run where `dice` is installed (the
+    # project's venv, editable): Dynamo finds the backend by its entry point.
+    script = tmp_path / "user.py"
+    script.write_text(
+        "import torch\n"
+        "assert 'dice' not in __import__('sys').modules\n"
+        "assert 'dice' in torch._dynamo.list_backends(exclude_tags=())\n"
+        "m = torch.nn.Linear(4, 2).eval()\n"
+        "x = torch.randn(3, 4)\n"
+        "with torch.no_grad():\n"
+        "    y = torch.compile(m, backend='dice', options={'fallback': 'eager'})(x)\n"
+        "    assert torch.allclose(y, m(x))\n"
+        "print('ok')\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["DICE_BUILD_DIR"] = str(BUILD_DIR)
+    out = subprocess.run([str(PYTHON), str(script)], capture_output=True, text=True, env=env,
+                         cwd=tmp_path, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().endswith("ok")
+
+
+def test_graph_break_and_recompilation():
+    model = Breaking().eval()
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="dice", options={"fallback": "eager"})
+    with torch.no_grad():
+        for batch in (4, 4, 6, 9):  # a new shape recompiles (then dynamically)
+            x = fresh(batch, 8, seed=batch)
+            torch.testing.assert_close(compiled(x), model(x))
+    graphs = dice.backend.reports()
+    # Two graphs per compilation (the break); recompiled for the new shape.
+    assert len(graphs) >= 4
+    # Recompiled graphs with symbolic sizes go to the fallback, saying why.
+    dynamic = [g for g in graphs if g.fallback_reason and "dynamic shapes" in g.fallback_reason]
+    assert dynamic and not any(g.used_dice for g in graphs)
+
+
+def test_static_recompilation_compiles_each_shape_with_dice():
+    model = MlpBlock().eval()
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="dice", dynamic=False,
+                             options={"fallback": "eager"})
+    with torch.no_grad():
+        for batch in (2, 5):
+            x = fresh(batch, 16, seed=batch)
+            torch.testing.assert_close(compiled(x), model(x))
+    graphs = dice.backend.reports()
+    assert len(graphs) == 2
+    # Each static graph went through the pipeline (its requests are known).
+    assert all(g.requests and g.fallback_reason == "no engine: no candidates" for g in graphs)
+
+
+def test_autograd_graphs_fall_back_whole_with_one_warning():
+    model = MlpBlock().train()
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="dice", options={"fallback": "eager"})
+    x = fresh(4, 16)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        compiled(x).sum().backward()
+        compiled(x).sum().backward()
+    said = [w for w in seen if "needs autograd" in str(w.message)]
+    assert len(said) <= 1  # once per process (an earlier test may have said it)
+    grads = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    model(x).sum().backward()
+    model(x).sum().backward()
+    for got, want in zip(grads, [p.grad for p in model.parameters()]):
+        torch.testing.assert_close(got, want)
+    (report,) = dice.backend.reports()
+    assert "needs autograd" in report.fallback_reason and not report.requests
+
+
+def test_bad_options_are_errors():
+    with pytest.raises(DiceError, match="unknown option 'fallbak'"):
+        parse_options({"fallbak": "eager"})
+    with pytest.raises(DiceError, match="'fallback' is 'cudagraphs'"):
+        parse_options({"fallback": "cudagraphs"})
+    with pytest.raises(DiceError, match="'granularity' is 'block'"):
+        parse_options({"granularity": "block"})
+    with pytest.raises(DiceError, match="no section \\[verifer\\]"):
+        parse_options({"verifer.trials": 3})
+    with pytest.raises(DiceError, match="'jobs' must be a positive integer"):
+        parse_options({"jobs": 0})
+    with pytest.raises(DiceError, match="no such file"):
+        parse_options({"config": "/nonexistent/dice.toml"})
+    # Through torch.compile, the mistake reaches the caller: it is theirs.
+    torch._dynamo.reset()
+    compiled = torch.compile(nn.Linear(2, 2), backend="dice", options={"fallbak": "eager"})
+    with pytest.raises(Exception, match="unknown option 'fallbak'"), torch.no_grad():
+        compiled(torch.randn(1, 2))
+
+
+def test_options_map_onto_dice_toml(tmp_path):
+    config = tmp_path / "dice.toml"
+    config.write_text('[verifier]\ntrials = 7\nrtol = 0.001\n\n[database]\npath = "k.db"\n')
+    parsed = parse_options({"config": str(config), "verifier.trials": 3,
+                            "sampling": {"candidates": 2, "remasking": "dynamic"},
+                            "engine": "replay:x.jsonl"})
+    assert parsed.toml["verifier"] == {"trials": 3, "rtol": 0.001}
+    assert parsed.toml["sampling"] == {"candidates": 2, "remasking": "dynamic"}
+    assert str(parsed.database) == "k.db" and parsed.engine_spec() == "replay:x.jsonl"
+    assert parsed.baseline == "inductor"  # the fallback's speed is the one to beat
+    assert parse_options({"fallback": "eager"}).baseline == "eager"
+    # The written file is what dice-opt reads: check it with dice-opt itself.
+    written = tmp_path / "written.toml"
+    written.write_text(toml_text(parsed.toml))
+    tool("dice-opt", f"--dice-config={written}", stdin="module {}\n")
+
+
+def test_a_bad_dice_toml_key_makes_the_graph_fall_back_with_its_location(tmp_path):
+    model = MlpBlock().eval()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        compiled_matches_eager(model, (fresh(4, 16),),
+                               options={"fallback": "eager", "engine": "replay:none.jsonl",
+                                        "verifier.trails": 3,
+                                        "artifacts.dir": str(tmp_path / "a"),
+                                        "database.path": str(tmp_path / "k.db")})
+    messages = [str(w.message) for w in seen if "takes the fallback" in str(w.message)]
+    assert messages and "verifier.trails" in messages[0] and "dice.toml:" in messages[0]
+    (report,) = dice.backend.reports()
+    assert not report.used_dice and "verifier.trails" in report.fallback_reason
+
+
+def test_a_failing_pipeline_never_reaches_the_user(tmp_path):
+    # A replay file that does not exist: dice-opt fails; the model still runs.
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        compiled_matches_eager(ConvBlock(), (fresh(2, 3, 8, 8),),
+                               options={"fallback": "eager",
+                                        "engine": f"replay:{tmp_path}/missing.jsonl",
+                                        "artifacts.dir": str(tmp_path / "a"),
+                                        "database.path": str(tmp_path / "k.db")})
+    said = [str(w.message) for w in seen if "takes the fallback" in str(w.message)]
+    assert len(said) == 1 and "missing.jsonl" in said[0]
+
+
+# --- a plan with kernels, as a compiled graph -------------------------------
+
+SCALE = "5ca1eadd000000b1"
+SPLIT = "0000a11b000000b2"
+
+LOWERABLE = """
+dice.kernel @k_{scale} : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    verdict #dice.verdict<accepted, kernel_ms = 0.1, baseline_ms = 0.2, speedup = 2.0>
+    source "__global__ void scale() {{}}" artifact "{built}/scale.so"
+dice.kernel @k_{split} : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
+    verdict #dice.verdict<accepted, kernel_ms = 0.1, baseline_ms = 0.3, speedup = 3.0>
+    source "__global__ void split() {{}}" artifact "{built}/split.so"
+func.func @forward(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {{
+  %r = dice.call @k_{scale}(%x, %b) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %n = linalg.negf ins(%r : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %p:2 = dice.call @k_{split}(%n) : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
+  return %p#0, %p#1 : tensor<4x8xf32>, tensor<4x8xf32>
+}}
+"""
+
+# The kernels, registered for the CPU under the names their libraries would
+# register; `CALLS` counts their calls, so a test can see they ran.
+CALLS = {"scale": 0, "split": 0, "fail": False}
+_LIBRARY = torch.library.Library("dice", "FRAGMENT")
+_LIBRARY.define(f"k_{SCALE}(Tensor x, Tensor b) -> Tensor")
+_LIBRARY.define(f"k_{SPLIT}(Tensor x) -> Tensor[]")
+
+
+def _scale(x, b):
+    CALLS["scale"] += 1
+    if CALLS["fail"]:
+        raise RuntimeError("the kernel's launch failed")
+    return x * 2 + b
+
+
+def _split(x):
+    CALLS["split"] += 1
+    return [x.abs(), x.exp()]
+
+
+_LIBRARY.impl(f"k_{SCALE}", _scale, "CPU")
+_LIBRARY.impl(f"k_{SPLIT}", _split, "CPU")
+
+
+def plan_reference(x, b):
+    n = -(x * 2 + b)
+    return n.abs(), n.exp()
+
+
+@pytest.fixture
+def lowered_plan(tmp_path):
+    built = tmp_path / "built"
+    built.mkdir()
+    for name in ("scale", "split"):
+        (built / f"{name}.so").write_bytes(b"stand-in: the op is registered by the test\n")
+    artifacts = tmp_path / "artifacts"
+    lowered = tool("dice-opt", f"--dice-lower=artifacts={artifacts}",
+                   stdin=LOWERABLE.format(scale=SCALE, split=SPLIT, built=built))
+    plan = plan_of(lowered)
+    runtime = dice_runtime.load(artifacts / "manifest.json")
+    return plan, runtime
+
+
+@pytest.mark.parametrize("fallback", ["eager", "inductor"])
+def test_plan_kernels_run_inside_the_compiled_graph(lowered_plan, fallback):
+    plan, runtime = lowered_plan
+    assert [s["kind"] for s in plan["steps"]].count("kernel") == 2
+    x, b = fresh(4, 8, seed=1), fresh(8, seed=2)
+    runner = PlanRunner(plan, runtime, "cpu")
+    compiled = compile_runner(runner, [x, b], fallback)
+    before = dict(CALLS)
+    x2, b2 = fresh(4, 8, seed=3), fresh(8, seed=4)
+    got = compiled(x2, b2)
+    for g, want in zip(got, plan_reference(x2, b2), strict=True):
+        torch.testing.assert_close(g, want)
+    assert CALLS["scale"] == before["scale"] + 1 and CALLS["split"] == before["split"] + 1
+
+
+def test_a_kernel_that_fails_when_run_falls_back_once(lowered_plan):
+    plan, runtime = lowered_plan
+    x, b = fresh(4, 8, seed=1), fresh(8, seed=2)
+    runner = PlanRunner(plan, runtime, "cpu")
+    report = dice.backend.GraphReport("graph under test", used_dice=True)
+
+    class Graph(torch.nn.Module):  # what the fallback runs: the same function
+        def forward(self, x, b):
+            return plan_reference(x, b)
+
+    guarded = dice.backend.GuardedGraph(runner, torch.fx.symbolic_trace(Graph()), report)
+    CALLS["fail"] = True
+    try:
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            first = guarded(x, b)
+            calls = CALLS["scale"]
+            second = guarded(x, b)
+    finally:
+        CALLS["fail"] = False
+    for got in (first, second):
+        for g, want in zip(got, plan_reference(x, b), strict=True):
+            torch.testing.assert_close(g, want)
+    assert CALLS["scale"] == calls  # the kernel is not tried again
+    said = [str(w.message) for w in seen if "runs eagerly from now on" in str(w.message)]
+    assert len(said) == 1 and "the kernel's launch failed" in said[0]
+    assert "failed when run" in report.fallback_reason
