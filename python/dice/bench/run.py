@@ -207,6 +207,10 @@ def run_bench(opts):
     from tqdm import tqdm
 
     from dice.bench import report
+    try:
+        import dice.backend  # noqa: F401 (registers backend="dice" with torch.compile)
+    except ImportError as e:
+        raise DiceError(f"the torch.compile backend of dice does not load: {e}") from None
     tasks = find_tasks(opts.folder, opts.name_filter, opts.limit)
     device = resolve_device(opts.device)
     environment = describe(device, opts.folder)
