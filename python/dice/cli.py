@@ -3,6 +3,7 @@
     dice compile FILE.py               # KernelBench format: Model, get_inputs, get_init_inputs
     dice compile MODULE:FACTORY        # FACTORY() -> (module, inputs), or a module + get_inputs
     dice compile --example convnet     # a built-in example, with replayed candidate kernels
+    dice bench tasks DIR               # every KernelBench-format task of DIR, measured
 
 Exports the program with torch-mlir (linalg-on-tensors), prints its kernel
 requests, checks their reference programs against PyTorch, then runs the
@@ -193,6 +194,56 @@ def compile_command(args):
     return compile_program(program, args, engine)
 
 
+def bench_tasks_command(args):
+    from dice.bench import BenchOptions, run_bench
+    from dice.bench.report import markdown_summary
+    opts = BenchOptions(
+        folder=Path(args.folder), out=Path(args.out),
+        granularities=tuple(dict.fromkeys(args.granularity or ["function", "fusion"])),
+        device=args.device, engine=args.engine, config=args.config, jobs=args.jobs,
+        trials=args.trials, runs=args.runs, atol=args.atol, rtol=args.rtol,
+        limit=args.limit, name_filter=args.filter, progress=not args.no_progress)
+    run = run_bench(opts)
+    print(markdown_summary(run))
+    print("wrote " + ", ".join(str(path) for path in run.files.values()))
+    return 0
+
+
+def positive(text):
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text}: expected a positive number")
+    return value
+
+
+def add_bench_parser(sub):
+    bench = sub.add_parser("bench", help="measure dice on a set of programs")
+    bench_sub = bench.add_subparsers(dest="bench_command", required=True)
+    tasks = bench_sub.add_parser(
+        "tasks", help="every KernelBench-format task of a folder through "
+                      "torch.compile(backend=\"dice\"), against eager and Inductor")
+    tasks.add_argument("folder", help="the tasks' folder (searched recursively)")
+    tasks.add_argument("--out", default="bench-results",
+                       help="where eval_results.json, summary.json, results.md and "
+                            "speedups.png go")
+    tasks.add_argument("--granularity", action="append", choices=["function", "fusion"],
+                       help="repeatable; default: function and fusion")
+    tasks.add_argument("--device", choices=["cuda", "cpu"],
+                       help="default: cuda when there is one")
+    tasks.add_argument("--engine", help="replay:FILE.jsonl or model:DIR")
+    tasks.add_argument("--config", help="a dice.toml (database, model, verifier)")
+    tasks.add_argument("--jobs", type=positive, default=2, help="kernel library builds at once")
+    tasks.add_argument("--trials", type=positive, default=5,
+                       help="correctness trials, each on fresh inputs")
+    tasks.add_argument("--runs", type=positive, default=100, help="timed runs per measurement")
+    tasks.add_argument("--atol", type=float, default=1e-2)
+    tasks.add_argument("--rtol", type=float, default=1e-2)
+    tasks.add_argument("--limit", type=positive, help="the first N tasks only")
+    tasks.add_argument("--filter", help="only tasks whose name holds this")
+    tasks.add_argument("--no-progress", action="store_true", help="no progress bar")
+    tasks.set_defaults(run=bench_tasks_command)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="dice", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -212,9 +263,11 @@ def main(argv=None):
     compile_parser.add_argument("--jobs", type=int, default=2,
                                 help="kernel library builds at once")
     compile_parser.add_argument("--nvcc", help="nvcc to build candidates with")
+    compile_parser.set_defaults(run=compile_command)
+    add_bench_parser(sub)
     args = parser.parse_args(argv)
     try:
-        return compile_command(args)
+        return args.run(args)
     except DiceError as e:
         print(f"dice: error: {e}", file=sys.stderr)
         return 1
