@@ -80,10 +80,16 @@ void VerifyPass::runOnOperation() {
   // A stored `unverified` says this machine could not run the candidate;
   // one with a GPU may.
   std::optional<bool> device;
+  // An Inductor time is measured anew by each compile (on this GPU, for
+  // this graph): a stored verdict timed against another is no answer.
+  bool retime = config->verifier.baseline == ::dice::Baseline::Inductor;
   auto needsVerdict = [&](CandidateAttr candidate) {
     if (!candidate.getVerdict())
       return true;
-    if (candidate.getVerdict().getStatus() != VerdictStatus::Unverified)
+    VerdictStatus status = candidate.getVerdict().getStatus();
+    if (retime && (status == VerdictStatus::Accepted || status == VerdictStatus::Slow))
+      return true;
+    if (status != VerdictStatus::Unverified)
       return false;
     if (!device)
       device = ::dice::haveCudaDevice();

@@ -106,9 +106,17 @@ const std::vector<Field> &schema() {
        integer(&VerifierConfig::timingRuns)},
       {"verifier", "min_speedup", Kind::Float, 0, kHuge, true, {},
        real(&VerifierConfig::minSpeedup)},
-      {"verifier", "baseline", Kind::Choice, 0, 0, false, {"eager"},
-       [](Config &c, const Value &) { c.verifier.baseline = Baseline::Eager; },
-       {"inductor", "default-lowering"}},
+      {"verifier", "baseline", Kind::Choice, 0, 0, false, {"eager", "inductor"},
+       [](Config &c, const Value &v) {
+         c.verifier.baseline = std::get<std::string>(v) == "inductor"
+                                   ? Baseline::Inductor
+                                   : Baseline::Eager;
+       },
+       {"default-lowering"}},
+      {"verifier", "baseline_times", Kind::String, 0, 0, false, {},
+       [](Config &c, const Value &v) {
+         c.verifier.baselineTimes = std::get<std::string>(v);
+       }},
       {"verifier", "timeout_s", Kind::Float, 0, 86400, true, {},
        real(&VerifierConfig::timeoutSeconds)},
       {"verifier", "workers", Kind::Integer, 0, 4096, false, {},
@@ -366,6 +374,8 @@ std::string_view toString(Baseline baseline) {
   switch (baseline) {
   case Baseline::Eager:
     return "eager";
+  case Baseline::Inductor:
+    return "inductor";
   }
   return "";
 }

@@ -9,6 +9,8 @@
 
 #include "dice/Verifier/CandidateVerifier.h"
 
+#include "dice/Verifier/BaselineTimes.h"
+
 #include "dice/Sandbox/Subprocess.h"
 #include "dice/Sandbox/WorkerPool.h"
 #include "dice/Scaffold/ReferenceProgram.h"
@@ -26,6 +28,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <utility>
 
@@ -43,6 +46,9 @@ struct Pending {
   std::string cudaSource;
   bool decided = false; ///< the verdict is final before the build
   std::string artifactPath; ///< the built kernel library
+  /// The time to beat, when it was measured elsewhere (the Inductor
+  /// baseline); otherwise the worker times the eager reference itself.
+  std::optional<double> baselineMs;
 };
 
 void decide(Pending &p, VerdictStatus status, std::string reason) {
@@ -197,6 +203,12 @@ public:
   }
 
 private:
+  /// With the Inductor baseline, gives each candidate of `toRun` its
+  /// request's measured time, or decides it `unverified` when there is
+  /// none; returns the candidates that still go to the workers.
+  std::vector<size_t> attachBaselines(const std::vector<VerificationRequest> &requests,
+                                      std::vector<Pending> &pending,
+                                      std::vector<size_t> toRun);
   void runDynamicChecks(const std::vector<VerificationRequest> &requests,
                         std::vector<Pending> &pending,
                         const std::vector<size_t> &toRun, bool onCpu);
@@ -209,6 +221,8 @@ private:
 
   CandidateVerifierOptions options;
   std::vector<std::string> notes;
+  /// The Inductor times, read once.
+  std::optional<Result<BaselineTimes>> baselineTimes;
   /// Kept across verify() calls: a warm worker has its CUDA context and
   /// its device measurements already.
   std::unique_ptr<WorkerPool> pool;
@@ -251,6 +265,8 @@ std::string workerRequest(const VerificationRequest &request,
                       {"timing_runs", checks.timingRuns},
                       {"seed", options.seed},
                       {"min_speedup", checks.minSpeedup}};
+  if (p.baselineMs)
+    r["baseline_ms"] = *p.baselineMs;
   return r.dump();
 }
 
@@ -353,6 +369,41 @@ void PipelineVerifier::runDynamicChecks(
   for (size_t i : queue)
     decide(pending[i], VerdictStatus::Unverified,
            "the GPU worker kept asking for a fresh process for this library");
+}
+
+std::vector<size_t> PipelineVerifier::attachBaselines(
+    const std::vector<VerificationRequest> &requests,
+    std::vector<Pending> &pending, std::vector<size_t> toRun) {
+  if (options.checks.baseline != Baseline::Inductor || toRun.empty())
+    return toRun;
+  const std::string &path = options.checks.baselineTimes;
+  if (!baselineTimes)
+    baselineTimes = path.empty()
+                        ? Result<BaselineTimes>(Error(
+                              "verifier.baseline = \"inductor\" needs "
+                              "verifier.baseline_times, the partitions' "
+                              "times that the torch.compile backend measures "
+                              "(on the MLIR path, use baseline = \"eager\")"))
+                        : loadBaselineTimes(path);
+  std::vector<size_t> kept;
+  for (size_t i : toRun) {
+    if (!*baselineTimes) {
+      decide(pending[i], VerdictStatus::Unverified,
+             "no Inductor baseline: " + baselineTimes->error().describe());
+      continue;
+    }
+    auto found = (**baselineTimes).find(requests[i].fingerprint);
+    if (found == (**baselineTimes).end()) {
+      decide(pending[i], VerdictStatus::Unverified,
+             "no Inductor time for this request in " + path);
+      continue;
+    }
+    pending[i].baselineMs = found->second.inductorMs;
+    kept.push_back(i);
+  }
+  if (!*baselineTimes)
+    note("no Inductor baseline: " + baselineTimes->error().describe());
+  return kept;
 }
 
 std::vector<VerificationResult>
@@ -460,6 +511,7 @@ PipelineVerifier::verify(const std::vector<VerificationRequest> &requests) {
                : "built and analysed, not run: no reference program to "
                  "check it against");
   }
+  toRun = attachBaselines(requests, pending, std::move(toRun));
   if (!toRun.empty())
     runDynamicChecks(requests, pending, toRun, !device);
   for (size_t i = 0; i < requests.size(); ++i) {

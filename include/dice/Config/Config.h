@@ -22,9 +22,10 @@ namespace dice {
 enum class Remasking { Static, Dynamic, Sequential };
 
 /// What a candidate's time is compared against: the eager ATen reference
-/// program. ("inductor" and "default-lowering" are refused until they are
-/// measured.)
-enum class Baseline { Eager };
+/// program, or the partition as Inductor compiles it, timed by the
+/// torch.compile backend and handed over through `baselineTimes`.
+/// ("default-lowering" is refused until it is measured.)
+enum class Baseline { Eager, Inductor };
 
 struct SamplingConfig {
   int64_t blockLength = 4;
@@ -47,6 +48,9 @@ struct VerifierConfig {
   int64_t timingRuns = 100;
   double minSpeedup = 1.0;
   Baseline baseline = Baseline::Eager;
+  /// With the Inductor baseline: the JSON file of each request's measured
+  /// times (BaselineTimes.h).
+  std::string baselineTimes;
   double timeoutSeconds = 60;
   int64_t workers = 0; ///< 0: one per CPU core
 };
