@@ -8,18 +8,42 @@ such as `tm_tensor.attention` for scaled_dot_product_attention, are left as
 they are and dice-opt reports them with their location.
 """
 
+import contextlib
 import warnings
+
+import torch
+
+
+@contextlib.contextmanager
+def buffers_made_persistent(module):
+    """Every buffer of `module` persistent while the block runs.
+
+    torch-mlir's importer freezes a module's state from its exported
+    program's state dict, which leaves out non-persistent buffers (causal
+    masks, rotary tables, as real models register them): the import then
+    fails to find them. Their values are the module's state all the same.
+    """
+    saved = []
+    if isinstance(module, torch.nn.Module):
+        for sub in module.modules():
+            saved.append((sub, set(sub._non_persistent_buffers_set)))
+            sub._non_persistent_buffers_set.clear()
+    try:
+        yield
+    finally:
+        for sub, names in saved:
+            sub._non_persistent_buffers_set.update(names)
 
 
 def export_linalg_on_tensors(module, inputs, func_name="forward", **options):
     """Returns the linalg-on-tensors MLIR text of `module(*inputs)`.
 
-    `options` go to `torch_mlir.fx.export_and_import` (for example
-    `dynamic_shapes`).
+    `module` is an nn.Module or a torch.export ExportedProgram; `options` go
+    to `torch_mlir.fx.export_and_import` (for example `dynamic_shapes`).
     """
     from torch_mlir import fx
 
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), buffers_made_persistent(module):
         # torch.export's pytree deprecation notices say nothing about the IR.
         warnings.simplefilter("ignore", FutureWarning)
         mlir = fx.export_and_import(

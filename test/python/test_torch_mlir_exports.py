@@ -2,7 +2,8 @@
 
 (a) they are what test/torch_models/export.py produces today;
 (b) MLIR 22 (dice-opt) parses each one and reprints it stably;
-(c) sdpa_attention, which holds a tm_tensor op, is rejected cleanly.
+(c) sdpa_attention, which holds a tm_tensor op, is rejected cleanly;
+(d) modules with non-persistent buffers export.
 """
 
 import os
@@ -10,6 +11,7 @@ import subprocess
 import sys
 
 import pytest
+import torch
 
 from build_tree import BUILD_DIR, SOURCE_ROOT
 
@@ -63,3 +65,37 @@ def test_unknown_dialect_is_a_clean_error(name, dialect):
     assert proc.returncode > 0, f"exit {proc.returncode}:\n{proc.stderr}"
     assert not any(m in proc.stderr for m in CRASH_MARKERS), proc.stderr
     assert "error:" in proc.stderr and dialect in proc.stderr, proc.stderr
+
+
+class RotaryScale(torch.nn.Module):
+    """Non-persistent buffers, as real models register rotary tables and
+    masks: torch-mlir's frozen import cannot find them by itself."""
+
+    def __init__(self):
+        super().__init__()
+        angles = torch.arange(8, dtype=torch.float32)[:, None] * torch.arange(4)[None, :] / 4
+        self.register_buffer("cos", angles.cos(), persistent=False)
+        self.register_buffer("mask", torch.tril(torch.ones(8, 8)), persistent=False)
+        self.register_buffer("scale", torch.full((4,), 0.5))
+
+    def forward(self, x):
+        return (self.mask @ (x * self.cos)) * self.scale
+
+
+def test_non_persistent_buffers_export_and_stay_non_persistent():
+    from dice.plan import run_plan
+    from dice.pipeline import plan_of
+    from dice.torch_mlir_import import export_linalg_on_tensors
+
+    module = RotaryScale().eval()
+    x = torch.randn(8, 4)
+    text = export_linalg_on_tensors(module, (x,))
+    # The buffers' values are in the program: its plan computes the module.
+    outlined = subprocess.run([str(DICE_OPT), "--dice-outline", "--dice-scaffold"], input=text,
+                              capture_output=True, text=True, timeout=60)
+    assert outlined.returncode == 0, outlined.stderr
+    plan = plan_of(outlined.stdout)
+    fresh = torch.randn(8, 4)
+    torch.testing.assert_close(run_plan(plan, [fresh])[0], module(fresh))
+    assert module._non_persistent_buffers_set == {"cos", "mask"}
+    assert set(module.state_dict()) == {"scale"}
