@@ -9,7 +9,16 @@
                                twice (the second with the replay file gone),
                                write the lowered plan and its kernels
   run       (GPU)              test/gpu/run-pipeline-e2e.sh run: the lowered
-                               plan through the kernel libraries vs PyTorch
+                               plan through the kernel libraries vs PyTorch,
+                               and as the torch.compile backend runs it (the
+                               plan traced and compiled by Inductor, kernels
+                               as torch.ops.dice calls), profiled and timed
+                               against eager and Inductor
+
+The verify phase also times each request's partition as Inductor compiles
+it (`baseline`, dice/backend/baseline.py) and verifies the batch a second
+time against those times (`verifier.baseline = "inductor"`), for the report
+only: the labels are judged against the eager baseline.
 
 State the CPU phases keep is under .dice/pipeline-e2e/; what the GPU phases
 need is under .dice/pipeline-e2e/gpu/ (carry it to the GPU machine).
@@ -19,6 +28,7 @@ import argparse
 import hashlib
 import json
 import shutil
+import statistics
 import subprocess
 import sys
 import tarfile
@@ -137,6 +147,10 @@ def prepare(args):
                       "signature": request["signature"], "cuda_source": c["source"],
                       "program": request["program"]})
     (GPU / "batch.jsonl").write_text("".join(json.dumps(b) + "\n" for b in batch))
+    # What the Inductor baseline times: each request's reference program.
+    (GPU / "partitions.json").write_text(json.dumps(
+        [{"fingerprint": r["fingerprint"], "program": r["program"], "python": r["python"]}
+         for r in found], indent=1) + "\n")
     (GPU / "labels.json").write_text(json.dumps(labels, indent=1) + "\n")
     statuses = {c["candidate_hash"]: c["status"] for c in stored}
     for label in labels:
@@ -252,6 +266,83 @@ def resolve(args):
     print("resolve: OK")
 
 
+def inductor_baseline(args):
+    """On the GPU: each partition's eager and Inductor device time, and the
+    dice.toml that verifies against the Inductor times."""
+    from dice.backend.baseline import partition_times, write_times
+    out = Path(args.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    partitions = json.loads((GPU / "partitions.json").read_text())
+    times = partition_times(partitions, torch.device("cuda"))
+    write_times(out / "baseline-times.json", times)
+    (out / "inductor.toml").write_text(
+        f'[verifier]\nbaseline = "inductor"\nbaseline_times = "{out / "baseline-times.json"}"\n')
+    for p in partitions:
+        t = times[p["fingerprint"]]
+        print(f"{p['fingerprint'][:12]}  eager {t['eager_ms'] * 1000:8.1f} us  "
+              f"inductor {t['inductor_ms'] * 1000:8.1f} us  {' '.join(op_names(p['program']))}")
+    return 0
+
+
+def compare_baselines(args):
+    """The two verdicts of each candidate side by side (eager, Inductor)."""
+    def load(path):
+        return {v["candidate_hash"]: v for v in map(json.loads, Path(path).read_text().splitlines())
+                if v}
+    eager, inductor = load(args.eager), load(args.inductor)
+    times = json.loads(Path(args.times).read_text())["times"]
+    lines = ["| request | candidate | vs eager | vs Inductor | kernel us | eager ref us "
+             "| Inductor us |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    for h, v in eager.items():
+        w = inductor.get(h, {})
+        t = times.get(v["fingerprint"], {})
+
+        def verdict(x):
+            s = x.get("speedup")
+            return f"{x.get('status', '-')} {s:.2f}x" if s else x.get("status", "-")
+
+        kernel = v.get("kernel_ms") or w.get("kernel_ms")
+        lines.append(f"| {v['fingerprint'][:12]} | {h[:12]} | {verdict(v)} | {verdict(w)} | "
+                     f"{kernel * 1000:.1f} | " if kernel else
+                     f"| {v['fingerprint'][:12]} | {h[:12]} | {verdict(v)} | {verdict(w)} | - | ")
+        lines[-1] += (f"{t['eager_ms'] * 1000:.1f} | {t['inductor_ms'] * 1000:.1f} |" if t
+                      else "- | - |")
+    text = "\n".join(lines) + "\n"
+    Path(args.out).write_text(text)
+    print(text)
+    return 0
+
+
+def backend_graph(args, model, inputs, plan, runtime, expected):
+    """The plan as the torch.compile backend runs it: traced, compiled by
+    Inductor with the kernels as external ops; its outputs, the GPU kernels
+    the profiler saw inside the dice ops, and eager / Inductor / dice times."""
+    from torch.profiler import ProfilerActivity, profile
+    from dice.backend.rebuild import PlanRunner, compile_runner
+    from dice.bench.timing import time_forward
+
+    def time_gpu(fn, inputs, runs):
+        return statistics.median(time_forward(fn, inputs, runs, "cuda"))
+
+    with torch.no_grad():
+        compiled = compile_runner(PlanRunner(plan, runtime, "cuda"), inputs, "inductor")
+        got = compiled(*inputs)[0]
+        error = ((got - expected).abs().max() / expected.abs().max()).item()
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            compiled(*inputs)
+            torch.cuda.synchronize()
+        dice_ops = [e for e in prof.events() if e.name.startswith("dice::k_")]
+        kernels = sorted({k.name for e in dice_ops for k in e.kernels})
+        inductor = torch.compile(model)
+        inductor(*inputs)
+        times = {"eager_ms": time_gpu(model, inputs, args.runs),
+                 "inductor_ms": time_gpu(inductor, inputs, args.runs),
+                 "dice_ms": time_gpu(compiled, inputs, args.runs)}
+    return {"max_relative_error": error, "dice_ops_in_profile": sorted({e.name for e in dice_ops}),
+            "kernels_in_dice_ops": kernels, **times,
+            "ok": error <= args.rtol and bool(kernels)}
+
+
 def run_lowered(args):
     """On the GPU: the lowered plan through the manifest's kernels vs PyTorch."""
     from dice.plan import run_plan
@@ -298,6 +389,19 @@ def run_lowered(args):
                         f"{'OK' if cpp_ok else 'FAIL'}")
         result.update(cpp_max_relative_error=cpp_error, cpp_ok=cpp_ok)
         result["ok"] = ok = ok and cpp_ok
+    backend = backend_graph(args, model, inputs, plan, runtime, expected)
+    result["backend"] = backend
+    result["ok"] = ok = ok and backend["ok"]
+    backend_line = (
+        f"as the torch.compile backend runs it (plan traced by make_fx, compiled by "
+        f"Inductor, kernels as torch.ops.dice calls): max relative error "
+        f"{backend['max_relative_error']:.2e}; the profiler shows "
+        f"{', '.join(backend['dice_ops_in_profile']) or 'no dice op'} launching "
+        f"{', '.join(backend['kernels_in_dice_ops']) or 'no kernel'}; median "
+        f"{backend['eager_ms'] * 1000:.1f} us eager, {backend['inductor_ms'] * 1000:.1f} us "
+        f"torch.compile (Inductor), {backend['dice_ms'] * 1000:.1f} us with the dice kernels "
+        f"({backend['inductor_ms'] / backend['dice_ms']:.2f}x over Inductor); "
+        f"{'OK' if backend['ok'] else 'FAIL'}")
     (out / "e2e.json").write_text(json.dumps(result, indent=1) + "\n")
     resolve_md = (GPU / "resolve.md").read_text() if (GPU / "resolve.md").exists() else ""
     (out / "e2e.md").write_text(
@@ -305,7 +409,8 @@ def run_lowered(args):
         f"{result['device']}: the lowered plan ({len(kernels)} kernel steps: "
         f"{', '.join('k_' + k for k in kernels)}) vs the PyTorch model on CUDA: "
         f"max relative error {error:.2e} (tolerance {args.rtol:g}); "
-        f"{cpp_line or 'no C++ run asked for'}; overall {'OK' if ok else 'FAIL'}\n")
+        f"{cpp_line or 'no C++ run asked for'}.\n\n{backend_line}.\n\n"
+        f"Overall {'OK' if ok else 'FAIL'}\n")
     print((out / "e2e.md").read_text())
     return 0 if ok else 1
 
@@ -322,7 +427,19 @@ def main(argv=None):
     p.add_argument("--out", required=True)
     p.add_argument("--rtol", type=float, default=1e-4)
     p.add_argument("--reference-run", help="dice-reference-run to run the plan with in C++ too")
+    p.add_argument("--runs", type=int, default=100, help="timed runs (median)")
+    p = sub.add_parser("baseline")
+    p.add_argument("--out", required=True)
+    p = sub.add_parser("compare")
+    p.add_argument("--eager", required=True)
+    p.add_argument("--inductor", required=True)
+    p.add_argument("--times", required=True)
+    p.add_argument("--out", required=True)
     args = parser.parse_args(argv)
+    if args.phase == "baseline":
+        return inductor_baseline(args)
+    if args.phase == "compare":
+        return compare_baselines(args)
     if args.phase == "prepare":
         return prepare(args) or 0
     if args.phase == "resolve":

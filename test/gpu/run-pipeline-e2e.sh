@@ -47,6 +47,18 @@ for line in open(sys.argv[1]):
     print(f"{v['fingerprint']}  {v['candidate_hash'][:12]}  {v['status']:<13}  "
           f"{v.get('speedup') or '-'}  {reason[0][:80] if reason else ''}")
 EOF
+  # The same batch against each partition as Inductor compiles it, timed on
+  # this GPU (dice/backend/baseline.py): the torch.compile backend's speed to
+  # beat, reported beside the eager one.
+  PYTHONPATH=$PWD/python${PYTHONPATH:+:$PYTHONPATH} "$PY" test/gpu/pipeline_e2e.py baseline \
+    --out "$OUT/inductor" | tee "$OUT/baseline.txt"
+  build-gpu/bin/dice-verify --batch "$GPU_DIR/batch.jsonl" --jobs "$(nproc)" --json \
+    --cache /tmp/dice-pipeline-e2e-cache --config "$OUT/inductor/inductor.toml" \
+    > "$OUT/verdicts-inductor.jsonl" 2> "$OUT/verify-inductor.log"
+  echo "verified against Inductor (dice-verify exit $?)"
+  PYTHONPATH=$PWD/python${PYTHONPATH:+:$PYTHONPATH} "$PY" test/gpu/pipeline_e2e.py compare \
+    --eager "$OUT/verdicts.jsonl" --inductor "$OUT/verdicts-inductor.jsonl" \
+    --times "$OUT/inductor/baseline-times.json" --out "$OUT/baselines.md"
   # At most a few files come back from a GPU machine: the libraries travel as one archive.
   tar -C "$OUT" -cf "$OUT/libs.tar" libs && rm -rf "$OUT/libs"
   [[ -s $OUT/verdicts.jsonl ]] || exit 1
