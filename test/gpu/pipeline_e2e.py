@@ -169,7 +169,11 @@ def resolve(args):
         shutil.rmtree(libs)
     libs.mkdir(parents=True)
     with tarfile.open(gpu_dir / "libs.tar") as archive:
-        archive.extractall(libs, filter="data")
+        # The "data" filter (no links out, no devices) where this Python has it.
+        if hasattr(tarfile, "data_filter"):
+            archive.extractall(libs, filter="data")
+        else:
+            archive.extractall(libs)
     batch = {sha256(json.loads(line)["cuda_source"]): json.loads(line)
              for line in (GPU / "batch.jsonl").read_text().splitlines() if line.strip()}
     verdicts = [json.loads(line) for line in (gpu_dir / "verdicts.jsonl").read_text().splitlines()

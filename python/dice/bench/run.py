@@ -87,7 +87,9 @@ def dice_compiled(model, granularity, opts):
     import dice.backend
     torch._dynamo.reset()
     dice.backend.clear_reports()
-    return torch.compile(model, backend="dice", options={
+    # The backend itself rather than its name: an installation-free checkout
+    # (python/ on the path, no entry point) runs the same.
+    return torch.compile(model, backend=dice.backend.dice_backend, options={
         "granularity": granularity, "fallback": "inductor", "engine": opts.engine,
         "config": opts.config, "jobs": opts.jobs})
 
@@ -208,7 +210,7 @@ def run_bench(opts):
 
     from dice.bench import report
     try:
-        import dice.backend  # noqa: F401 (registers backend="dice" with torch.compile)
+        import dice.backend  # noqa: F401 (the backend the tasks are compiled with)
     except ImportError as e:
         raise DiceError(f"the torch.compile backend of dice does not load: {e}") from None
     tasks = find_tasks(opts.folder, opts.name_filter, opts.limit)
