@@ -24,6 +24,8 @@ start=$SECONDS
 source test/gpu/build-gpu-half.sh "$PY" "$OUT/build-$phase.log" dice-verify-worker dice-verify DiceLightBridge \
   dice-reference-run DiceRuntime || exit 1
 echo "built in $((SECONDS - start)) s"
+# The Python runtime loads libDiceRuntime from the build it is given.
+export DICE_BUILD_DIR=$PWD/build-gpu
 {
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   echo "${DICE_COMMIT:-$(git rev-parse HEAD 2>/dev/null)}"
