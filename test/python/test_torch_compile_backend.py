@@ -269,10 +269,12 @@ dice.kernel @k_{split} : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
     verdict #dice.verdict<accepted, kernel_ms = 0.1, baseline_ms = 0.3, speedup = 3.0>
     source "__global__ void split() {{}}" artifact "{built}/split.so"
 func.func @forward(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {{
+  %w = arith.constant dense<[0.5, -1.0, 2.0, 0.25, 3.0, -0.5, 1.5, 0.0]> : tensor<8xf32>
   %r = dice.call @k_{scale}(%x, %b) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
   %e = tensor.empty() : tensor<4x8xf32>
   %n = linalg.negf ins(%r : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
-  %p:2 = dice.call @k_{split}(%n) : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
+  %m = dice.call @k_{scale}(%n, %w) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %p:2 = dice.call @k_{split}(%m) : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
   return %p#0, %p#1 : tensor<4x8xf32>, tensor<4x8xf32>
 }}
 """
@@ -301,9 +303,12 @@ _LIBRARY.impl(f"k_{SCALE}", _scale, "CPU")
 _LIBRARY.impl(f"k_{SPLIT}", _split, "CPU")
 
 
+WEIGHT = torch.tensor([0.5, -1.0, 2.0, 0.25, 3.0, -0.5, 1.5, 0.0])
+
+
 def plan_reference(x, b):
-    n = -(x * 2 + b)
-    return n.abs(), n.exp()
+    m = -(x * 2 + b) * 2 + WEIGHT
+    return m.abs(), m.exp()
 
 
 @pytest.fixture
@@ -323,7 +328,8 @@ def lowered_plan(tmp_path):
 @pytest.mark.parametrize("fallback", ["eager", "inductor"])
 def test_plan_kernels_run_inside_the_compiled_graph(lowered_plan, fallback):
     plan, runtime = lowered_plan
-    assert [s["kind"] for s in plan["steps"]].count("kernel") == 2
+    kinds = [s["kind"] for s in plan["steps"]]
+    assert kinds.count("kernel") == 3 and "weight" in kinds
     x, b = fresh(4, 8, seed=1), fresh(8, seed=2)
     runner = PlanRunner(plan, runtime, "cpu")
     compiled = compile_runner(runner, [x, b], fallback)
@@ -332,7 +338,7 @@ def test_plan_kernels_run_inside_the_compiled_graph(lowered_plan, fallback):
     got = compiled(x2, b2)
     for g, want in zip(got, plan_reference(x2, b2), strict=True):
         torch.testing.assert_close(g, want)
-    assert CALLS["scale"] == before["scale"] + 1 and CALLS["split"] == before["split"] + 1
+    assert CALLS["scale"] == before["scale"] + 2 and CALLS["split"] == before["split"] + 1
 
 
 def test_a_kernel_that_fails_when_run_falls_back_once(lowered_plan):

@@ -12,7 +12,7 @@ programs between kernels and calls each kernel as an external op.
 import torch
 
 from dice.plan import load_weight, python_model
-from dice.runtime import DTYPES, DiceRuntimeError, _operator
+from dice.runtime import DiceRuntimeError, _operator
 
 _FAKES = set()  # kernel ops given a fake implementation in this process
 
@@ -39,12 +39,17 @@ class PlanRunner:
         return list(self.kernels)
 
     def __call__(self, *inputs):
+        return self.run(inputs, self.weights)
+
+    def run(self, inputs, weights):
+        """The plan's outputs, with `weights` ({plan value: tensor}) as its
+        weight steps' values."""
         plan = self.plan
         if len(inputs) != len(plan["arguments"]):
             raise DiceRuntimeError(f"the plan takes {len(plan['arguments'])} inputs, "
                                    f"got {len(inputs)}")
         values = dict(enumerate(inputs))
-        values.update(self.weights)
+        values.update(weights)
         for step in plan["steps"]:
             kind = step["kind"]
             if kind == "weight":
@@ -108,9 +113,19 @@ def compile_runner(runner, example_inputs, fallback):
     from torch._inductor.compile_fx import compile_fx
     from torch.fx.experimental.proxy_tensor import make_fx
 
-    graph = make_fx(runner, tracing_mode="fake")(*example_inputs)
-    return compile_fx(graph, list(example_inputs))
+    # The weights are traced as inputs: a real tensor met while tracing with
+    # fake ones is an error when it reaches a kernel op.
+    keys = list(runner.weights)
+    weights = [runner.weights[k] for k in keys]
+    count = len(example_inputs)
 
+    def traced(*args):
+        return runner.run(args[:count], dict(zip(keys, args[count:])))
 
-def fake_dtype(name):
-    return DTYPES[name]
+    graph = make_fx(traced, tracing_mode="fake")(*example_inputs, *weights)
+    compiled = compile_fx(graph, [*example_inputs, *weights])
+
+    def with_weights(*inputs):
+        return compiled(*inputs, *weights)
+
+    return with_weights
