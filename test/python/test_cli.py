@@ -142,7 +142,7 @@ def test_library_code_raises_instead_of_exiting(tmp_path, monkeypatch):
 
 def test_the_package_installs_with_pip(tmp_path):
     """`pip install <checkout>` into a fresh venv (which sees the project's
-    torch) gives a `dice` command that finds the build."""
+    torch) gives a `dice` command that finds the build, and the backend."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", venv], check=True)
     # torch and torch-mlir come from the project's venv (a path line in a
@@ -173,3 +173,19 @@ def test_the_package_installs_with_pip(tmp_path):
                             "import dice, sys; print(dice.__file__)"],
                            capture_output=True, text=True, cwd=tmp_path)
     assert str(venv) in where.stdout, where.stdout
+    # The installed package's torch.compile backend, found by its entry point
+    # in a program that never imports dice.
+    user = tmp_path / "user.py"
+    user.write_text(
+        "import sys, torch\n"
+        "m = torch.nn.Linear(4, 2).eval()\n"
+        "x = torch.randn(3, 4)\n"
+        "with torch.no_grad():\n"
+        "    y = torch.compile(m, backend='dice', options={'fallback': 'eager'})(x)\n"
+        "assert torch.allclose(y, m(x))\n"
+        "print(sys.modules['dice.backend'].__file__)\n")
+    backend = subprocess.run([venv / "bin" / "python", user], capture_output=True, text=True,
+                             env=dict(os.environ, DICE_BUILD_DIR=str(BUILD_DIR)),
+                             cwd=tmp_path, timeout=600)
+    assert backend.returncode == 0, backend.stderr
+    assert str(venv) in backend.stdout, backend.stdout
