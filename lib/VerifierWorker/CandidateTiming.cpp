@@ -9,6 +9,8 @@
 
 #include "CandidateTiming.h"
 
+#include "KernelTrace.h"
+
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAStream.h>
@@ -83,24 +85,86 @@ std::vector<double> eventTimes(const std::function<void()> &run, int64_t runs,
   return times;
 }
 
+/// Fills the order statistics of `times` (milliseconds, any order).
+void summarise(std::vector<double> times, TimingStats &stats) {
+  std::sort(times.begin(), times.end());
+  stats.runs = static_cast<int64_t>(times.size());
+  stats.minMs = times.front();
+  stats.maxMs = times.back();
+  stats.medianMs = quantile(times, 0.5);
+  stats.p10Ms = quantile(times, 0.1);
+  stats.p90Ms = quantile(times, 0.9);
+}
+
+/// A flush buffer of four times the L2 and the call that writes it.
+struct L2Flush {
+  at::Tensor buffer;
+  int64_t bytes = 0, count = 0;
+  L2Flush() {
+    const cudaDeviceProp *props = at::cuda::getCurrentDeviceProperties();
+    bytes = 4 * std::max<int64_t>(props->l2CacheSize, 1 << 20);
+    buffer = at::empty({bytes}, at::TensorOptions().dtype(at::kByte).device(at::kCUDA));
+  }
+  /// A memset, not a kernel: no kernel record of it joins a run's trace.
+  void operator()() {
+    checkCuda(cudaMemsetAsync(buffer.data_ptr(), static_cast<int>(++count & 0xff),
+                              static_cast<size_t>(bytes),
+                              c10::cuda::getCurrentCUDAStream().stream()));
+  }
+};
+
 } // namespace
+
+TimingStats deviceTimeOnCurrentStream(const std::function<void()> &run,
+                                      int64_t runs, KernelTracer &tracer) {
+  TimingStats stats;
+  runs = std::max<int64_t>(runs, 1);
+  L2Flush flush;
+  stats.flushBytes = flush.bytes;
+  stats.warmupRuns = std::clamp<int64_t>(runs / 10, 3, 10);
+  for (int64_t i = 0; i < stats.warmupRuns; ++i)
+    run();
+  synchronize();
+
+  std::string error;
+  if (!tracer.begin(c10::cuda::getCurrentCUDAStream().stream(), error))
+    throw TraceFailure{error};
+  // Each run's window on CUPTI's clock: runs are separated by device
+  // synchronizations, so a kernel belongs to the window it started in.
+  std::vector<std::pair<uint64_t, uint64_t>> windows;
+  try {
+    for (int64_t i = 0; i < runs; ++i) {
+      flush();
+      synchronize();
+      uint64_t start = KernelTracer::timestamp();
+      run();
+      synchronize();
+      windows.emplace_back(start, KernelTracer::timestamp());
+    }
+  } catch (...) {
+    tracer.end();
+    throw;
+  }
+  KernelTraceResult trace = tracer.end();
+  if (!trace.problem.empty())
+    throw TraceFailure{"the device-time trace failed: " + trace.problem};
+  std::vector<double> times(windows.size(), 0.0);
+  for (auto [start, end] : trace.spans)
+    for (size_t i = 0; i < windows.size(); ++i)
+      if (start >= windows[i].first && start < windows[i].second) {
+        times[i] += static_cast<double>(end - start) / 1e6;
+        break;
+      }
+  summarise(std::move(times), stats);
+  return stats;
+}
 
 TimingStats timeOnCurrentStream(const std::function<void()> &run,
                                 int64_t runs) {
   TimingStats stats;
   runs = std::max<int64_t>(runs, 1);
-  const cudaDeviceProp *props = at::cuda::getCurrentDeviceProperties();
-  int64_t l2 = std::max<int64_t>(props->l2CacheSize, 1 << 20);
-  stats.flushBytes = 4 * l2;
-  at::Tensor flush = at::empty({stats.flushBytes},
-                               at::TensorOptions().dtype(at::kByte).device(
-                                   at::kCUDA));
-  cudaStream_t stream = c10::cuda::getCurrentCUDAStream().stream();
-  int64_t flushes = 0;
-  auto flushL2 = [&] {
-    checkCuda(cudaMemsetAsync(flush.data_ptr(), static_cast<int>(++flushes & 0xff),
-                              static_cast<size_t>(stats.flushBytes), stream));
-  };
+  L2Flush flushL2;
+  stats.flushBytes = flushL2.bytes;
 
   // Warm-up: first-call costs (module loading, allocator growth, cuBLAS
   // heuristics for the baseline) stay out of the measurement.
@@ -109,14 +173,7 @@ TimingStats timeOnCurrentStream(const std::function<void()> &run,
     run();
   synchronize();
 
-  std::vector<double> times = eventTimes(run, runs, flushL2);
-  std::sort(times.begin(), times.end());
-  stats.runs = runs;
-  stats.minMs = times.front();
-  stats.maxMs = times.back();
-  stats.medianMs = quantile(times, 0.5);
-  stats.p10Ms = quantile(times, 0.1);
-  stats.p90Ms = quantile(times, 0.9);
+  summarise(eventTimes(run, runs, [&] { flushL2(); }), stats);
   return stats;
 }
 

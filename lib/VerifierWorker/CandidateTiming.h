@@ -44,6 +44,24 @@ struct CudaFault {
 TimingStats timeOnCurrentStream(const std::function<void()> &run,
                                 int64_t runs);
 
+class KernelTracer;
+
+/// A kernel trace that could not be taken: the machine's, not the
+/// candidate's, fault.
+struct TraceFailure {
+  std::string message;
+};
+
+/// Times `run` by its device work: per run, the summed durations of the
+/// kernels it launched (CUPTI activity records), each run after an L2
+/// flush, so that launch latency and host work count for nothing. The way
+/// the torch.compile backend times Inductor's code, for comparing against
+/// it. Throws like timeOnCurrentStream, and TraceFailure when the trace
+/// cannot be taken. Work done outside kernels (copies, memsets) is not
+/// counted; the speed-of-light check still bounds what a run can skip.
+TimingStats deviceTimeOnCurrentStream(const std::function<void()> &run,
+                                      int64_t runs, KernelTracer &tracer);
+
 /// What one device can do, measured once per worker.
 struct DeviceSpeed {
   double bandwidthGBs = 0; ///< device-to-device copy, read plus write

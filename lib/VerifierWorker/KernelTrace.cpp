@@ -81,6 +81,7 @@ struct RanKernel {
   uint32_t correlationId;
   std::string name;
   uint32_t streamId;
+  uint64_t start, end;
 };
 
 struct TraceState {
@@ -363,7 +364,7 @@ void CUPTIAPI onBufferCompleted(CUcontext context, uint32_t streamId,
       continue;
     auto *kernel = reinterpret_cast<const CUpti_ActivityKernel10 *>(record);
     ran.push_back({kernel->correlationId, demangle(kernel->name),
-                   kernel->streamId});
+                   kernel->streamId, kernel->start, kernel->end});
   }
   size_t dropped = 0;
   cuptiActivityGetNumDroppedRecords(context, streamId, &dropped);
@@ -489,6 +490,7 @@ KernelTraceResult KernelTracer::end() {
                      " kernel records were dropped";
   result.launches = std::move(state->launches);
   for (RanKernel &kernel : state->ran) {
+    result.spans.emplace_back(kernel.start, kernel.end);
     auto it = state->launchOfCorrelation.find(kernel.correlationId);
     if (it == state->launchOfCorrelation.end()) {
       result.untraced.push_back(std::move(kernel.name));
@@ -504,6 +506,12 @@ KernelTraceResult KernelTracer::end() {
   state->launchOfCorrelation.clear();
   state->ran.clear();
   return result;
+}
+
+uint64_t KernelTracer::timestamp() {
+  uint64_t now = 0;
+  cuptiGetTimestamp(&now);
+  return now;
 }
 
 std::string moduleBaseName(const std::string &path) {

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dice {
@@ -43,6 +44,9 @@ struct KernelTraceResult {
   /// What went wrong with the trace itself (dropped records); empty if
   /// nothing did. A trace with a problem must not count as clean.
   std::string problem;
+  /// [start, end) of every kernel that ran, traced or not, in CUPTI's
+  /// nanosecond clock (KernelTracer::timestamp).
+  std::vector<std::pair<uint64_t, uint64_t>> spans;
 };
 
 /// Process-wide CUPTI subscription; at most one exists. Create it before
@@ -69,6 +73,9 @@ public:
   /// Stops recording and returns the launches since `begin`. Call after a
   /// device synchronize, so that every kernel has finished.
   KernelTraceResult end();
+
+  /// CUPTI's clock now, in nanoseconds: the clock of `spans`.
+  static uint64_t timestamp();
 
 private:
   KernelTracer() = default;

@@ -93,14 +93,30 @@ void Checker::timeAndJudge(const c10::OperatorHandle &op,
   std::vector<at::Tensor> inputs = makeInputs(
       program, Distribution::Normal, seedOfTrial(request.seed, 0), cuda);
 
+  // Against a device time (the torch.compile backend's Inductor time), the
+  // candidate is timed by its kernels' durations too; without a kernel
+  // trace that comparison cannot be made fairly, so it is not made.
+  bool deviceTime = request.baselineMs && request.baselineIsDeviceTime;
+  if (deviceTime && !tracer) {
+    setVerdict(verdict, VerdictStatus::Unverified,
+               "the baseline is a device time, and this worker cannot trace "
+               "kernels to time the candidate the same way (" +
+                   checkerInfo.tracing + ")");
+    return;
+  }
   TimingStats kernel;
+  auto call = [&] {
+    std::vector<c10::IValue> stack(inputs.begin(), inputs.end());
+    op.callBoxed(&stack);
+  };
   try {
-    kernel = timeOnCurrentStream(
-        [&] {
-          std::vector<c10::IValue> stack(inputs.begin(), inputs.end());
-          op.callBoxed(&stack);
-        },
-        request.timingRuns);
+    kernel = deviceTime
+                 ? deviceTimeOnCurrentStream(call, request.timingRuns, *tracer)
+                 : timeOnCurrentStream(call, request.timingRuns);
+  } catch (const TraceFailure &failure) {
+    setVerdict(verdict, VerdictStatus::Unverified,
+               "cannot time the candidate's kernels: " + failure.message);
+    return;
   } catch (const CudaFault &fault) {
     setVerdict(verdict, VerdictStatus::Crashed,
                "the candidate left CUDA error " + fault.name + " (" +
@@ -117,7 +133,8 @@ void Checker::timeAndJudge(const c10::OperatorHandle &op,
                    exceptionMessage(e));
     return;
   }
-  Json timing = {{"runs", kernel.runs},
+  Json timing = {{"measure", deviceTime ? "device_time" : "event_time"},
+                 {"runs", kernel.runs},
                  {"warmup_runs", kernel.warmupRuns},
                  {"l2_flush_bytes", kernel.flushBytes},
                  {"kernel", {{"median_ms", kernel.medianMs},
@@ -129,7 +146,8 @@ void Checker::timeAndJudge(const c10::OperatorHandle &op,
   double baselineMs = 0;
   if (request.baselineMs) {
     baselineMs = *request.baselineMs;
-    timing["baseline"] = {{"given_ms", baselineMs}};
+    timing["baseline"] = {{"given_ms", baselineMs},
+                          {"measure", deviceTime ? "device_time" : "event_time"}};
   } else {
     TimingStats baseline = timeOnCurrentStream(
         [&] {

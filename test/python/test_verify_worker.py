@@ -168,6 +168,9 @@ def test_malformed_requests_get_error_replies(worker, tmp_path):
         ({**good, "id": 8, "program": {"inputs": [], "ops": [{"fn": "nope"}],
                                        "outputs": []}}, 8, "program:"),
         ({**good, "id": "nine"}, None, '"id" must be an integer'),
+        ({**good, "id": 10, "baseline_measure": "device_time"}, 10, 'needs "baseline_ms"'),
+        ({**good, "id": 11, "baseline_ms": 0.1, "baseline_measure": "wall"}, 11,
+         '"baseline_measure" must be'),
     ]
     for sent, id, message in cases:
         worker.send(sent)

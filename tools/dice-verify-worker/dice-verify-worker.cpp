@@ -102,7 +102,8 @@ bool parseRequest(const Json &json, dice::DynamicCheckRequest &request,
   static const std::set<std::string> known = {
       "id",    "library",   "operator",  "fingerprint", "candidate_hash",
       "program", "trials",  "atol",      "rtol",        "half_atol",
-      "half_rtol", "timing_runs", "seed", "min_speedup", "baseline_ms"};
+      "half_rtol", "timing_runs", "seed", "min_speedup", "baseline_ms",
+      "baseline_measure"};
   for (auto it = json.begin(); it != json.end(); ++it)
     if (!known.count(it.key())) {
       error = "unknown request key \"" + it.key() + "\"";
@@ -180,6 +181,19 @@ bool parseRequest(const Json &json, dice::DynamicCheckRequest &request,
       return false;
     }
     request.baselineMs = baseline;
+  }
+  if (json.contains("baseline_measure")) {
+    const Json &measure = json["baseline_measure"];
+    if (!measure.is_string() ||
+        (measure != "device_time" && measure != "event_time")) {
+      error = "\"baseline_measure\" must be \"device_time\" or \"event_time\"";
+      return false;
+    }
+    if (!request.baselineMs) {
+      error = "\"baseline_measure\" needs \"baseline_ms\"";
+      return false;
+    }
+    request.baselineIsDeviceTime = measure == "device_time";
   }
   if (!json.contains("program") || !json["program"].is_object()) {
     error = "\"program\" must be a reference program object";

@@ -45,6 +45,11 @@ struct DynamicCheckRequest {
   /// The baseline's time when the caller measured it; otherwise the worker
   /// times the reference program itself.
   std::optional<double> baselineMs;
+  /// `baselineMs` is device time (the sum of the kernels' durations, as
+  /// the torch.compile backend measures Inductor's code): the candidate is
+  /// then timed the same way, so that neither side pays for launches the
+  /// other does not.
+  bool baselineIsDeviceTime = false;
 };
 
 struct DynamicCheckOutcome {
