@@ -289,28 +289,31 @@ def inductor_baseline(args):
 
 
 def compare_baselines(args):
-    """The two verdicts of each candidate side by side (eager, Inductor)."""
+    """The two verdicts of each candidate side by side: against the eager
+    reference (both timed with CUDA events) and against Inductor (both
+    timed by their kernels' durations)."""
     def load(path):
         return {v["candidate_hash"]: v for v in map(json.loads, Path(path).read_text().splitlines())
                 if v}
+
+    def verdict(v):
+        s = v.get("speedup")
+        return f"{v.get('status', '-')} {s:.2f}x" if s else v.get("status", "-")
+
+    def us(ms):
+        return f"{ms * 1000:.1f}" if ms else "-"
+
     eager, inductor = load(args.eager), load(args.inductor)
     times = json.loads(Path(args.times).read_text())["times"]
-    lines = ["| request | candidate | vs eager | vs Inductor | kernel us | eager ref us "
-             "| Inductor us |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    lines = ["| request | candidate | vs eager | kernel us (events) | eager ref us (events) "
+             "| vs Inductor | kernel us (device) | Inductor us (device) | eager ref us (device) |",
+             "| --- | --- | --- | ---: | ---: | --- | ---: | ---: | ---: |"]
     for h, v in eager.items():
         w = inductor.get(h, {})
         t = times.get(v["fingerprint"], {})
-
-        def verdict(x):
-            s = x.get("speedup")
-            return f"{x.get('status', '-')} {s:.2f}x" if s else x.get("status", "-")
-
-        kernel = v.get("kernel_ms") or w.get("kernel_ms")
-        lines.append(f"| {v['fingerprint'][:12]} | {h[:12]} | {verdict(v)} | {verdict(w)} | "
-                     f"{kernel * 1000:.1f} | " if kernel else
-                     f"| {v['fingerprint'][:12]} | {h[:12]} | {verdict(v)} | {verdict(w)} | - | ")
-        lines[-1] += (f"{t['eager_ms'] * 1000:.1f} | {t['inductor_ms'] * 1000:.1f} |" if t
-                      else "- | - |")
+        lines.append(f"| {v['fingerprint'][:12]} | {h[:12]} | {verdict(v)} | {us(v.get('kernel_ms'))} "
+                     f"| {us(v.get('baseline_ms'))} | {verdict(w)} | {us(w.get('kernel_ms'))} "
+                     f"| {us(t.get('inductor_ms'))} | {us(t.get('eager_ms'))} |")
     text = "\n".join(lines) + "\n"
     Path(args.out).write_text(text)
     print(text)
