@@ -368,3 +368,28 @@ def test_a_kernel_that_fails_when_run_falls_back_once(lowered_plan):
     said = [str(w.message) for w in seen if "runs eagerly from now on" in str(w.message)]
     assert len(said) == 1 and "the kernel's launch failed" in said[0]
     assert "failed when run" in report.fallback_reason
+
+
+def test_replayed_candidates_are_verified_and_reported(tmp_path):
+    # First compile: the requests' fingerprints, as the backend forms them.
+    model = MlpBlock().eval()
+    compiled_matches_eager(model, (fresh(4, 16),), options={"fallback": "eager"})
+    (first,) = dice.backend.reports()
+    fingerprints = [r.fingerprint for r in first.requests]
+    # A candidate for each that cannot be a kernel (no dice_forward): the
+    # verifier's verdict, not a kernel, comes back, and the graph falls back.
+    replay = tmp_path / "kernels.jsonl"
+    replay.write_text("".join(
+        f'{{"fingerprint": "{fp}", "cuda_source": "__global__ void k() {{}}"}}\n'
+        for fp in fingerprints))
+    dice.backend.clear_reports()
+    compiled_matches_eager(model, (fresh(4, 16),),
+                           options={"fallback": "eager", "engine": f"replay:{replay}",
+                                    "database.path": str(tmp_path / "kernels.db"),
+                                    "artifacts.dir": str(tmp_path / "artifacts")})
+    (second,) = dice.backend.reports()
+    assert [r.fingerprint for r in second.requests] == fingerprints
+    assert all(r.status == "compile_error" and not r.used for r in second.requests)
+    assert second.fallback_reason.startswith("no candidate was accepted")
+    assert f"{len(fingerprints)} compile_error" in second.fallback_reason
+    assert second.verify_seconds is not None and not second.used_dice
