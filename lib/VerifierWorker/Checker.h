@@ -63,6 +63,15 @@ private:
                     const DynamicCheckRequest &request,
                     DynamicCheckOutcome &outcome);
 
+  /// After the timed runs: a call on fresh inputs must still be right (a
+  /// candidate that stops computing after N calls is not), its results
+  /// must not share memory with its inputs, and the results of the first
+  /// trial must have survived every later call (a static output buffer
+  /// does not). Returns false when it decided the verdict.
+  bool checkStateAcrossCalls(const c10::OperatorHandle &op,
+                             const DynamicCheckRequest &request,
+                             DynamicCheckOutcome &outcome);
+
   CheckDevice device;
   std::unique_ptr<KernelTracer> tracer;
   CheckerInfo checkerInfo;
@@ -72,6 +81,9 @@ private:
   std::string ownLibrary;
   /// Why this request's kernels are not traced; empty when they are.
   std::string traceIssue;
+  /// The first trial's results as returned (still held, as a caller would
+  /// hold them) and a copy taken at once: later calls must not change them.
+  std::vector<at::Tensor> firstResults, firstSnapshot;
 };
 
 } // namespace dynamic_check

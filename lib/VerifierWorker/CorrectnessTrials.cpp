@@ -194,8 +194,24 @@ void Checker::checkOnCuda(const c10::OperatorHandle &op,
         trialLog.push_back(entry);
         return finish();
       }
+      for (size_t r = 0; r < call.results.size(); ++r)
+        for (size_t i = 0; i < inputs.size(); ++i)
+          if (call.results[r].is_alias_of(inputs[i])) {
+            setVerdict(verdict, VerdictStatus::Incorrect,
+                       "result " + std::to_string(r) + " shares memory with input " +
+                           std::to_string(i) + " " + callWhen +
+                           "; return new tensors");
+            trialLog.push_back(entry);
+            return finish();
+          }
       if (c == 0) {
         results = call.results;
+        if (t == 0) {
+          firstResults = call.results;
+          firstSnapshot.clear();
+          for (const at::Tensor &result : call.results)
+            firstSnapshot.push_back(result.clone());
+        }
         continue;
       }
       for (size_t i = 0; i < results.size(); ++i) {
@@ -266,6 +282,66 @@ void Checker::checkOnCuda(const c10::OperatorHandle &op,
     return;
   }
   timeAndJudge(op, request, outcome);
+  firstResults.clear();
+  firstSnapshot.clear();
+}
+
+bool Checker::checkStateAcrossCalls(const c10::OperatorHandle &op,
+                                    const DynamicCheckRequest &request,
+                                    DynamicCheckOutcome &outcome) {
+  Verdict &verdict = outcome.verdict;
+  const ReferenceProgram &program = request.program;
+  c10::Device cuda(c10::kCUDA, c10::cuda::current_device());
+  // Inputs no trial used: the seed after the last trial's.
+  int64_t trial = std::max<int64_t>(request.trials, 1);
+  std::vector<at::Tensor> inputs = makeInputs(
+      program, Distribution::Normal, seedOfTrial(request.seed, trial), cuda);
+  ReferenceRun reference = runReferenceProgram(program, inputs, cuda);
+  if (!reference.ok()) {
+    setVerdict(verdict, VerdictStatus::Unverified,
+               "the reference program fails on the inputs after the timed runs: " +
+                   reference.error);
+    return false;
+  }
+  CallResult call = callOperator(op, inputs, /*onCuda=*/true);
+  std::string when = "in a call on fresh inputs after the timed runs";
+  if (call.fault) {
+    setVerdict(verdict, VerdictStatus::Crashed,
+               "the candidate left CUDA error " + call.fault->name + " " + when);
+    outcome.contextPoisoned = call.sticky;
+    return false;
+  }
+  std::string wrong = !call.thrown.empty()    ? "threw (" + call.thrown + ")"
+                      : !call.badReturn.empty() ? call.badReturn
+                                                : checkResults(program, call.results, cuda);
+  for (size_t i = 0; wrong.empty() && i < call.results.size(); ++i) {
+    Difference d = compareTensors(
+        call.results[i], reference.outputs[i],
+        trialTolerance(reference.outputs[i], Distribution::Normal, request),
+        "result " + std::to_string(i));
+    if (!d.problem.empty())
+      wrong = d.problem + "; it keeps state across calls (a call counter, a "
+                          "cache) and stops computing";
+  }
+  if (!wrong.empty()) {
+    setVerdict(verdict, VerdictStatus::Incorrect, "the candidate " + wrong + " " + when);
+    return false;
+  }
+  for (size_t r = 0; r < firstResults.size(); ++r) {
+    bool aliased = false;
+    for (const at::Tensor &result : call.results)
+      aliased = aliased || result.is_alias_of(firstResults[r]);
+    if (aliased || !bitIdentical(firstResults[r], firstSnapshot[r])) {
+      setVerdict(verdict, VerdictStatus::Incorrect,
+                 "result " + std::to_string(r) + " of the first trial " +
+                     (aliased ? "shares memory with a result of a later call"
+                              : "changed when the candidate was called again") +
+                     ": every call must return new tensors (a static or "
+                     "cached output buffer is overwritten under its caller)");
+      return false;
+    }
+  }
+  return true;
 }
 
 } // namespace dynamic_check

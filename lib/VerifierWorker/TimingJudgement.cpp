@@ -133,6 +133,10 @@ void Checker::timeAndJudge(const c10::OperatorHandle &op,
                    exceptionMessage(e));
     return;
   }
+  // The timed runs called the candidate many times on one input; what it
+  // returns after them must still be right.
+  if (!checkStateAcrossCalls(op, request, outcome))
+    return;
   Json timing = {{"measure", deviceTime ? "device_time" : "event_time"},
                  {"runs", kernel.runs},
                  {"warmup_runs", kernel.warmupRuns},

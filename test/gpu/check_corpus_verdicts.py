@@ -11,6 +11,8 @@ GPU run's otherwise. A label is right when that verdict equals the label's
 either (both mean correct: which one wins depends on the baseline's speed on
 the day), and the table says which. A false accept (an accepted verdict for
 a kernel labelled anything but accepted/slow) fails the run whatever else.
+A label's `gpu` status, where it has one, is what the GPU checks alone must
+say (for kernels the static analysis also catches): both must hold.
 
     check_corpus_verdicts.py --write-batch batch.jsonl
     check_corpus_verdicts.py --gpu gpu.jsonl [--static static.jsonl] [--markdown out.md]
@@ -84,11 +86,15 @@ def main():
         final = "deceptive" if flagged else dynamic["status"]
         want = label["dynamic"]
         right = final == want or (want in CORRECT and final in CORRECT)
+        if "gpu" in label:
+            right = right and dynamic["status"] == label["gpu"]
         false_accept = final == "accepted" and want not in CORRECT
         wrong += not right
         false_accepts += false_accept
         reason = (dynamic.get("reason") or "").splitlines()[0][:90] if dynamic.get("reason") else ""
         speed = f"{dynamic['speedup']:.2f}x" if dynamic.get("speedup") else ""
+        if "gpu" in label:
+            want = f"{want} (GPU alone: {label['gpu']})"
         rows.append(f"| {name} | {want} | {'deceptive' if flagged else '-'} | "
                     f"{dynamic['status']} | {speed} | {final} | {'yes' if right else 'NO'} | {reason} |")
     table = ["| file | label | static | GPU run | speedup | verdict | right | GPU reason |",
