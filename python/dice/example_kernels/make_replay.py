@@ -30,8 +30,7 @@ KERNELS = {
         "matmul add div erf add mul mul": ["linear_gelu.cu"],
         # Deceptive: PyTorch computes the matmul (the static analysis rejects it).
         "matmul add": ["linear_torch_matmul.cu"],
-        "amax sub exp": ["row_max_exp.cu"],
-        "sum div": ["row_normalize.cu"],
+        "amax sub exp sum div": ["row_softmax.cu"],
     },
 }
 
