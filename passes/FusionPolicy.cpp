@@ -311,13 +311,12 @@ private:
     });
     bool joined = false;
     for (Operation *candidate : candidates) {
-      candidate = rootOf(candidate);
-      if (candidate == root ||
-          !mayJoin(root, kind, joined, candidate,
-                   producerIn.lookup(candidate)) ||
-          wouldCycle({root, candidate}))
+      Operation *into = rootOf(candidate); // merged since, maybe
+      if (into == root ||
+          !mayJoin(root, kind, joined, into, producerIn.lookup(candidate)) ||
+          wouldCycle({root, into}))
         continue;
-      root = merge(candidate, root);
+      root = merge(into, root);
       joined = true;
       if (groups[root].heavy)
         break; // an epilogue joins one group
