@@ -26,7 +26,7 @@ from dice.torch_mlir_import import export_linalg_on_tensors  # noqa: E402
 KERNELS = {
     "convnet": {
         "pad conv add maximum": ["conv_bias_relu.cu"],
-        "max_pool": ["max_pool_flatten.cu"],
+        "max_pool": ["max_pool.cu"],
         "matmul add div erf add mul mul": ["linear_gelu.cu"],
         # Deceptive: PyTorch computes the matmul (the static analysis rejects it).
         "matmul add": ["linear_torch_matmul.cu"],
