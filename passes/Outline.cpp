@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Fingerprint.h"
+#include "FusionPolicy.h"
 
 #include "dice/Dialect/Dice/DiceOps.h"
 #include "dice/Scaffold/ReferenceBuilder.h"
@@ -86,16 +87,6 @@ bool isReshape(Operation *op) {
   return isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp>(op);
 }
 
-/// Ops that may join a producer's fusion group as its epilogue. Everything
-/// else (reductions: matmul, convolution, pooling, reduce) starts a group.
-bool isElementwiseLike(Operation *op) {
-  if (isReshape(op))
-    return true;
-  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-  return linalgOp && !isa<linalg::FillOp>(op) &&
-         linalgOp.getNumReductionLoops() == 0;
-}
-
 bool isTensorOrScalar(Type type) {
   return isa<RankedTensorType>(type) || type.isIntOrIndexOrFloat();
 }
@@ -127,7 +118,8 @@ public:
     }
     changed = true;
     // Requests sit where their first op was; order them after their operands.
-    // Groups never form cycles, so this cannot fail on valid input.
+    // The fusion policy never merges groups into a cycle, so this cannot
+    // fail on valid input.
     if (!sortTopologically(&block))
       return block.getParentOp()->emitError()
              << "dice-outline: requests formed a cycle (internal error)";
@@ -144,6 +136,9 @@ private:
   llvm::DenseMap<Operation *, unsigned> position;
   /// tensor.pad ops that belong to their only consumer's group.
   llvm::DenseSet<Operation *> ownedPads;
+  /// Data movement copied into several requests, and its copies: they
+  /// share a position, which dice-resolve uses to merge them back.
+  llvm::DenseSet<Operation *> shared;
   /// A request whose reference program could not be rendered (its error
   /// said why): the pass fails.
   bool unfingerprinted = false;
@@ -312,75 +307,30 @@ private:
       return groups;
     }
 
-    llvm::DenseMap<Operation *, unsigned> groupOf;
+    if (granularity == Granularity::fusion)
+      return formFusionGroups(
+          {block, work, position, ownedPads,
+           [&](Operation *copy, Operation *original) {
+             unsigned place = position.lookup(original);
+             roles[copy] = Role::Work;
+             position[copy] = place;
+             shared.insert(copy);
+             shared.insert(original);
+           }});
+
     for (Operation *op : work) {
       if (ownedPads.contains(op))
         continue; // joins its consumer below
-      if (granularity == Granularity::op && isReshape(op))
+      if (isReshape(op))
         continue; // a reshape alone is no kernel; it stays a view
-      std::optional<unsigned> joined;
-      if (granularity == Granularity::fusion && isElementwiseLike(op))
-        joined = chooseProducerGroup(op, groups, groupOf);
-      unsigned g = joined ? *joined : groups.size();
-      if (!joined)
-        groups.emplace_back();
+      groups.emplace_back();
       for (Value operand : op->getOperands())
-        if (Operation *def = operand.getDefiningOp(); def && ownedPads.contains(def)) {
-          groups[g].push_back(def);
-          groupOf[def] = g;
-        }
-      groups[g].push_back(op);
-      groupOf[op] = g;
+        if (Operation *def = operand.getDefiningOp();
+            def && ownedPads.contains(def))
+          groups.back().push_back(def);
+      groups.back().push_back(op);
     }
-    for (auto &group : groups)
-      llvm::sort(group, [&](Operation *a, Operation *b) {
-        return position[a] < position[b];
-      });
     return groups;
-  }
-
-  /// The group of a producer of `op` that `op` can join without making a
-  /// cycle, if any.
-  std::optional<unsigned>
-  chooseProducerGroup(Operation *op,
-                      const std::vector<std::vector<Operation *>> &groups,
-                      const llvm::DenseMap<Operation *, unsigned> &groupOf) {
-    for (Value operand : op->getOperands()) {
-      Operation *def = operand.getDefiningOp();
-      auto it = def ? groupOf.find(def) : groupOf.end();
-      if (it == groupOf.end())
-        continue;
-      if (!createsCycle(groups[it->second], op))
-        return it->second;
-    }
-    return std::nullopt;
-  }
-
-  /// Whether adding `op` to `group` would make the group depend on itself
-  /// through an op outside it.
-  bool createsCycle(const std::vector<Operation *> &group, Operation *op) {
-    llvm::DenseSet<Operation *> members(group.begin(), group.end());
-    // Everything reachable from the group through ops outside it, up to `op`.
-    llvm::DenseSet<Operation *> reached;
-    std::vector<Operation *> stack;
-    for (Operation *member : group)
-      for (Operation *user : member->getUsers())
-        if (!members.contains(user) && user != op)
-          stack.push_back(user);
-    while (!stack.empty()) {
-      Operation *current = stack.back();
-      stack.pop_back();
-      if (current->getBlock() != &block || !reached.insert(current).second)
-        continue;
-      if (position[current] > position[op])
-        continue;
-      for (Operation *user : current->getUsers())
-        stack.push_back(user);
-    }
-    return llvm::any_of(op->getOperands(), [&](Value v) {
-      Operation *def = v.getDefiningOp();
-      return def && reached.contains(def);
-    });
   }
 
   /// Adds `op`, and the rematerializable producers it reads, to `producers`.
@@ -453,16 +403,22 @@ private:
     // Each granularity's value is the KernelBench level it forms.
     int32_t level = static_cast<int32_t>(granularity);
     if (level == 2 && llvm::count_if(group, [](Operation *op) {
-                        return isa<linalg::LinalgOp>(op);
+                        return isa<linalg::LinalgOp>(op) &&
+                               !isPureDataMovement(op);
                       }) == 1)
-      level = 1; // a fusion group of one op is a single-op task
+      level = 1; // one compute op, its operands rearranged: a single-op task
     auto request = KernelRequestOp::create(
         builder, loc, ValueRange(outputs).getTypes(), operands, "00000000", level, /*scaffold=*/nullptr, /*model=*/nullptr,
         /*gpu_arch=*/nullptr, /*candidates=*/nullptr);
 
-    // Where a kernel call would stand: the first op of the group.
+    // Where a kernel call would stand: the first op of the group that is
+    // no shared data movement, so that no request has the position of
+    // ops of other requests (every group has one: a copy goes to a group
+    // with an op that reads it).
+    Operation *anchor = *llvm::find_if(
+        group, [&](Operation *op) { return !shared.contains(op); });
     request->setAttr(DiceDialect::kPositionAttrName,
-                     builder.getI64IntegerAttr(position[group.front()]));
+                     builder.getI64IntegerAttr(position[anchor]));
     Block *body = builder.createBlock(&request.getBody());
     IRMapping mapping;
     for (Value input : operands)

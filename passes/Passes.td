@@ -37,9 +37,12 @@ def DiceOutline : Pass<"dice-outline", "::mlir::func::FuncOp"> {
     - `op` (level 1): each compute op (named linalg ops, `linalg.generic`,
       reductions) with the producers it owns: `tensor.empty`, the
       `linalg.fill` of its init and a `tensor.pad` that only it reads;
-    - `fusion` (level 2): a compute-heavy op (matmul, convolution, pooling,
-      reduction) with its elementwise and reshape consumers, and maximal
-      elementwise chains; never a cycle, never work done twice;
+    - `fusion` (level 2): a matmul, convolution or pooling with its
+      elementwise epilogue; a normalization (reductions over the same rows,
+      such as softmax or layer norm, with the elementwise ops around them);
+      maximal elementwise chains; transposes, broadcasts and reshapes go into
+      the request that reads them (docs/passes.md, "Fusion policy"); never a
+      cycle between requests, never compute done twice;
     - `function` (level 3): the whole body of each function.
 
     Weights and constants stay outside: dense tensor constants, and ops that

@@ -2,7 +2,9 @@
 // dice-resolve puts every op back at its original position, a kernel call
 // at its request's first op, and then only as far down as its operands
 // need: here the fused exp + add reads the negated weight, which
-// dice-outline moved above the request. No position attribute is left.
+// dice-outline moved above the request; the dot product after it (a
+// contraction starts a request of its own) falls back. No position
+// attribute is left.
 
 // RUN: rm -rf %t && mkdir -p %t && cd %t
 // RUN: dice-db import %t/kernels.db %S/Inputs/resolve-order-seed.jsonl
@@ -19,15 +21,14 @@
 // CHECK-NEXT: %[[N:.*]] = linalg.negf ins(%[[C]] : tensor<8xf32>) outs(%[[E]] : tensor<8xf32>)
 // CHECK-NEXT: %[[B:.*]] = dice.call @k_fd0b2be834fa4113(%{{.*}}, %[[N]])
 // CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0.0
-// CHECK-NEXT: %[[E1:.*]] = tensor.empty() : tensor<1xf32>
-// CHECK-NEXT: %[[F:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[E1]] : tensor<1xf32>)
-// CHECK-NEXT: %[[S:.*]] = linalg.generic {{.*}} ins(%[[B]] : tensor<8xf32>) outs(%[[F]] : tensor<1xf32>)
+// CHECK-NEXT: %[[E1:.*]] = tensor.empty() : tensor<f32>
+// CHECK-NEXT: %[[F:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[E1]] : tensor<f32>)
+// CHECK-NEXT: %[[S:.*]] = linalg.dot ins(%[[B]], %[[B]] : tensor<8xf32>, tensor<8xf32>) outs(%[[F]] : tensor<f32>)
 // CHECK: return %[[S]]
 // CHECK-NOT: dice.position
 
 #id = affine_map<(d0) -> (d0)>
-#sum = affine_map<(d0) -> (0)>
-func.func @mixed(%x: tensor<8xf32>) -> tensor<1xf32> {
+func.func @mixed(%x: tensor<8xf32>) -> tensor<f32> {
   %e = tensor.empty() : tensor<8xf32>
   %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>) {
   ^bb0(%i: f32, %o: f32):
@@ -42,12 +43,8 @@ func.func @mixed(%x: tensor<8xf32>) -> tensor<1xf32> {
     linalg.yield %v : f32
   } -> tensor<8xf32>
   %zero = arith.constant 0.0 : f32
-  %e1 = tensor.empty() : tensor<1xf32>
-  %f = linalg.fill ins(%zero : f32) outs(%e1 : tensor<1xf32>) -> tensor<1xf32>
-  %s = linalg.generic {indexing_maps = [#id, #sum], iterator_types = ["reduction"]} ins(%b : tensor<8xf32>) outs(%f : tensor<1xf32>) {
-  ^bb0(%i: f32, %o: f32):
-    %v = arith.addf %i, %o : f32
-    linalg.yield %v : f32
-  } -> tensor<1xf32>
-  return %s : tensor<1xf32>
+  %e1 = tensor.empty() : tensor<f32>
+  %f = linalg.fill ins(%zero : f32) outs(%e1 : tensor<f32>) -> tensor<f32>
+  %s = linalg.dot ins(%b, %b : tensor<8xf32>, tensor<8xf32>) outs(%f : tensor<f32>) -> tensor<f32>
+  return %s : tensor<f32>
 }

@@ -54,17 +54,14 @@ MODEL_ID = f"replay:{REPLAY_NAME}"
 # (kind, file). Kinds: honest (expected accepted), wrong (incorrect), slow,
 # deceptive. Every request has at least one, so a warm database answers all.
 CANDIDATES = {
-    "to": [("slow", "to_double_slow.cu")],
-    "sum div sub mul": [("wrong", "centered_square_wrong.cu")],
-    "sum div to to add rsqrt": [("deceptive", "rstd_torch.cu")],
-    "sum div sub mul mul add": [("honest", "layernorm_apply.cu")],
+    "to sum div sub mul sum div to sum div to add rsqrt sub mul mul add":
+        [("honest", "layernorm.cu")],
     "matmul add maximum": [("deceptive", "linear_relu_torch.cu"),
                            ("honest", "linear_relu.cu")],
     "matmul add div erf add mul mul add": [("wrong", "linear_gelu_wrong.cu"),
                                            ("honest", "linear_gelu_residual.cu")],
     "matmul add": [("slow", "linear_slow.cu")],
-    "amax sub exp": [("honest", "row_max_exp.cu")],
-    "sum div": [("honest", "row_normalize.cu")],
+    "amax sub exp sum div": [("honest", "row_softmax.cu")],
 }
 EXPECTED_STATUS = {"honest": "accepted", "wrong": "incorrect", "slow": "slow",
                    "deceptive": "deceptive"}
@@ -72,7 +69,7 @@ EXPECTED_STATUS = {"honest": "accepted", "wrong": "incorrect", "slow": "slow",
 
 class Block(nn.Module):
     """LayerNorm, linear + relu, linear + GELU + residual, a linear head and
-    a softmax: nine requests at fusion granularity."""
+    a softmax: five requests at fusion granularity."""
 
     def __init__(self):
         super().__init__()

@@ -39,9 +39,9 @@ def test_compile_prints_report_and_outcomes(tmp_path):
     notes = [l for l in out.splitlines() if l.startswith("verifier: ")]
     assert notes == ["verifier: no CUDA device: candidates are analysed and built, not run"], out
     lines = [l for l in out.split("per request:\n", 1)[1].splitlines() if l.strip()]
-    assert len(lines) == 6, lines
+    assert len(lines) == 5, lines
     deceptive = [l for l in lines if "deceptive" in l]
     assert len(deceptive) == 1 and "torch_compute" in deceptive[0], lines
     assert "matmul add " in deceptive[0]
-    assert sum("unverified: built and analysed, not run" in l for l in lines) == 5, lines
+    assert sum("unverified: built and analysed, not run" in l for l in lines) == 4, lines
     assert all(l.endswith("-> original ops") for l in lines), lines

@@ -26,12 +26,11 @@ from dice.torch_mlir_import import export_linalg_on_tensors  # noqa: E402
 KERNELS = {
     "convnet": {
         "pad conv add maximum": ["conv_bias_relu.cu"],
-        "max_pool": ["max_pool_flatten.cu"],
+        "max_pool": ["max_pool.cu"],
         "matmul add div erf add mul mul": ["linear_gelu.cu"],
         # Deceptive: PyTorch computes the matmul (the static analysis rejects it).
         "matmul add": ["linear_torch_matmul.cu"],
-        "amax sub exp": ["row_max_exp.cu"],
-        "sum div": ["row_normalize.cu"],
+        "amax sub exp sum div": ["row_softmax.cu"],
     },
 }
 
