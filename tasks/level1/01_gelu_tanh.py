@@ -4,7 +4,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-ROWS = 2048
+ROWS = 26304
 COLS = 3072
 
 

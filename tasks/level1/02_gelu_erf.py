@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 8
+BATCH = 144
 CHANNELS = 96
 HEIGHT = 80
 WIDTH = 80

@@ -4,7 +4,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-BATCH = 6
+BATCH = 84
 SEQ = 700
 HIDDEN = 1400
 

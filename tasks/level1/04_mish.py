@@ -4,7 +4,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-BATCH = 4
+BATCH = 72
 CHANNELS = 120
 HEIGHT = 72
 WIDTH = 90

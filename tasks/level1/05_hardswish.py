@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-ROWS = 1500
+ROWS = 20160
 COLS = 4000
 
 

@@ -4,7 +4,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-ROWS = 3000
+ROWS = 44800
 COLS = 1800
 BETA = 1.5
 THRESHOLD = 12.0

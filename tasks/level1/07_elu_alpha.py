@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 24
+BATCH = 352
 ROWS = 512
 COLS = 448
 ALPHA = 0.6

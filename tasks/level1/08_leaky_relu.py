@@ -4,7 +4,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-BATCH = 10
+BATCH = 144
 CHANNELS = 48
 HEIGHT = 100
 WIDTH = 120

@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-ROWS = 6144
+ROWS = 80640
 COLS = 1000
 
 

@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 128
+BATCH = 1600
 REDUCED = 640
 INNER = 160
 

@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 64
+BATCH = 800
 ROWS = 400
 COLS = 512
 

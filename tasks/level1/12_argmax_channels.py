@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 8
+BATCH = 80
 CLASSES = 21
 HEIGHT = 160
 WIDTH = 224

@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-ROWS = 2500
+ROWS = 16384
 COLS = 2000
 
 

@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 16
+BATCH = 496
 CHANNELS = 64
 HEIGHT = 64
 WIDTH = 80

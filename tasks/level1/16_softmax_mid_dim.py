@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 24
+BATCH = 272
 SOFTMAX_DIM = 400
 INNER = 500
 

@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 12
+BATCH = 176
 SEQ = 384
 HIDDEN = 1280
 

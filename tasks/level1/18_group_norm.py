@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 12
+BATCH = 120
 CHANNELS = 144
 HEIGHT = 56
 WIDTH = 56

@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 4
+BATCH = 12
 SEQ = 1000
 HIDDEN = 1536
 

@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 16
+BATCH = 144
 CHANNELS = 80
 HEIGHT = 60
 WIDTH = 60

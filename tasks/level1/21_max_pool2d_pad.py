@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 12
+BATCH = 128
 CHANNELS = 64
 HEIGHT = 96
 WIDTH = 96

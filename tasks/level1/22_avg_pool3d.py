@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 4
+BATCH = 48
 CHANNELS = 24
 DEPTH = 32
 HEIGHT = 64

@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 32
+BATCH = 304
 CHANNELS = 256
 LENGTH = 1000
 OUTPUT_LENGTH = 48

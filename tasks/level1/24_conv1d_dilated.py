@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 8
+BATCH = 144
 IN_CHANNELS = 64
 OUT_CHANNELS = 96
 LENGTH = 2048

@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 8
+BATCH = 208
 IN_CHANNELS = 128
 OUT_CHANNELS = 192
 HEIGHT = 40

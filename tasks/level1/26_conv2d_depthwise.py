@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 8
+BATCH = 88
 CHANNELS = 160
 HEIGHT = 96
 WIDTH = 96

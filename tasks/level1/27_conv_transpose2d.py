@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 4
+BATCH = 52
 IN_CHANNELS = 96
 OUT_CHANNELS = 48
 HEIGHT = 48

@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 2
+BATCH = 44
 IN_CHANNELS = 12
 OUT_CHANNELS = 24
 FRAMES = 12

@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-M = 1200
+M = 11456
 K = 768
 N = 1000
 

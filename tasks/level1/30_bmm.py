@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 48
+BATCH = 960
 M = 200
 K = 160
 N = 288

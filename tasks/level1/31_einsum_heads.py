@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 4
+BATCH = 144
 SEQ = 256
 MODEL_DIM = 512
 HEADS = 8

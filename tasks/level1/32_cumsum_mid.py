@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 16
+BATCH = 320
 STEPS = 1024
 FEATURES = 256
 

@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-ROWS = 4096
+ROWS = 63040
 COLS = 1024
 PICKS = 512
 

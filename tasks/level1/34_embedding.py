@@ -5,7 +5,7 @@ import torch.nn as nn
 
 VOCAB = 12000
 DIM = 320
-BATCH = 32
+BATCH = 976
 SEQ = 512
 
 

@@ -4,7 +4,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-BATCH = 1024
+BATCH = 9856
 FEATURES = 8192
 
 

@@ -4,7 +4,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-BATCH = 4096
+BATCH = 15360
 CLASSES = 1500
 LABEL_SMOOTHING = 0.1
 

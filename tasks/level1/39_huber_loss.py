@@ -4,7 +4,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-BATCH = 256
+BATCH = 6720
 OUTPUTS = 12000
 DELTA = 0.5
 

@@ -4,7 +4,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-BATCH = 8
+BATCH = 28
 CHANNELS = 128
 HEIGHT = 64
 WIDTH = 80

@@ -4,7 +4,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-BATCH = 2
+BATCH = 44
 HEADS = 12
 SEQ = 512
 HEAD_DIM = 64

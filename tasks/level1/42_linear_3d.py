@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 8
+BATCH = 72
 SEQ = 192
 IN_FEATURES = 1024
 OUT_FEATURES = 640

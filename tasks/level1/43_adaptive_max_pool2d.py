@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 16
+BATCH = 224
 CHANNELS = 256
 HEIGHT = 45
 WIDTH = 62

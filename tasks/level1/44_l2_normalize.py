@@ -4,7 +4,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-ROWS = 8192
+ROWS = 69888
 COLS = 768
 
 

@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 32
+BATCH = 104
 CHANNELS = 64
 LENGTH = 4096
 

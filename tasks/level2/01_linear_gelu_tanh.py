@@ -4,7 +4,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-TOKENS = 1024
+TOKENS = 7424
 IN_FEATURES = 768
 OUT_FEATURES = 1536
 

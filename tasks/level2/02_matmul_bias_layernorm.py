@@ -4,7 +4,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-TOKENS = 2048
+TOKENS = 26752
 IN_FEATURES = 512
 OUT_FEATURES = 640
 

@@ -4,7 +4,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-BATCH = 8
+BATCH = 48
 SEQ = 160
 IN_FEATURES = 640
 HIDDEN = 896

@@ -4,7 +4,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-TOKENS = 768
+TOKENS = 6272
 DIM = 512
 HIDDEN = 1376
 

@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 8
+BATCH = 92
 IN_CHANNELS = 48
 OUT_CHANNELS = 96
 HEIGHT = 48

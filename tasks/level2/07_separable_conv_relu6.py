@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 8
+BATCH = 104
 IN_CHANNELS = 96
 OUT_CHANNELS = 160
 HEIGHT = 48

@@ -4,7 +4,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-BATCH = 8
+BATCH = 116
 CHANNELS = 128
 LENGTH = 1536
 KERNEL = 3

@@ -4,7 +4,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-BATCH = 2
+BATCH = 52
 IN_CHANNELS = 8
 OUT_CHANNELS = 16
 DEPTH = 24

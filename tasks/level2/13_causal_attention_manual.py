@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 2
+BATCH = 12
 HEADS = 8
 SEQ = 512
 HEAD_DIM = 64

@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-TOKENS = 1024
+TOKENS = 11136
 DIM = 768
 OUT_FEATURES = 1024
 EPS = 1e-6

@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 16
+BATCH = 256
 SEQ = 256
 HIDDEN = 1024
 

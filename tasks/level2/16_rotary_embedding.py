@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 4
+BATCH = 28
 HEADS = 16
 SEQ = 512
 HEAD_DIM = 64

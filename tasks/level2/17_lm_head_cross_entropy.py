@@ -4,7 +4,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-TOKENS = 1024
+TOKENS = 4224
 HIDDEN = 256
 VOCAB = 8192
 

@@ -6,7 +6,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-PAIRS = 1024
+PAIRS = 4160
 DIM = 512
 TEMPERATURE = 0.07
 

@@ -6,7 +6,7 @@ import torch.nn as nn
 VOCAB = 10000
 DIM = 256
 CLASSES = 50
-BATCH = 256
+BATCH = 4864
 SEQ = 128
 
 

@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 32
+BATCH = 544
 SEQ = 256
 HIDDEN = 768
 

@@ -4,7 +4,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-BATCH = 16
+BATCH = 544
 CHANNELS = 256
 HEIGHT = 28
 WIDTH = 28

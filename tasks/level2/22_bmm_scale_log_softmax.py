@@ -4,7 +4,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-BATCH = 32
+BATCH = 496
 M = 256
 K = 128
 N = 384

@@ -4,7 +4,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-BATCH = 16
+BATCH = 192
 IN_CHANNELS = 160
 OUT_CHANNELS = 960
 HEIGHT = 14

@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 4
+BATCH = 28
 CHANNELS = 64
 HEIGHT = 48
 WIDTH = 48

@@ -4,7 +4,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-ROIS = 2048
+ROIS = 106816
 FEATURES = 1024
 OUTPUTS = 4 * 20
 BETA = 1.0 / 9.0

@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-TOKENS = 2048
+TOKENS = 16704
 DIM = 512
 
 

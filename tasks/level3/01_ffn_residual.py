@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 4
+BATCH = 20
 SEQ = 256
 DIM = 512
 HIDDEN = 2048

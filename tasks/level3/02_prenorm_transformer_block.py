@@ -4,7 +4,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-BATCH = 2
+BATCH = 20
 SEQ = 256
 DIM = 384
 HEADS = 6

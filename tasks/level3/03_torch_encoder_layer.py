@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 4
+BATCH = 84
 SEQ = 128
 DIM = 256
 HEADS = 8

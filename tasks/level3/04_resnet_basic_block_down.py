@@ -4,7 +4,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-BATCH = 4
+BATCH = 52
 IN_CHANNELS = 64
 OUT_CHANNELS = 128
 HEIGHT = 56

@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 8
+BATCH = 100
 CHANNELS = 256
 WIDTH_CHANNELS = 64
 HEIGHT = 28

@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 4
+BATCH = 36
 CHANNELS = 48
 EXPANSION = 6
 HEIGHT = 40

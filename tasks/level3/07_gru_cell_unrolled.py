@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 32
+BATCH = 896
 STEPS = 16
 INPUT_SIZE = 128
 HIDDEN = 256

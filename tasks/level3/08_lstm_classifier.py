@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 32
+BATCH = 304
 SEQ = 40
 INPUT_SIZE = 96
 HIDDEN = 192

@@ -4,7 +4,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-BATCH = 4
+BATCH = 40
 IN_CHANNELS = 32
 OUT_CHANNELS = 64
 HEIGHT = 64

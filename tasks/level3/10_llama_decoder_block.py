@@ -4,7 +4,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-BATCH = 2
+BATCH = 12
 SEQ = 256
 DIM = 512
 HEADS = 8

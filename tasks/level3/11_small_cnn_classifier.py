@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 8
+BATCH = 112
 IN_CHANNELS = 3
 HEIGHT = 64
 WIDTH = 64

@@ -4,7 +4,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-BATCH = 4
+BATCH = 76
 CHANNELS = 96
 HEIGHT = 32
 WIDTH = 32

@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 4
+BATCH = 60
 QUERY_LEN = 128
 CONTEXT_LEN = 320
 DIM = 256

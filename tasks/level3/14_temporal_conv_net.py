@@ -4,7 +4,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-BATCH = 4
+BATCH = 100
 CHANNELS = 64
 LENGTH = 1024
 KERNEL = 3

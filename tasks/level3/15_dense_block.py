@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 4
+BATCH = 68
 IN_CHANNELS = 64
 GROWTH = 32
 LAYERS = 4

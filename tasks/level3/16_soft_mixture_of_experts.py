@@ -4,7 +4,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-TOKENS = 512
+TOKENS = 8384
 DIM = 256
 HIDDEN = 512
 EXPERTS = 4

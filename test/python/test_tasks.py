@@ -20,7 +20,7 @@ TASKS = sorted(TASKS_ROOT.glob("level*/*.py"))
 MINIMUM_PER_LEVEL = {"level1": 25, "level2": 22, "level3": 13}
 MINIMUM_TOTAL = 60
 # A size sanity limit for CI on a small CPU, not a performance claim.
-CPU_FORWARD_LIMIT_S = 2.0
+CPU_FORWARD_LIMIT_S = 3.0
 SEED = 1234
 FILE_NAME = re.compile(r"^(\d\d)_[a-z0-9_]+\.py$")
 
@@ -37,11 +37,16 @@ def _flatten(value):
     raise AssertionError(f"forward returned a {type(value).__name__}; expected tensors")
 
 
-def _run(path):
-    """Load under SEED and run once; returns (inputs before, inputs after, outputs, seconds)."""
+def _run(path, copy_inputs=True):
+    """Load under SEED and run once; returns (inputs before, inputs after, outputs, seconds).
+
+    Without copy_inputs, "inputs before" is None: a copy of large inputs costs as much as a
+    forward, and only the first run checks them."""
     torch.manual_seed(SEED)
     program = load_program(path)
-    before = [x.clone() if isinstance(x, torch.Tensor) else x for x in program.inputs]
+    before = None
+    if copy_inputs:
+        before = [x.clone() if isinstance(x, torch.Tensor) else x for x in program.inputs]
     with torch.no_grad():
         start = time.perf_counter()
         out = program.module(*program.inputs)
@@ -112,7 +117,7 @@ def test_task_runs_deterministically_on_cpu(path):
         if t.is_floating_point():
             assert torch.isfinite(t).all(), f"output {i} has non-finite values"
 
-    _, _, second, _ = _run(path)
+    _, _, second, _ = _run(path, copy_inputs=False)
     assert len(first) == len(second)
     for i, (a, b) in enumerate(zip(first, second)):
         assert a.dtype == b.dtype and a.shape == b.shape, f"output {i} changed shape or dtype"
