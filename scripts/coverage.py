@@ -14,8 +14,10 @@ import datetime
 import json
 import multiprocessing
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -23,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "python"), str(ROOT / "test" / "coverage")]
 
 MAX_JOBS = 2  # the machines this runs on share two cores
+TOOLS = ("dice-opt", "dice-plan", "dice-reference-run")
 
 
 def _init_worker():
@@ -84,7 +87,7 @@ def main(argv=None):
 
     build = Path(os.environ.get("DICE_BUILD_DIR", ROOT / "build")).resolve()
     bin_dir = build / "bin"
-    for tool in ("dice-opt", "dice-plan", "dice-reference-run"):
+    for tool in TOOLS:
         if not (bin_dir / tool).exists():
             parser.error(f"no {tool} in {bin_dir} (set DICE_BUILD_DIR to a build tree)")
     all_programs = programs.load()
@@ -102,11 +105,18 @@ def main(argv=None):
         selected = list(all_programs.values())
 
     started = time.monotonic()
-    work = tasks(selected, bin_dir)
     jobs = max(1, min(args.jobs, MAX_JOBS))
-    with multiprocessing.get_context("spawn").Pool(jobs, initializer=_init_worker) as pool:
-        records = list(tqdm(pool.imap_unordered(_measure, work), total=len(work),
-                            desc="coverage", unit="export", file=sys.stderr))
+    with tempfile.TemporaryDirectory(prefix="coverage-tools-") as snapshot:
+        # A copy of the tools: a rebuild of the tree during the run must not
+        # mix two builds' results (or fail an exec while the linker writes).
+        for tool in TOOLS:
+            shutil.copy2(bin_dir / tool, Path(snapshot) / tool)
+        built = datetime.datetime.fromtimestamp((bin_dir / "dice-opt").stat().st_mtime,
+                                                datetime.timezone.utc)
+        work = tasks(selected, snapshot)
+        with multiprocessing.get_context("spawn").Pool(jobs, initializer=_init_worker) as pool:
+            records = list(tqdm(pool.imap_unordered(_measure, work), total=len(work),
+                                desc="coverage", unit="export", file=sys.stderr))
     order = {(n, m): i for i, (n, m, _) in enumerate(work)}
     records.sort(key=lambda r: order[(r["name"], r["mode"])])
     seconds = time.monotonic() - started
@@ -115,7 +125,7 @@ def main(argv=None):
     summary = report.summarise(records, families)
     source = build_source(build)
     meta = {"commit": git_head(ROOT), "build": str(build), "build_source": str(source),
-            "build_commit": git_head(source),
+            "build_commit": git_head(source), "built": built.strftime("%Y-%m-%d %H:%M UTC"),
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "seconds": seconds, "minutes": seconds / 60, "jobs": jobs,
             "worker_seconds": sum(r.get("seconds", 0) for r in records)}

@@ -149,7 +149,8 @@ def markdown(summary, records, meta):
         "both compared with eager PyTorch.",
         "",
         f"Measured: programs at commit `{meta['commit']}`, tools of `{meta['build']}` "
-        f"(built from `{meta['build_source']}`, HEAD `{meta['build_commit']}`), "
+        f"(dice-opt built {meta['built']} from `{meta['build_source']}`, whose HEAD was "
+        f"`{meta['build_commit']}` when measured), "
         f"{meta['date']}, {meta['seconds']:.0f} s with {meta['jobs']} processes "
         f"({meta['worker_seconds']:.0f} s of the processes' time, summed over the exports; "
         "the wall time depends on what else the machine runs).",
