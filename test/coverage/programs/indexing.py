@@ -1,0 +1,53 @@
+"""Slicing, selecting, gather and scatter, advanced indexing."""
+
+import torch
+from torch import nn
+
+from . import fn, program, r
+
+
+def ints(high, *shape):
+    return torch.randint(0, high, shape)
+
+
+fn("indexing", "slice_basic", lambda: (r(6, 10),), dynamic=True)(lambda x: x[:, 2:7])
+fn("indexing", "slice_step", lambda: (r(6, 10),))(lambda x: x[1::2, ::3])
+fn("indexing", "slice_negative", lambda: (r(6, 10),), dynamic=True)(lambda x: x[..., -4:] * 2)
+fn("indexing", "narrow_add", lambda: (r(4, 12),))(
+    lambda x: x.narrow(1, 0, 6) + x.narrow(1, 6, 6))
+fn("indexing", "select_int", lambda: (r(4, 5, 6),))(lambda x: x[:, 2, :5] + x.select(2, 0))
+fn("indexing", "index_select", lambda: (r(8, 5), ints(8, 4)))(
+    lambda x, i: torch.index_select(x, 0, i))
+fn("indexing", "gather_dim1", lambda: (r(4, 7), ints(7, 4, 3)))(
+    lambda x, i: torch.gather(x, 1, i))
+fn("indexing", "take_along_dim", lambda: (r(4, 7), ints(7, 4, 2)))(
+    lambda x, i: torch.take_along_dim(x, i, dim=1))
+fn("indexing", "advanced_index_rows", lambda: (r(8, 5), ints(8, 3)))(lambda x, i: x[i])
+fn("indexing", "advanced_index_two", lambda: (r(6, 7), ints(6, 4), ints(7, 4)))(
+    lambda x, i, j: x[i, j])
+
+
+class ScatterRows(nn.Module):
+    """Scatter with a fixed index (unique per row, so the result is defined)."""
+
+    def __init__(self, add):
+        super().__init__()
+        self.add = add
+        self.register_buffer("index", torch.stack([torch.randperm(6)[:4] for _ in range(3)]))
+
+    def forward(self, base, src):
+        if self.add:
+            return base.scatter_add(1, self.index, src)
+        return base.scatter(1, self.index, src)
+
+
+program("indexing", "scatter")(lambda: (ScatterRows(False), (r(3, 6), r(3, 4))))
+program("indexing", "scatter_add")(lambda: (ScatterRows(True), (r(3, 6), r(3, 4))))
+fn("indexing", "index_add", lambda: (r(5, 3), r(4, 3)))(
+    lambda x, s: x.index_add(0, torch.tensor([0, 2, 4, 1]), s))
+fn("indexing", "index_put_rows", lambda: (r(6, 4), r(2, 4)))(
+    lambda x, v: torch.index_put(x, (torch.tensor([1, 4]),), v))
+fn("indexing", "slice_assign", lambda: (r(4, 8), r(4, 3)))(
+    lambda x, v: torch.slice_scatter(x, v, dim=1, start=2, end=5))
+fn("indexing", "select_scatter", lambda: (r(4, 8), r(8)))(
+    lambda x, v: torch.select_scatter(x, v, 0, 1))
