@@ -1,6 +1,7 @@
 """What a benchmark result was measured on: the hardware by name, torch's
 version and the commits of the dice checkout and of the tasks' folder."""
 
+import os
 import platform
 import subprocess
 from pathlib import Path
@@ -49,6 +50,7 @@ def describe(device, tasks_folder):
         "timing": ("CUDA events, L2 flushed before each run" if device.type == "cuda"
                    else "CPU wall clock (perf_counter): these are CPU times"),
         "torch": torch.__version__,
-        "dice_commit": git_commit(SOURCE_ROOT),
+        # A copy of a checkout run elsewhere (a GPU machine) names its commit.
+        "dice_commit": os.environ.get("DICE_COMMIT") or git_commit(SOURCE_ROOT),
         "tasks_commit": git_commit(tasks_folder),
     }
