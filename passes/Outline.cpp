@@ -363,10 +363,16 @@ private:
     // Everything reachable from the group through ops outside it, up to `op`.
     llvm::DenseSet<Operation *> reached;
     std::vector<Operation *> stack;
+    // A use inside a payload (a gather's captured source) is a use by the
+    // op of this block that holds it.
+    auto pushUsers = [&](Operation *def) {
+      for (Operation *user : def->getUsers())
+        if (Operation *inBlock = block.findAncestorOpInBlock(*user))
+          if (!members.contains(inBlock) && inBlock != op)
+            stack.push_back(inBlock);
+    };
     for (Operation *member : group)
-      for (Operation *user : member->getUsers())
-        if (!members.contains(user) && user != op)
-          stack.push_back(user);
+      pushUsers(member);
     while (!stack.empty()) {
       Operation *current = stack.back();
       stack.pop_back();
@@ -374,10 +380,11 @@ private:
         continue;
       if (position[current] > position[op])
         continue;
-      for (Operation *user : current->getUsers())
-        stack.push_back(user);
+      pushUsers(current);
     }
-    return llvm::any_of(op->getOperands(), [&](Value v) {
+    llvm::SetVector<Value> reads(op->operand_begin(), op->operand_end());
+    getUsedValuesDefinedAbove(op->getRegions(), reads);
+    return llvm::any_of(reads, [&](Value v) {
       Operation *def = v.getDefiningOp();
       return def && reached.contains(def);
     });

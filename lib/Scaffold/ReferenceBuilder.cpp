@@ -903,8 +903,11 @@ Builder::translatePayloadOp(Operation *owner, Operation *op,
     return gather(owner, extract, args);
   if (auto integer = translateIntegerOp(op, args, *resultDType))
     return *integer;
-  if (!error.empty())
+  if (!error.empty()) {
+    error = "'" + owner->getName().getStringRef().str() + "' has a payload op " +
+            error;
     return std::nullopt;
+  }
   if (isa<arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp, arith::FPToSIOp,
           arith::ExtSIOp, arith::TruncIOp, arith::IndexCastOp>(op))
     return castTo(args[0], *resultDType);
@@ -920,10 +923,11 @@ Builder::translatePayloadOp(Operation *owner, Operation *op,
   if (auto orOp = dyn_cast<arith::OrIOp>(op); orOp && *resultDType == DType::Bool)
     return make("logical_or", args);
   if (auto xorOp = dyn_cast<arith::XOrIOp>(op); xorOp && *resultDType == DType::Bool) {
-    // x ^ true is `not x`; the general xor has no exact spelling here.
+    // x ^ true is `not x`; otherwise xor of booleans is `ne`.
     for (int i = 0; i < 2; ++i)
       if (auto c = constantOf(args[i]); c && *c != 0)
         return logicalNot(args[1 - i]);
+    return make("ne", args);
   }
   if (auto cmp = dyn_cast<arith::CmpFOp>(op)) {
     // Ordered predicates are torch's comparisons (false on NaN); unordered
@@ -1012,8 +1016,8 @@ int Builder::unsignedLess(int a, int b, bool orEqual) {
 std::optional<int> Builder::asUnsigned(Operation *op, int id, DType wider) {
   unsigned width = bitWidth(type(id).dtype);
   if (width == 0 || width >= 64 || (!isFloatingPoint(wider) && bitWidth(wider) <= width)) {
-    (void)fail(op, "reads an unsigned " + std::to_string(width) +
-                       "-bit value that no wider torch dtype holds exactly");
+    (void)fail(op, "that reads an unsigned " + std::to_string(width) +
+                       "-bit value, which no wider torch dtype holds");
     return std::nullopt;
   }
   int zero = emit("scalar", {}, TensorType{{}, type(id).dtype}, {}, 0);
@@ -1103,8 +1107,8 @@ std::optional<int> Builder::translateIntegerOp(Operation *op,
   }
   if (isa<arith::FPToUIOp>(op)) {
     if (bitWidth(result) >= 64) {
-      (void)fail(op, "converts to an unsigned 64-bit value, which no torch "
-                     "dtype holds");
+      (void)fail(op, "that converts to an unsigned 64-bit value, which no "
+                     "torch dtype holds");
       return std::nullopt;
     }
     // In range [0, 2^n) the value fits int64; narrowing keeps its bits.

@@ -137,3 +137,19 @@ func.func @gather(%src: tensor<4x3xf32>, %idx: tensor<2xi64>) -> tensor<2x3xf32>
   } -> tensor<2x3xf32>
   return %r : tensor<2x3xf32>
 }
+
+// torch-mlir's integer remainder compares signs with a boolean xor: `ne`.
+// CHECK-LABEL: func.func @bool_xor
+// CHECK: reference = "{{.*}}t5 = torch.ne(t3, t4)\0A
+func.func @bool_xor(%a: tensor<4xi64>, %b: tensor<4xi64>) -> tensor<4xi1> {
+  %z = arith.constant 0 : i64
+  %e = tensor.empty() : tensor<4xi1>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%a, %b : tensor<4xi64>, tensor<4xi64>) outs(%e : tensor<4xi1>) {
+  ^bb0(%p: i64, %q: i64, %o: i1):
+    %x = arith.cmpi slt, %p, %z : i64
+    %y = arith.cmpi slt, %q, %z : i64
+    %n = arith.xori %x, %y : i1
+    linalg.yield %n : i1
+  } -> tensor<4xi1>
+  return %r : tensor<4xi1>
+}
