@@ -113,7 +113,8 @@ BINARY = {
     "fmod": torch.fmod,
     "minmax": lambda a, b: torch.minimum(a, b) + torch.maximum(a, b),
 }
-for op, dtypes in {"floordiv": (I64, I8, U8), "truncdiv": (I16, U8), "truediv": (I32,),
+# (torch-mlir exports no floor division of 8-bit integers.)
+for op, dtypes in {"floordiv": (I64, I32), "truncdiv": (I16, U8), "truediv": (I32,),
                    "remainder": (I64, U8), "fmod": (I32,), "minmax": (U8,)}.items():
     for dt in dtypes:
         case(f"{op}_{dtype_name(dt)}", Lambda(BINARY[op]), ints(4, 6, dtype=dt, low=low(dt)),
