@@ -127,6 +127,11 @@ const std::map<std::string, Binary> &binaryOps() {
          return b.number ? at::pow(a.tensor, *b.number)
                          : at::pow(a.tensor, b.tensor);
        }},
+      {"div_trunc", tensors([](T a, T b) { return at::div(a, b, "trunc"); })},
+      {"div_floor", tensors([](T a, T b) { return at::div(a, b, "floor"); })},
+      {"bitwise_and", tensors([](T a, T b) { return at::bitwise_and(a, b); })},
+      {"bitwise_or", tensors([](T a, T b) { return at::bitwise_or(a, b); })},
+      {"bitwise_xor", tensors([](T a, T b) { return at::bitwise_xor(a, b); })},
       {"remainder", numberSecond([](T a, T b) { return at::fmod(a, b); },
                                  [](T a, S b) { return at::fmod(a, b); })},
       {"gt", numberSecond([](T a, T b) { return at::gt(a, b); },
@@ -264,6 +269,13 @@ private:
     if (fn == "full")
       return at::full(op.type.shape, numberOf(op.value, op.type.dtype),
                       options(op.type.dtype));
+    if (fn == "arange") {
+      int64_t dim = single(op, "dim");
+      if (dim < 0 || dim >= static_cast<int64_t>(op.type.shape.size()))
+        throw OpError{"dim is not a dimension of the result"};
+      return at::arange(op.type.shape[dim], options(DType::Int64))
+          .reshape(op.type.shape);
+    }
     if (auto it = unaryOps().find(fn); it != unaryOps().end())
       return it->second(arg(op, 0));
     if (auto it = binaryOps().find(fn); it != binaryOps().end())
@@ -318,6 +330,12 @@ private:
       at::Tensor window = sliceView(op, result);
       window.copy_(arg(op, 0).reshape(window.sizes()));
       return result;
+    }
+    if (fn == "index") {
+      c10::List<std::optional<at::Tensor>> indices;
+      for (size_t i = 1; i < op.args.size(); ++i)
+        indices.push_back(arg(op, i));
+      return at::index(arg(op, 0), indices);
     }
     if (fn == "cat") {
       std::vector<at::Tensor> parts;

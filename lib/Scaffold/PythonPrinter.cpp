@@ -42,6 +42,12 @@ std::string tuple(const std::vector<int64_t> &values) {
   return s + (values.size() == 1 ? ",)" : ")");
 }
 
+/// The argument list of `.reshape`/`.expand`: the sizes themselves, or for
+/// a 0-d result the empty tuple (`.reshape()` takes no shape at all).
+std::string shapeArgs(const std::vector<int64_t> &shape) {
+  return shape.empty() ? "(())" : tuple(shape);
+}
+
 std::string torchDType(DType dtype) {
   return std::string("torch.") + dtypeName(dtype);
 }
@@ -89,7 +95,7 @@ private:
 
   static bool isElementwise(const std::string &fn) {
     return unaryCalls().count(fn) || binaryCalls().count(fn) || fn == "where" ||
-           fn == "to";
+           fn == "to" || fn == "div_trunc" || fn == "div_floor";
   }
 
   static const std::map<std::string, std::string> &unaryCalls() {
@@ -115,7 +121,8 @@ private:
         {"ge", "torch.ge"},           {"lt", "torch.lt"},
         {"le", "torch.le"},           {"eq", "torch.eq"},
         {"ne", "torch.ne"},           {"logical_and", "torch.logical_and"},
-        {"logical_or", "torch.logical_or"}};
+        {"logical_or", "torch.logical_or"}, {"bitwise_and", "torch.bitwise_and"},
+        {"bitwise_or", "torch.bitwise_or"}, {"bitwise_xor", "torch.bitwise_xor"}};
     return table;
   }
 
@@ -171,6 +178,14 @@ private:
       os << out << it->second << "(" << arg(op, 0) << ")\n";
     } else if (auto it = binary.find(fn); it != binary.end()) {
       os << out << it->second << "(" << arg(op, 0) << ", " << arg(op, 1) << ")\n";
+    } else if (fn == "div_trunc" || fn == "div_floor") {
+      os << out << "torch.div(" << arg(op, 0) << ", " << arg(op, 1)
+         << ", rounding_mode='" << (fn == "div_trunc" ? "trunc" : "floor") << "')\n";
+    } else if (fn == "arange") {
+      int64_t dim = ints("dim")[0];
+      os << out << "torch.arange(" << op.type.shape.at(dim)
+         << ", dtype=torch.int64" << device() << ").reshape"
+         << shapeArgs(op.type.shape) << "\n";
     } else if (fn == "where") {
       os << out << "torch.where(" << arg(op, 0) << ", " << arg(op, 1) << ", "
          << arg(op, 2) << ")\n";
@@ -183,9 +198,9 @@ private:
     } else if (fn == "permute") {
       os << out << name(op.args[0]) << ".permute" << tuple(ints("dims")) << "\n";
     } else if (fn == "reshape") {
-      os << out << name(op.args[0]) << ".reshape" << tuple(op.type.shape) << "\n";
+      os << out << name(op.args[0]) << ".reshape" << shapeArgs(op.type.shape) << "\n";
     } else if (fn == "expand") {
-      os << out << name(op.args[0]) << ".expand" << tuple(op.type.shape) << "\n";
+      os << out << name(op.args[0]) << ".expand" << shapeArgs(op.type.shape) << "\n";
     } else if (fn == "sum" || fn == "amax" || fn == "amin") {
       os << out << "torch." << fn << "(" << name(op.args[0])
          << ", dim=" << tuple(ints("dims")) << ")\n";
@@ -238,6 +253,11 @@ private:
       os << out << name(op.args[1]) << ".clone()\n";
       os << "        " << name(id) << "[" << slices(op) << "] = " << name(op.args[0])
          << ".reshape(" << name(id) << "[" << slices(op) << "].shape)\n";
+    } else if (fn == "index") {
+      os << out << name(op.args[0]) << "[";
+      for (size_t i = 1; i < op.args.size(); ++i)
+        os << (i > 1 ? ", " : "") << name(op.args[i]);
+      os << "]\n";
     } else if (fn == "cat") {
       os << out << "torch.cat([";
       for (size_t i = 0; i < op.args.size(); ++i)

@@ -58,6 +58,16 @@ std::vector<int64_t> toStd(ArrayRef<int64_t> values) {
   return std::vector<int64_t>(values.begin(), values.end());
 }
 
+static unsigned bitWidth(DType dtype) {
+  switch (dtype) {
+  case DType::Int64: return 64;
+  case DType::Int32: return 32;
+  case DType::Int16: return 16;
+  case DType::Int8: return 8;
+  default: return 0;
+  }
+}
+
 class Builder {
 public:
   ReferenceProgram program;
@@ -92,6 +102,10 @@ private:
   /// tensor.empty results: materialized (as zeros) only if something reads
   /// them, since most are only destinations.
   llvm::DenseMap<Value, TensorType> empties;
+  /// Constants (and fills of them) a double cannot hold, such as int64's
+  /// extremes: an error only if something reads them, since most are the
+  /// identity init of a min/max reduction, which the program leaves out.
+  llvm::DenseMap<Value, std::string> unrepresentable;
 
   LogicalResult fail(Operation *op, const Twine &why) {
     error = ("'" + op->getName().getStringRef() + "' " + why).str();
@@ -129,6 +143,10 @@ private:
   std::optional<int> get(Value value) {
     if (auto it = values.find(value); it != values.end())
       return it->second;
+    if (auto it = unrepresentable.find(value); it != unrepresentable.end()) {
+      error = it->second;
+      return std::nullopt;
+    }
     if (auto it = empties.find(value); it != empties.end()) {
       RefOp zeros{"full", {}, {}, 0, it->second};
       int id = program.add(zeros);
@@ -204,6 +222,58 @@ private:
     return out;
   }
 
+  /// The result type torch's windowed op (conv, pooling) gives for input
+  /// `x`: every window that fits. linalg computes only the windows its
+  /// output holds, which may be fewer (torch-mlir pads a ceil-mode pooling's
+  /// input so far that the last windows would start in the padding).
+  TensorType windowedType(int x, const TensorType &out,
+                          const std::vector<int64_t> &kernel,
+                          const std::vector<int64_t> &stride,
+                          const std::vector<int64_t> &dilation) const {
+    TensorType natural = out;
+    const std::vector<int64_t> &in = type(x).shape;
+    size_t first = in.size() - kernel.size();
+    for (size_t d = 0; d < kernel.size(); ++d)
+      natural.shape[first + d] =
+          (in[first + d] - dilation[d] * (kernel[d] - 1) - 1) / stride[d] + 1;
+    return natural;
+  }
+
+  /// The leading windows of a windowed op's result, as many as `shape` has.
+  int firstWindows(int id, const std::vector<int64_t> &shape) {
+    const TensorType &t = type(id);
+    if (t.shape == shape)
+      return id;
+    return emit("slice", {id}, TensorType{shape, t.dtype},
+                {{"offsets", std::vector<int64_t>(shape.size(), 0)},
+                 {"sizes", shape},
+                 {"strides", std::vector<int64_t>(shape.size(), 1)}});
+  }
+
+  /// Whether `init` is a fill with the integer identity of `combine`:
+  /// the signed extremes of its width for maximum/minimum (int64's are no
+  /// doubles), 0 for add, 1 for mul.
+  static bool isIntegerIdentity(Value init, StringRef combine) {
+    auto fill = init.getDefiningOp<linalg::FillOp>();
+    if (!fill)
+      return false;
+    auto c = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
+    auto attr = c ? dyn_cast<IntegerAttr>(c.getValue()) : IntegerAttr();
+    if (!attr || attr.getType().isInteger(1))
+      return false;
+    const APInt &v = attr.getValue();
+    unsigned width = v.getBitWidth();
+    if (combine == "maximum")
+      return v == APInt::getSignedMinValue(width);
+    if (combine == "minimum")
+      return v == APInt::getSignedMaxValue(width);
+    if (combine == "add")
+      return v.isZero();
+    if (combine == "mul")
+      return v.isOne();
+    return false;
+  }
+
   LogicalResult translateConstant(arith::ConstantOp op);
   LogicalResult translateFill(linalg::FillOp op);
   LogicalResult translateContraction(linalg::LinalgOp op);
@@ -226,6 +296,17 @@ private:
                                     ArrayRef<int64_t> dimsOfValue,
                                     AffineMap outMap,
                                     const TensorType &outType);
+  LogicalResult translateUnsignedReduction(
+      linalg::LinalgOp op, OpResult result, Operation *combiner, Value other,
+      llvm::DenseMap<Value, int> &scalars, ArrayRef<int64_t> loops,
+      ArrayRef<int64_t> reduced, ArrayRef<int64_t> parallel);
+  std::optional<int> loopIndex(Operation *owner, unsigned dim);
+  std::optional<int> gather(Operation *owner, tensor::ExtractOp extract,
+                            ArrayRef<int> args);
+  std::optional<int> translateIntegerOp(Operation *op, ArrayRef<int> args,
+                                        DType result);
+  int unsignedLess(int a, int b, bool orEqual);
+  std::optional<int> asUnsigned(Operation *op, int id, DType wider);
   std::optional<int> translatePayload(Operation *owner, Value value,
                                       llvm::DenseMap<Value, int> &scalars);
   std::optional<int> translatePayloadOp(Operation *owner, Operation *op,
@@ -316,8 +397,16 @@ LogicalResult Builder::translateConstant(arith::ConstantOp op) {
     }
     return std::nullopt;
   };
-  if (isa<IntegerAttr>(value) && !number(value))
-    return fail(op, "holds an integer that a double does not represent exactly");
+  auto wide = [&](Attribute a) {
+    return isa<IntegerAttr>(a) && !number(a);
+  };
+  auto splat = dyn_cast<SplatElementsAttr>(value);
+  if (wide(value) || (splat && wide(splat.getSplatValue<Attribute>()))) {
+    unrepresentable[op.getResult()] =
+        "'arith.constant' holds an integer that a double does not represent "
+        "exactly";
+    return success();
+  }
   if (auto scalar = number(value)) {
     values[op.getResult()] = emit("scalar", {}, t, {}, *scalar);
     return success();
@@ -332,6 +421,11 @@ LogicalResult Builder::translateConstant(arith::ConstantOp op) {
 }
 
 LogicalResult Builder::translateFill(linalg::FillOp op) {
+  if (auto it = unrepresentable.find(op.getInputs()[0]);
+      it != unrepresentable.end()) {
+    unrepresentable[op.getResult(0)] = it->second;
+    return success();
+  }
   auto scalar = get(op.getInputs()[0]);
   if (!scalar)
     return fail(op, error);
@@ -348,6 +442,8 @@ std::optional<int> Builder::combineWithInit(Value init, int result,
                                             StringRef combine) {
   if (empties.count(init) && !values.count(init))
     return result; // an uninitialized destination contributes nothing
+  if (isIntegerIdentity(init, combine))
+    return result;
   auto initId = get(init);
   if (!initId)
     return std::nullopt;
@@ -399,11 +495,15 @@ LogicalResult Builder::translateConvolution(linalg::LinalgOp op) {
     shape.insert(shape.begin() + 1, 1);
     weight = reshape(weight, shape);
   }
-  int conv = emit("conv", {castTo(*x, out.dtype), weight}, out,
+  std::vector<int64_t> kernel(type(weight).shape.begin() + 2,
+                              type(weight).shape.end());
+  int conv = emit("conv", {castTo(*x, out.dtype), weight},
+                  windowedType(*x, out, kernel, stride, dilation),
                   {{"stride", stride},
                    {"padding", std::vector<int64_t>(spatial, 0)},
                    {"dilation", dilation},
                    {"groups", {groups}}});
+  conv = firstWindows(conv, out.shape);
   auto result = combineWithInit(op.getDpsInits()[0], conv, 0.0, "add");
   if (!result)
     return fail(op, error);
@@ -430,7 +530,9 @@ LogicalResult Builder::translatePooling(linalg::LinalgOp op, StringRef fn,
     ints["dilation"] = dilation;
   else if (llvm::any_of(dilation, [](int64_t d) { return d != 1; }))
     return fail(op, "with dilation has no torch pooling equivalent");
-  int pooled = emit(fn.str(), {castTo(*x, out.dtype)}, out, ints);
+  int pooled = emit(fn.str(), {castTo(*x, out.dtype)},
+                    windowedType(*x, out, ints["kernel"], stride, dilation), ints);
+  pooled = firstWindows(pooled, out.shape);
   auto result = combineWithInit(op.getDpsInits()[0], pooled, identity, combine);
   if (!result)
     return fail(op, error);
@@ -596,6 +698,9 @@ LogicalResult Builder::translateStructured(linalg::LinalgOp op) {
       reduceFn = "amax", combineFn = "maximum", identity = -inf;
     } else if (isa<arith::MinimumFOp, arith::MinNumFOp, arith::MinSIOp>(combiner)) {
       reduceFn = "amin", combineFn = "minimum", identity = inf;
+    } else if (isa<arith::MaxUIOp, arith::MinUIOp>(combiner)) {
+      return translateUnsignedReduction(op, result, combiner, other, scalars,
+                                        loops, reduced, parallel);
     } else {
       return fail(op, "reduces with '" +
                           combiner->getName().getStringRef() +
@@ -608,8 +713,14 @@ LogicalResult Builder::translateStructured(linalg::LinalgOp op) {
     std::vector<int64_t> keptShape;
     for (int64_t d : parallel)
       keptShape.push_back(loops[d]);
-    int reducedId = emit(reduceFn.str(), {full}, TensorType{keptShape, outType.dtype},
+    // torch sums and multiplies integers in int64; the low bits are what
+    // the IR's wrapping accumulation yields.
+    DType accumulated = outType.dtype;
+    if ((reduceFn == "sum" || reduceFn == "prod") && !isFloatingPoint(accumulated))
+      accumulated = DType::Int64;
+    int reducedId = emit(reduceFn.str(), {full}, TensorType{keptShape, accumulated},
                          {{"dims", reduced}});
+    reducedId = castTo(reducedId, outType.dtype);
     auto laid = toTensorLayout(op, reducedId, parallel, outMap, outType);
     if (!laid)
       return failure();
@@ -618,6 +729,58 @@ LogicalResult Builder::translateStructured(linalg::LinalgOp op) {
       return fail(op, error);
     values[result] = *combined;
   }
+  return success();
+}
+
+/// A maxui/minui reduction: flipping the sign bit maps the unsigned order
+/// onto the signed one, so it is amax/amin between two flips; the init is
+/// combined with the unsigned comparison.
+LogicalResult Builder::translateUnsignedReduction(
+    linalg::LinalgOp op, OpResult result, Operation *combiner, Value other,
+    llvm::DenseMap<Value, int> &scalars, ArrayRef<int64_t> loops,
+    ArrayRef<int64_t> reduced, ArrayRef<int64_t> parallel) {
+  OpOperand *init = op.getDpsInitOperand(result.getResultNumber());
+  TensorType outType = *tensorType(result);
+  unsigned width = bitWidth(outType.dtype);
+  if (width == 0)
+    return fail(op, "reduces a non-integer with an unsigned combiner");
+  auto e = translatePayload(op, other, scalars);
+  if (!e)
+    return failure();
+  int signBit = emit("scalar", {}, TensorType{{}, outType.dtype}, {},
+                     -std::ldexp(1.0, width - 1));
+  auto flip = [&](int id) {
+    return emit("bitwise_xor", {id, signBit}, type(id));
+  };
+  int full = flip(expand(castTo(*e, outType.dtype), toStd(loops)));
+  std::vector<int64_t> keptShape;
+  for (int64_t d : parallel)
+    keptShape.push_back(loops[d]);
+  bool max = isa<arith::MaxUIOp>(combiner);
+  int reducedId = flip(emit(max ? "amax" : "amin", {full},
+                            TensorType{keptShape, outType.dtype},
+                            {{"dims", toStd(reduced)}}));
+  auto laid = toTensorLayout(op, reducedId, parallel,
+                             op.getMatchingIndexingMap(init), outType);
+  if (!laid)
+    return failure();
+  // The unsigned identities: 0 for max, all ones (-1) for min.
+  Value initValue = init->get();
+  auto fill = initValue.getDefiningOp<linalg::FillOp>();
+  auto c = fill ? fill.getInputs()[0].getDefiningOp<arith::ConstantOp>()
+                : arith::ConstantOp();
+  auto attr = c ? dyn_cast<IntegerAttr>(c.getValue()) : IntegerAttr();
+  if ((empties.count(initValue) && !values.count(initValue)) ||
+      (attr && (max ? attr.getValue().isZero() : attr.getValue().isAllOnes()))) {
+    values[result] = *laid;
+    return success();
+  }
+  auto initId = get(initValue);
+  if (!initId)
+    return fail(op, error);
+  int less = max ? unsignedLess(*initId, *laid, false)
+                 : unsignedLess(*laid, *initId, false);
+  values[result] = emit("where", {less, *laid, *initId}, outType);
   return success();
 }
 
@@ -660,11 +823,12 @@ Builder::translatePayloadOp(Operation *owner, Operation *op,
     return std::nullopt;
   }
   if (auto c = dyn_cast<arith::ConstantOp>(op)) {
-    if (failed(translateConstant(c))) {
+    std::optional<int> id;
+    if (succeeded(translateConstant(c)))
+      id = get(c.getResult());
+    if (!id)
       (void)fail(owner, error);
-      return std::nullopt;
-    }
-    return values[c.getResult()];
+    return id;
   }
   std::vector<int> args;
   for (Value operand : op->getOperands()) {
@@ -733,6 +897,17 @@ Builder::translatePayloadOp(Operation *owner, Operation *op,
     }
     return make(it->second, args);
   }
+  if (auto index = dyn_cast<linalg::IndexOp>(op))
+    return loopIndex(owner, index.getDim());
+  if (auto extract = dyn_cast<tensor::ExtractOp>(op))
+    return gather(owner, extract, args);
+  if (auto integer = translateIntegerOp(op, args, *resultDType))
+    return *integer;
+  if (!error.empty()) {
+    error = "'" + owner->getName().getStringRef().str() + "' has a payload op " +
+            error;
+    return std::nullopt;
+  }
   if (isa<arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp, arith::FPToSIOp,
           arith::ExtSIOp, arith::TruncIOp, arith::IndexCastOp>(op))
     return castTo(args[0], *resultDType);
@@ -748,10 +923,11 @@ Builder::translatePayloadOp(Operation *owner, Operation *op,
   if (auto orOp = dyn_cast<arith::OrIOp>(op); orOp && *resultDType == DType::Bool)
     return make("logical_or", args);
   if (auto xorOp = dyn_cast<arith::XOrIOp>(op); xorOp && *resultDType == DType::Bool) {
-    // x ^ true is `not x`; the general xor has no exact spelling here.
+    // x ^ true is `not x`; otherwise xor of booleans is `ne`.
     for (int i = 0; i < 2; ++i)
       if (auto c = constantOf(args[i]); c && *c != 0)
         return logicalNot(args[1 - i]);
+    return make("ne", args);
   }
   if (auto cmp = dyn_cast<arith::CmpFOp>(op)) {
     // Ordered predicates are torch's comparisons (false on NaN); unordered
@@ -784,6 +960,160 @@ Builder::translatePayloadOp(Operation *owner, Operation *op,
     }
   }
   (void)fail(owner, "has a payload op '" + name + "' with no exact torch equivalent");
+  return std::nullopt;
+}
+
+/// linalg.index d: the loop index along d, an arange laid along that dim of
+/// the iteration space (broadcasting against the other operands).
+std::optional<int> Builder::loopIndex(Operation *owner, unsigned dim) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(owner);
+  if (!linalgOp) {
+    (void)fail(owner, "reads a loop index outside a structured op");
+    return std::nullopt;
+  }
+  SmallVector<int64_t> loops = linalgOp.getStaticLoopRanges();
+  std::vector<int64_t> shape(loops.size(), 1);
+  shape[dim] = loops[dim];
+  return emit("arange", {}, TensorType{shape, DType::Int64},
+              {{"dim", {static_cast<int64_t>(dim)}}});
+}
+
+
+/// tensor.extract in a payload: the element of a tensor from outside at
+/// indices computed per point of the iteration space, torch's advanced
+/// indexing `src[i0, i1, ...]` (the indices broadcast to that space).
+std::optional<int> Builder::gather(Operation *owner, tensor::ExtractOp extract,
+                                   ArrayRef<int> args) {
+  int source = args[0];
+  if (args.size() == 1)
+    return source; // a 0-d tensor: its one element, broadcast
+  std::vector<int> indices(args.begin() + 1, args.end());
+  std::vector<int64_t> shape;
+  for (int i : indices)
+    shape = broadcastShape(shape, type(i).shape);
+  std::vector<int> operands{source};
+  for (int i : indices)
+    operands.push_back(castTo(i, DType::Int64));
+  return emit("index", operands, TensorType{shape, type(source).dtype});
+}
+
+/// a <u b (or <=u) on signed tensors of one width: where both have the same
+/// sign the unsigned order is the signed one; otherwise the negative one
+/// (high bit set) is the larger.
+int Builder::unsignedLess(int a, int b, bool orEqual) {
+  std::vector<int64_t> shape = broadcastShape(type(a).shape, type(b).shape);
+  TensorType boolean{shape, DType::Bool};
+  int zero = emit("scalar", {}, TensorType{{}, type(a).dtype}, {}, 0);
+  int aNeg = emit("lt", {a, zero}, TensorType{type(a).shape, DType::Bool});
+  int bNeg = emit("lt", {b, zero}, TensorType{type(b).shape, DType::Bool});
+  int same = emit("eq", {aNeg, bNeg}, boolean);
+  int ordered = emit(orEqual ? "le" : "lt", {a, b}, boolean);
+  return emit("where", {same, ordered, bNeg}, boolean);
+}
+
+/// The unsigned value of a signless integer tensor, in the wider dtype
+/// `wider` (a signed integer of more bits, or a float).
+std::optional<int> Builder::asUnsigned(Operation *op, int id, DType wider) {
+  unsigned width = bitWidth(type(id).dtype);
+  if (width == 0 || width >= 64 || (!isFloatingPoint(wider) && bitWidth(wider) <= width)) {
+    (void)fail(op, "that reads an unsigned " + std::to_string(width) +
+                       "-bit value, which no wider torch dtype holds");
+    return std::nullopt;
+  }
+  int zero = emit("scalar", {}, TensorType{{}, type(id).dtype}, {}, 0);
+  int negative = emit("lt", {id, zero}, TensorType{type(id).shape, DType::Bool});
+  int widened = castTo(id, wider);
+  int wrap = emit("scalar", {}, TensorType{{}, wider}, {}, std::ldexp(1.0, width));
+  int shifted = emit("add", {widened, wrap}, type(widened));
+  return emit("where", {negative, shifted, widened}, type(widened));
+}
+
+/// Integer division, remainder, bitwise and unsigned ops, each with torch's
+/// exact semantics for the signless value the IR computes. Returns nullopt
+/// with `error` empty for an op this does not handle.
+std::optional<int> Builder::translateIntegerOp(Operation *op,
+                                               ArrayRef<int> argsRef,
+                                               DType result) {
+  error.clear(); // set below only when a handled op cannot be rendered
+  std::vector<int> args(argsRef.begin(), argsRef.end());
+  auto shapeOf = [&](ArrayRef<int> ids) {
+    std::vector<int64_t> shape;
+    for (int id : ids)
+      shape = broadcastShape(shape, type(id).shape);
+    return shape;
+  };
+  auto make = [&](StringRef fn, std::vector<int> ids, DType dtype) {
+    return emit(fn.str(), ids, TensorType{shapeOf(ids), dtype});
+  };
+  // Signed: C division truncates, floordivsi floors, remsi takes a's sign.
+  if (isa<arith::DivSIOp>(op))
+    return make("div_trunc", args, result);
+  if (isa<arith::FloorDivSIOp>(op))
+    return make("div_floor", args, result);
+  if (isa<arith::RemSIOp>(op))
+    return make("remainder", args, result);
+  if (isa<arith::CeilDivSIOp>(op)) {
+    // trunc(a / b), plus one where the remainder is nonzero and has b's
+    // sign (the quotient was rounded down).
+    int q = make("div_trunc", args, result);
+    int r = make("remainder", args, result);
+    int zero = emit("scalar", {}, TensorType{{}, result}, {}, 0);
+    DType b = DType::Bool;
+    int nonzero = make("ne", {r, zero}, b);
+    int same = make("eq", {make("lt", {r, zero}, b), make("lt", {args[1], zero}, b)}, b);
+    int up = make("logical_and", {nonzero, same}, b);
+    return make("add", {q, castTo(up, result)}, result);
+  }
+  if (bitWidth(result) != 0) {
+    if (isa<arith::AndIOp>(op))
+      return make("bitwise_and", args, result);
+    if (isa<arith::OrIOp>(op))
+      return make("bitwise_or", args, result);
+    if (isa<arith::XOrIOp>(op))
+      return make("bitwise_xor", args, result);
+  }
+  // Unsigned comparisons and min/max, composed from signed ones.
+  if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
+    using P = arith::CmpIPredicate;
+    switch (cmp.getPredicate()) {
+    case P::ult: return unsignedLess(args[0], args[1], false);
+    case P::ule: return unsignedLess(args[0], args[1], true);
+    case P::ugt: return unsignedLess(args[1], args[0], false);
+    case P::uge: return unsignedLess(args[1], args[0], true);
+    default: return std::nullopt;
+    }
+  }
+  if (isa<arith::MaxUIOp, arith::MinUIOp>(op)) {
+    int less = unsignedLess(args[0], args[1], false);
+    bool max = isa<arith::MaxUIOp>(op);
+    return make("where", {less, args[max ? 1 : 0], args[max ? 0 : 1]}, result);
+  }
+  // Zero extension and unsigned conversions: the unsigned value, widened.
+  if (isa<arith::ExtUIOp, arith::UIToFPOp>(op) &&
+      !op->getOperand(0).getType().isInteger(1)) {
+    auto wide = asUnsigned(op, args[0], result);
+    if (!wide)
+      return std::nullopt;
+    return castTo(*wide, result);
+  }
+  if (isa<arith::DivUIOp, arith::RemUIOp>(op)) {
+    auto a = asUnsigned(op, args[0], DType::Int64);
+    auto b = a ? asUnsigned(op, args[1], DType::Int64) : std::nullopt;
+    if (!b)
+      return std::nullopt;
+    int q = make(isa<arith::DivUIOp>(op) ? "div_trunc" : "remainder", {*a, *b},
+                 DType::Int64);
+    return castTo(q, result); // the low bits: what the unsigned op yields
+  }
+  if (isa<arith::FPToUIOp>(op)) {
+    if (bitWidth(result) >= 64) {
+      (void)fail(op, "that converts to an unsigned 64-bit value, which no "
+                     "torch dtype holds");
+      return std::nullopt;
+    }
+    // In range [0, 2^n) the value fits int64; narrowing keeps its bits.
+    return castTo(castTo(args[0], DType::Int64), result);
+  }
   return std::nullopt;
 }
 
@@ -897,7 +1227,13 @@ buildOpProgram(Operation *op, SmallVectorImpl<Value> &inputs,
   Builder builder;
   SmallVector<Operation *> constants;
   llvm::DenseSet<Value> seen;
-  for (Value operand : op->getOperands()) {
+  // Values its payload captures count as operands: a gather's source tensor
+  // is one (tensor.extract in the payload).
+  llvm::SetVector<Value> captured;
+  getUsedValuesDefinedAbove(op->getRegions(), captured);
+  SmallVector<Value> operands(op->getOperands());
+  operands.append(captured.begin(), captured.end());
+  for (Value operand : operands) {
     if (!seen.insert(operand).second)
       continue;
     // Scalars, splats and empties are part of the op; a weight is an input.
@@ -916,11 +1252,6 @@ buildOpProgram(Operation *op, SmallVectorImpl<Value> &inputs,
     }
     inputs.push_back(operand);
   }
-  llvm::SetVector<Value> captured;
-  getUsedValuesDefinedAbove(op->getRegions(), captured);
-  for (Value value : captured)
-    if (auto c = value.getDefiningOp<arith::ConstantOp>())
-      constants.push_back(c);
   for (Operation *constant : constants)
     if (failed(builder.translate(constant))) {
       whyNot = builder.error;

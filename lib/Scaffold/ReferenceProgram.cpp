@@ -47,9 +47,12 @@ const std::map<std::string, Signature> &vocabulary() {
     std::map<std::string, Signature> t;
     t["scalar"] = {0, 0, {}};
     t["full"] = {0, 0, {}};
+    t["arange"] = {0, 0, {"dim"}};
     for (const char *fn : {"add", "sub", "mul", "div", "maximum", "minimum",
                            "pow", "atan2", "remainder", "gt", "ge", "lt", "le",
-                           "eq", "ne", "logical_and", "logical_or"})
+                           "eq", "ne", "logical_and", "logical_or",
+                           "div_trunc", "div_floor", "bitwise_and",
+                           "bitwise_or", "bitwise_xor"})
       t[fn] = {2, 2, {}};
     for (const char *fn :
          {"neg", "exp", "exp2", "log", "log1p", "expm1", "tanh", "sqrt",
@@ -70,6 +73,7 @@ const std::map<std::string, Signature> &vocabulary() {
     t["slice"] = {1, 1, {"offsets", "sizes", "strides"}};
     t["insert_slice"] = {2, 2, {"offsets", "sizes", "strides"}};
     t["cat"] = {1, -1, {"dim"}};
+    t["index"] = {2, -1, {}};
     return t;
   }();
   return table;

@@ -10,13 +10,13 @@
 // CHECK-NOT: dice.kernel_request
 func.func @index_payload() -> tensor<2x3xf32> {
   %e = tensor.empty() : tensor<2x3xf32>
-  // expected-remark @+2 {{stays outside kernel requests: 'linalg.generic' has a payload op 'linalg.index' with no exact torch equivalent}}
+  // expected-remark @+2 {{stays outside kernel requests: 'linalg.generic' has a payload op 'arith.uitofp' that reads an unsigned 64-bit value, which no wider torch dtype holds}}
   // expected-remark @+1 {{the function stays outside a whole-function request: this op cannot be part of it}}
   %iota = linalg.generic {indexing_maps = [#id], iterator_types = ["parallel", "parallel"]} outs(%e : tensor<2x3xf32>) {
   ^bb0(%o: f32):
     %i = linalg.index 1 : index
     %c = arith.index_cast %i : index to i64
-    %f = arith.sitofp %c : i64 to f32
+    %f = arith.uitofp %c : i64 to f32
     linalg.yield %f : f32
   } -> tensor<2x3xf32>
   %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%iota : tensor<2x3xf32>) outs(%e : tensor<2x3xf32>) {

@@ -22,19 +22,20 @@ func.func @dynamic_shape(%x: tensor<?x4xf32>, %n: index) -> tensor<?x4xf32> {
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 
-// The iota-like payload is left out; the exp that reads it is outlined.
+// The payload that reads its loop index as an unsigned 64-bit value is left
+// out; the exp that reads it is outlined.
 // CHECK-LABEL: func.func @index_payload
 // CHECK: %[[IOTA:.*]] = linalg.generic
 // CHECK: dice.kernel_request "{{[0-9a-f]+}}" level(1) (%[[IOTA]])
 // CHECK:   math.exp
 func.func @index_payload() -> tensor<2x3xf32> {
   %e = tensor.empty() : tensor<2x3xf32>
-  // expected-remark @+1 {{stays outside kernel requests: 'linalg.generic' has a payload op 'linalg.index' with no exact torch equivalent}}
+  // expected-remark @+1 {{stays outside kernel requests: 'linalg.generic' has a payload op 'arith.uitofp' that reads an unsigned 64-bit value, which no wider torch dtype holds}}
   %iota = linalg.generic {indexing_maps = [#id], iterator_types = ["parallel", "parallel"]} outs(%e : tensor<2x3xf32>) {
   ^bb0(%o: f32):
     %i = linalg.index 1 : index
     %c = arith.index_cast %i : index to i64
-    %f = arith.sitofp %c : i64 to f32
+    %f = arith.uitofp %c : i64 to f32
     linalg.yield %f : f32
   } -> tensor<2x3xf32>
   %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%iota : tensor<2x3xf32>) outs(%e : tensor<2x3xf32>) {

@@ -165,6 +165,45 @@ def _():
     )
 
 
+@case("integer-division")
+def _():
+    # Rounding toward zero and toward -inf differ on operands of unlike sign.
+    p = Program(([4, 6], I64), ([4, 6], I64))
+    s = p.op("scalar", [], [], I64, value=-3)
+    return p.ret(p.op("div_trunc", [0, 1], [4, 6], I64), p.op("div_floor", [0, 1], [4, 6], I64),
+                 p.op("div_floor", [0, s], [4, 6], I64)), lambda a, b: (
+        torch.div(a, b, rounding_mode="trunc"), torch.div(a, b, rounding_mode="floor"),
+        torch.div(a, -3, rounding_mode="floor"))
+
+
+@case("bitwise")
+def _():
+    p = Program(([4, 6], I64), ([4, 6], I64))
+    return p.ret(*[p.op(fn, [0, 1], [4, 6], I64)
+                   for fn in ("bitwise_and", "bitwise_or", "bitwise_xor")]), (
+        lambda a, b: (a & b, a | b, a ^ b))
+
+
+@case("arange-index")
+def _():
+    # A loop index along dim 1, and a gather at [rows[i], j].
+    p = Program(([5, 3], F32), ([4], I64))
+    j = p.op("arange", [], [1, 3], I64, dim=[1])
+    rows = p.op("reshape", [1], [4, 1], I64)
+    clipped = p.op("remainder", [rows, p.op("scalar", [], [], I64, value=5)], [4, 1], I64)
+    positive = p.op("abs", [clipped], [4, 1], I64)
+    return p.ret(j, p.op("index", [0, positive, j], [4, 3], F32)), lambda x, r: (
+        torch.arange(3).reshape(1, 3), x[torch.fmod(r, 5).abs().reshape(4, 1), torch.arange(3)])
+
+
+@case("reshape-0d")
+def _():
+    p = Program(([1, 1], F32))
+    z = p.op("reshape", [0], [], F32)
+    return p.ret(z, p.op("expand", [z], [2, 3], F32)), lambda x: (
+        x.reshape(()), x.reshape(()).expand(2, 3))
+
+
 @case("scalar-literals")
 def _():
     # Number on either side of add/sub/mul/div/pow, and as a float16 operand.
@@ -416,7 +455,7 @@ def test_backends_agree(tmp_path, name):
     build, positive = CASES[name]
     program, reference = build()
     inputs = random_inputs(program, positive, seed=len(name))
-    if name in ("binary", "int64-chain"):
+    if name in ("binary", "int64-chain", "integer-division"):
         # fmod by zero differs between integer kernels; keep divisors non-zero.
         inputs[-1] = torch.where(inputs[-1] == 0, torch.ones_like(inputs[-1]), inputs[-1])
     expected = reference(*inputs)
@@ -440,7 +479,8 @@ VOCABULARY = {
     "logical_not", "bitwise_not", "reciprocal", "gt", "ge", "lt", "le", "eq", "ne",
     "logical_and", "logical_or", "where", "to", "permute", "reshape", "expand", "sum",
     "amax", "amin", "prod", "matmul", "conv", "max_pool", "sum_pool", "pad", "slice",
-    "insert_slice", "cat",
+    "insert_slice", "cat", "div_trunc", "div_floor", "bitwise_and", "bitwise_or",
+    "bitwise_xor", "arange", "index",
 }
 
 

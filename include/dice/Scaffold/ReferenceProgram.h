@@ -12,7 +12,9 @@
 // Vocabulary (`fn`, its arguments and attributes):
 //   scalar                          attr value            0-d constant
 //   full                            shape, value          constant tensor
+//   arange                          shape, dim            int64 loop index
 //   add sub mul div maximum minimum pow atan2 remainder   (a, b)
+//   div_trunc div_floor bitwise_and bitwise_or bitwise_xor (a, b) integers
 //   neg exp exp2 log log1p expm1 tanh sqrt rsqrt erf abs sin cos tan
 //   floor ceil round trunc sigmoid logical_not bitwise_not reciprocal  (a)
 //   gt ge lt le eq ne logical_and logical_or             (a, b) -> bool
@@ -28,6 +30,7 @@
 //   slice                           (a), offsets, sizes, strides
 //   insert_slice                    (src, dest), offsets, sizes, strides
 //   cat                             (a, b, ...), dim
+//   index                           (src, i0, i1, ...)    src[i0, i1, ...]
 //
 //===----------------------------------------------------------------------===//
 

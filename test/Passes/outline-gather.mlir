@@ -1,0 +1,37 @@
+// RUN: dice-opt %s --dice-outline=granularity=fusion --dice-scaffold | FileCheck %s
+
+// A gather reads %a inside its payload (a captured value): a use that the
+// fusion's cycle check follows, so the add that reads both joins the
+// gather's request, not the exp's (which would make the two requests
+// depend on each other).
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// CHECK-LABEL: func.func @gather_after_producer
+// CHECK: %[[EXP:.*]] = dice.kernel_request {{.*}} level(1) (%arg0)
+// CHECK: math.exp
+// CHECK: dice.kernel_request {{.*}} level(2) (%[[EXP]], %arg1)
+// CHECK-SAME: t4 = x0[t2, t3]\0A        t5 = torch.add(x0, t4)\0A
+// CHECK: tensor.extract
+// CHECK: arith.addf
+func.func @gather_after_producer(%x: tensor<4x3xf32>, %idx: tensor<4xi64>) -> tensor<4x3xf32> {
+  %e = tensor.empty() : tensor<4x3xf32>
+  %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x3xf32>) outs(%e : tensor<4x3xf32>) {
+  ^bb0(%p: f32, %o: f32):
+    %y = math.exp %p : f32
+    linalg.yield %y : f32
+  } -> tensor<4x3xf32>
+  %c = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, #id], iterator_types = ["parallel", "parallel"]} ins(%idx : tensor<4xi64>) outs(%e : tensor<4x3xf32>) {
+  ^bb0(%i: i64, %o: f32):
+    %ii = arith.index_cast %i : i64 to index
+    %j = linalg.index 1 : index
+    %v = tensor.extract %a[%ii, %j] : tensor<4x3xf32>
+    linalg.yield %v : f32
+  } -> tensor<4x3xf32>
+  %d = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%a, %c : tensor<4x3xf32>, tensor<4x3xf32>) outs(%e : tensor<4x3xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %s = arith.addf %p, %q : f32
+    linalg.yield %s : f32
+  } -> tensor<4x3xf32>
+  return %d : tensor<4x3xf32>
+}

@@ -1,0 +1,254 @@
+"""Reference programs compute what the function computes, kind by kind.
+
+A corpus of small PyTorch programs, each exercising one way a reference
+program can drift from the function it was rendered from: pooling windows
+with padding and ceil mode, reshapes to and from 0-d tensors, integer,
+unsigned and mixed dtypes (division rounding, promotion, result dtype),
+index-dependent generics (masks, arange, one_hot) and normalizations that
+plan as several steps. Each program is exported with torch-mlir, outlined
+and scaffolded at op, fusion and function granularity, planned, and run
+through both backends (the printed Python and the ATen executor); the
+outputs must equal eager PyTorch's: the same dtype and shape, integers
+exactly and floats within 1e-5 relative.
+"""
+
+import json
+import sys
+
+import pytest
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from build_tree import SOURCE_ROOT, tool
+
+sys.path.insert(0, str(SOURCE_ROOT / "test" / "torch_models"))
+
+from dice.plan import run_plan  # noqa: E402
+from dice.torch_mlir_import import export_linalg_on_tensors  # noqa: E402
+
+GRANULARITIES = ("op", "fusion", "function")
+MAX_RELATIVE_ERROR = 1e-5
+
+
+class Lambda(nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *inputs):
+        return self.fn(*inputs)
+
+
+def floats(*shape):
+    return lambda g: torch.randn(shape, generator=g)
+
+
+def ints(*shape, dtype=torch.int64, low=-50, high=50, nonzero=False):
+    def draw(g):
+        x = torch.randint(low, high, shape, generator=g).to(dtype)
+        if nonzero:
+            x = torch.where(x == 0, torch.ones_like(x), x)
+        return x
+    return draw
+
+
+CASES = {}
+
+
+def case(name, module, *inputs):
+    CASES[name] = (module, inputs)
+
+
+# ------------------------------------------------------------------ pooling
+# torch-mlir pads a ceil-mode input so far that torch's pooling of it has
+# more windows than linalg's output; padding, count_include_pad and the
+# divisor come as a pad and an index-dependent division.
+
+AVG_POOLS = [  # (kernel, stride, padding, ceil_mode, count_include_pad)
+    (3, 1, 0, True, True), (3, 2, 1, True, True), (3, 2, 1, True, False),
+    (3, 2, 1, False, False), (2, 2, 1, True, False)]
+for k, s, p, ceil, include in AVG_POOLS:
+    tag = f"k{k}s{s}p{p}{'_ceil' if ceil else ''}{'_include' if include else ''}"
+    case(f"avg_pool2d_{tag}",
+         nn.AvgPool2d(k, stride=s, padding=p, ceil_mode=ceil, count_include_pad=include),
+         floats(2, 3, 4, 4) if s == 1 else floats(2, 3, 7, 6))
+for include in (True, False):
+    case(f"avg_pool1d_k3s2p1_ceil{'_include' if include else ''}",
+         nn.AvgPool1d(3, stride=2, padding=1, ceil_mode=True, count_include_pad=include),
+         floats(2, 3, 8))
+case("avg_pool2d_divisor_ceil",
+     nn.AvgPool2d(3, stride=2, padding=1, ceil_mode=True, divisor_override=5),
+     floats(1, 2, 6, 6))
+case("max_pool2d_k3s2p1_ceil", nn.MaxPool2d(3, stride=2, padding=1, ceil_mode=True),
+     floats(2, 3, 6, 7))
+case("max_pool1d_k3s1p0_ceil", nn.MaxPool1d(3, stride=1, ceil_mode=True), floats(2, 3, 8))
+
+# ------------------------------------------------------------- 0-d reshapes
+
+case("clamp_tensor_bounds", Lambda(lambda x, lo, hi: torch.clamp(x, lo, hi)),
+     floats(4, 5), floats(), lambda g: torch.rand((), generator=g) + 0.5)
+case("reshape_from_0d", Lambda(lambda x: x.reshape(1, 1) * 2.0), floats())
+case("reshape_to_0d", Lambda(lambda x: x.reshape(()) + 1.0), floats(1, 1))
+case("flatten_broadcast", Lambda(lambda x, y: (x + y).flatten()), floats(1), floats())
+
+# ------------------------------------------------------------------ integers
+
+I64, I32, I16, I8, U8 = torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8
+
+
+def low(dtype):
+    return 0 if dtype == U8 else -50
+
+
+def dtype_name(dtype):
+    return str(dtype).split(".")[1]
+
+
+BINARY = {
+    "floordiv": lambda a, b: torch.div(a, b, rounding_mode="floor"),
+    "truncdiv": lambda a, b: torch.div(a, b, rounding_mode="trunc"),
+    "truediv": lambda a, b: a / b,
+    "remainder": torch.remainder,
+    "fmod": torch.fmod,
+    "minmax": lambda a, b: torch.minimum(a, b) + torch.maximum(a, b),
+}
+# (torch-mlir exports no floor division of 8-bit integers.)
+for op, dtypes in {"floordiv": (I64, I32), "truncdiv": (I16, U8), "truediv": (I32,),
+                   "remainder": (I64, U8), "fmod": (I32,), "minmax": (U8,)}.items():
+    for dt in dtypes:
+        case(f"{op}_{dtype_name(dt)}", Lambda(BINARY[op]), ints(4, 6, dtype=dt, low=low(dt)),
+             ints(4, 6, dtype=dt, low=low(dt), nonzero=True))
+REDUCE = {"amin": lambda a: torch.amin(a, dim=1), "amax": lambda a: torch.amax(a, dim=0),
+          "sum": lambda a: a.sum(dim=1)}
+for op, dtypes in {"amin": (I64, U8), "amax": (I8,), "sum": (U8,)}.items():
+    for dt in dtypes:
+        case(f"{op}_{dtype_name(dt)}", Lambda(REDUCE[op]), ints(4, 6, dtype=dt, low=low(dt)))
+case("sum_int8_to_int32", Lambda(lambda a: a.sum(dim=1, dtype=torch.int32)),
+     ints(4, 60, dtype=I8, low=-128, high=127))
+case("compare_where_int64", Lambda(lambda a, b: torch.where(a > b, a, b - 1)),
+     ints(4, 6), ints(4, 6))
+case("scalar_floordiv_int64", Lambda(lambda a: a // 3), ints(4, 6))
+case("to_float_uint8", Lambda(lambda a: a.float() * 0.5), ints(4, 6, dtype=U8, low=0, high=255))
+case("cast_float_to_uint8", Lambda(lambda x: (x * 40).clamp(0, 255).to(U8)), floats(4, 6))
+case("cast_int_to_uint8", Lambda(lambda a: a.to(U8)), ints(4, 6, low=0, high=255))
+case("cast_uint8_to_int", Lambda(lambda a: a.to(I64) - 100),
+     ints(4, 6, dtype=U8, low=0, high=255))
+case("cast_float_to_int", Lambda(lambda x: (x * 10).to(I32)), floats(4, 6))
+case("uint8_compare", Lambda(lambda a, b: (a < b).to(I64)),
+     ints(4, 6, dtype=U8, low=0, high=255), ints(4, 6, dtype=U8, low=0, high=255))
+case("int_plus_float", Lambda(lambda a, x: a + x), ints(4, 6, dtype=I32), floats(4, 6))
+case("threshold_backward", Lambda(lambda g, x: torch.ops.aten.threshold_backward(g, x, 0)),
+     floats(4, 6), ints(4, 6))
+case("int_bitwise", Lambda(lambda a, b: (a & b) | (a ^ b)),
+     ints(4, 6, dtype=I32), ints(4, 6, dtype=I32))
+
+# ------------------------------------------------------ index-dependent ones
+
+case("triu", Lambda(lambda x: torch.triu(x, 1)), floats(5, 6))
+case("tril", Lambda(lambda x: torch.tril(x)), floats(6, 5))
+case("causal_mask", Lambda(lambda s: s.masked_fill(
+    torch.ones(6, 6, dtype=torch.bool).triu(1), float("-inf")).softmax(-1)), floats(2, 6, 6))
+case("arange_add", Lambda(lambda x: x + torch.arange(6, dtype=torch.float32)), floats(4, 6))
+case("arange_int", Lambda(lambda x: x * torch.arange(6)), ints(4, 6))
+case("one_hot", Lambda(lambda a: F.one_hot(a, 5)), ints(7, low=0, high=5))
+
+# ------------------------------------------------------------ normalization
+
+
+class ConvGroupNorm(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+        self.norm = nn.GroupNorm(4, 8)
+
+    def forward(self, x):
+        return self.norm(self.conv(x))
+
+
+case("group_norm", nn.GroupNorm(2, 6), floats(2, 6, 4, 4))
+case("conv_group_norm", ConvGroupNorm(), floats(2, 3, 6, 6))
+case("instance_norm", nn.InstanceNorm2d(4), floats(2, 4, 5, 5))
+
+
+# ------------------------------------------------------------------ harness
+
+
+def build(name):
+    module, draws = CASES[name]
+    torch.manual_seed(0)
+    if hasattr(module, "reset_parameters"):
+        module.reset_parameters()
+    for m in module.modules():
+        if hasattr(m, "reset_parameters"):
+            m.reset_parameters()
+    module.eval()
+    return module, draws
+
+
+def draw_inputs(draws, seed):
+    g = torch.Generator().manual_seed(seed)
+    return [draw(g) for draw in draws]
+
+
+@pytest.fixture(scope="module", params=sorted(CASES))
+def exported(request, tmp_path_factory):
+    name = request.param
+    module, draws = build(name)
+    mlir = export_linalg_on_tensors(module, draw_inputs(draws, 1), func_name=name)
+    path = tmp_path_factory.mktemp(name) / f"{name}.mlir"
+    path.write_text(mlir)
+    return name, module, draws, path
+
+
+def signless(tensor):
+    """uint8 as the function sees it: torch-mlir's linalg-on-tensors has
+    signless integers only, so a uint8 argument or result is an i8 tensor
+    of the same bytes; the unsigned ops inside say how to read them."""
+    return tensor.view(torch.int8) if tensor.dtype == torch.uint8 else tensor
+
+
+def assert_equal(got, want, where):
+    assert got.dtype == want.dtype, f"{where}: dtype {got.dtype}, torch gives {want.dtype}"
+    assert got.shape == want.shape, f"{where}: shape {tuple(got.shape)}, torch gives {tuple(want.shape)}"
+    if not want.dtype.is_floating_point:
+        assert torch.equal(got, want), f"{where}: values differ\n{got}\n{want}"
+        return
+    assert torch.equal(got.isnan(), want.isnan()), f"{where}: NaNs differ"
+    finite = want.isfinite()
+    assert torch.equal(got[~finite & ~want.isnan()], want[~finite & ~want.isnan()]), \
+        f"{where}: infinities differ"
+    g, w = got[finite].double(), want[finite].double()
+    scale = w.abs().max().item() if w.numel() else 1.0
+    err = (g - w).abs().max().item() / (scale or 1.0) if w.numel() else 0.0
+    assert err <= MAX_RELATIVE_ERROR, f"{where}: max relative error {err:.3g}"
+
+
+@pytest.mark.parametrize("granularity", GRANULARITIES)
+def test_reference_program_computes_the_function(exported, granularity, tmp_path):
+    name, module, draws, source = exported
+    outlined = tool("dice-opt", source, f"--dice-outline=granularity={granularity}",
+                    "--dice-scaffold")
+    plan_text = tool("dice-plan", stdin=outlined)
+    plan = json.loads(plan_text)
+    plan_path = tmp_path / "plan.json"
+    plan_path.write_text(plan_text)
+    inputs = draw_inputs(draws, 7)
+    with torch.no_grad():
+        expected = module(*inputs)
+    expected = list(expected) if isinstance(expected, tuple) else [expected]
+    expected = [signless(e) for e in expected]
+    inputs = [signless(x) for x in inputs]
+    for backend, outputs in (("python", run_plan(plan, inputs)),
+                             ("aten", run_aten(plan_path, inputs, tmp_path))):
+        assert len(outputs) == len(expected)
+        for got, want in zip(outputs, expected):
+            assert_equal(got, want, f"{name} ({granularity}, {backend})")
+
+
+def run_aten(plan_path, inputs, tmp_path):
+    inputs_path, outputs_path = tmp_path / "inputs.pt", tmp_path / "outputs.pt"
+    torch.save(list(inputs), inputs_path)
+    tool("dice-reference-run", "--plan", plan_path, "--inputs", inputs_path,
+         "--outputs", outputs_path)
+    return torch.load(outputs_path)
