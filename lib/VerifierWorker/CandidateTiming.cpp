@@ -113,6 +113,15 @@ struct L2Flush {
   }
 };
 
+/// Warm-up runs: first-call costs (module loading, allocator growth, cuBLAS
+/// heuristics for the baseline) stay out of the measurement.
+void warmUp(const std::function<void()> &run, int64_t runs, TimingStats &stats) {
+  stats.warmupRuns = std::clamp<int64_t>(runs / 10, 3, 10);
+  for (int64_t i = 0; i < stats.warmupRuns; ++i)
+    run();
+  synchronize();
+}
+
 } // namespace
 
 TimingStats deviceTimeOnCurrentStream(const std::function<void()> &run,
@@ -121,10 +130,7 @@ TimingStats deviceTimeOnCurrentStream(const std::function<void()> &run,
   runs = std::max<int64_t>(runs, 1);
   L2Flush flush;
   stats.flushBytes = flush.bytes;
-  stats.warmupRuns = std::clamp<int64_t>(runs / 10, 3, 10);
-  for (int64_t i = 0; i < stats.warmupRuns; ++i)
-    run();
-  synchronize();
+  warmUp(run, runs, stats);
 
   std::string error;
   if (!tracer.begin(c10::cuda::getCurrentCUDAStream().stream(), error))
@@ -165,13 +171,7 @@ TimingStats timeOnCurrentStream(const std::function<void()> &run,
   runs = std::max<int64_t>(runs, 1);
   L2Flush flushL2;
   stats.flushBytes = flushL2.bytes;
-
-  // Warm-up: first-call costs (module loading, allocator growth, cuBLAS
-  // heuristics for the baseline) stay out of the measurement.
-  stats.warmupRuns = std::clamp<int64_t>(runs / 10, 3, 10);
-  for (int64_t i = 0; i < stats.warmupRuns; ++i)
-    run();
-  synchronize();
+  warmUp(run, runs, stats);
 
   summarise(eventTimes(run, runs, [&] { flushL2(); }), stats);
   return stats;

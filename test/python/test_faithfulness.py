@@ -17,6 +17,7 @@ import pytest
 import torch
 
 from build_tree import SOURCE_ROOT, tool
+from plan_checks import fresh_inputs, relative_error, run_aten
 
 sys.path.insert(0, str(SOURCE_ROOT / "test" / "torch_models"))
 
@@ -29,14 +30,8 @@ MAX_RELATIVE_ERROR = 1e-5
 REQUESTS_PER_LEVEL = Counter()
 
 
-def relative_error(actual, expected):
-    scale = expected.abs().max().item() or 1.0
-    return (actual.double() - expected.double()).abs().max().item() / scale
 
 
-def fresh_inputs(example, seed):
-    generator = torch.Generator().manual_seed(seed)
-    return [torch.randn(x.shape, generator=generator, dtype=x.dtype) for x in example]
 
 
 @pytest.fixture(scope="module", params=sorted(models.MODELS))
@@ -82,13 +77,6 @@ def test_reference_programs_compute_the_model(exported, granularity, tmp_path):
                     f"{name} ({granularity}, {backend}): max relative error {err:.3g}")
 
 
-def run_aten(plan_path, inputs, tmp_path):
-    """The plan's outputs through dice-reference-run (the ATen executor)."""
-    inputs_path, outputs_path = tmp_path / "inputs.pt", tmp_path / "outputs.pt"
-    torch.save(list(inputs), inputs_path)
-    tool("dice-reference-run", "--plan", plan_path, "--inputs", inputs_path,
-         "--outputs", outputs_path)
-    return torch.load(outputs_path)
 
 
 def test_every_level_is_covered():

@@ -21,6 +21,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from build_tree import SOURCE_ROOT, tool
+from plan_checks import run_aten
 
 sys.path.insert(0, str(SOURCE_ROOT / "test" / "torch_models"))
 
@@ -245,10 +246,3 @@ def test_reference_program_computes_the_function(exported, granularity, tmp_path
         for got, want in zip(outputs, expected):
             assert_equal(got, want, f"{name} ({granularity}, {backend})")
 
-
-def run_aten(plan_path, inputs, tmp_path):
-    inputs_path, outputs_path = tmp_path / "inputs.pt", tmp_path / "outputs.pt"
-    torch.save(list(inputs), inputs_path)
-    tool("dice-reference-run", "--plan", plan_path, "--inputs", inputs_path,
-         "--outputs", outputs_path)
-    return torch.load(outputs_path)

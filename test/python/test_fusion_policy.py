@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from build_tree import SOURCE_ROOT, tool
+from plan_checks import fresh_inputs, relative_error, run_aten
 
 sys.path.insert(0, str(SOURCE_ROOT / "test" / "torch_models"))
 
@@ -25,22 +26,10 @@ from dice.torch_mlir_import import export_linalg_on_tensors  # noqa: E402
 MAX_RELATIVE_ERROR = 1e-5
 
 
-def relative_error(actual, expected):
-    scale = expected.abs().max().item() or 1.0
-    return (actual.double() - expected.double()).abs().max().item() / scale
 
 
-def fresh_inputs(example, seed):
-    generator = torch.Generator().manual_seed(seed)
-    return [torch.randn(x.shape, generator=generator, dtype=x.dtype) for x in example]
 
 
-def run_aten(plan_path, inputs, tmp_path):
-    inputs_path, outputs_path = tmp_path / "inputs.pt", tmp_path / "outputs.pt"
-    torch.save(list(inputs), inputs_path)
-    tool("dice-reference-run", "--plan", plan_path, "--inputs", inputs_path,
-         "--outputs", outputs_path)
-    return torch.load(outputs_path)
 
 
 def outline(name, tmp_path):

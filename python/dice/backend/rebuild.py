@@ -34,10 +34,6 @@ class PlanRunner:
             elif step["kind"] == "kernel":
                 self.kernels[step["fingerprint"]] = kernel_operator(runtime, step["fingerprint"])
 
-    @property
-    def kernel_fingerprints(self):
-        return list(self.kernels)
-
     def __call__(self, *inputs):
         return self.run(inputs, self.weights)
 
