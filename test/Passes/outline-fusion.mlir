@@ -160,7 +160,7 @@ func.func @merge_would_cycle(%x: tensor<4x4xf32>, %w: tensor<4x4xf32>) -> tensor
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
 
-// An op left outside (its payload has no torch equivalent) that reads a
+// An op left outside (its payload has no exact torch equivalent) that reads a
 // reduction inside its payload, as torch-mlir's gathers do, between that
 // reduction and an elementwise op reading both: joining the reduction's
 // request would make that request read the op outside it that reads the
@@ -191,7 +191,11 @@ func.func @outside_op_between(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
   ^bb0(%o: f32):
     %i = linalg.index 1 : index
     %y = tensor.extract %s[%i] : tensor<4xf32>
-    linalg.yield %y : f32
+    // An unsigned 64-bit conversion: no torch dtype holds its input.
+    %k = arith.index_cast %i : index to i64
+    %w = arith.uitofp %k : i64 to f32
+    %z = arith.addf %y, %w : f32
+    linalg.yield %z : f32
   } -> tensor<4x4xf32>
   %r = linalg.generic {indexing_maps = [#id, #row, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %s, %u : tensor<4x4xf32>, tensor<4xf32>, tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
   ^bb0(%a: f32, %b: f32, %c: f32, %o: f32):

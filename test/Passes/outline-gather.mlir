@@ -1,19 +1,20 @@
 // RUN: dice-opt %s --dice-outline=granularity=fusion --dice-scaffold | FileCheck %s
 
 // A gather reads %a inside its payload (a captured value): a use that the
-// fusion's cycle check follows, so the add that reads both joins the
-// gather's request, not the exp's (which would make the two requests
-// depend on each other).
+// fusion's cycle check follows. With gathers rendered, the exp, the gather
+// and the add that reads both form one request; never two requests that
+// depend on each other, and never a cycle error.
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 
 // CHECK-LABEL: func.func @gather_after_producer
-// CHECK: %[[EXP:.*]] = dice.kernel_request {{.*}} level(1) (%arg0)
+// CHECK: dice.kernel_request {{.*}} level(2) (%arg0, %arg1)
+// CHECK-SAME: t2 = torch.exp(x0)\0A
+// CHECK-SAME: t5 = t2[t3, t4]\0A        t6 = torch.add(t2, t5)\0A
 // CHECK: math.exp
-// CHECK: dice.kernel_request {{.*}} level(2) (%[[EXP]], %arg1)
-// CHECK-SAME: t4 = x0[t2, t3]\0A        t5 = torch.add(x0, t4)\0A
 // CHECK: tensor.extract
 // CHECK: arith.addf
+// CHECK-NOT: dice.kernel_request
 func.func @gather_after_producer(%x: tensor<4x3xf32>, %idx: tensor<4xi64>) -> tensor<4x3xf32> {
   %e = tensor.empty() : tensor<4x3xf32>
   %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x3xf32>) outs(%e : tensor<4x3xf32>) {
