@@ -145,6 +145,21 @@ Result<json> readJson(const std::string &path) {
                capture.syntaxError);
 }
 
+/// An optional file's JSON object: nullopt when the file is absent, an
+/// error naming `shape` when it holds something other than an object.
+Result<std::optional<json>> readOptionalObject(const std::string &path,
+                                               const char *shape) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    return std::optional<json>();
+  Result<json> read = readJson(path);
+  if (!read)
+    return read.error();
+  if (!read->is_object())
+    return Error(path, std::string("the file is not ") + shape);
+  return std::optional<json>(read.take());
+}
+
 Status readMerges(const std::string &path, Tokenizer::Impl &impl,
                   MergeTable &merges) {
   Result<std::string> read = readFile(path);
@@ -197,15 +212,12 @@ Status addToken(Tokenizer::Impl &impl, const std::string &path,
 }
 
 Status readTokenizerConfig(const std::string &path, Tokenizer::Impl &impl) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec))
-    return {}; // optional
-  Result<json> read = readJson(path);
+  Result<std::optional<json>> read = readOptionalObject(path, "a JSON object");
   if (!read)
     return read.error();
-  const json &config = *read;
-  if (!config.is_object())
-    return Error(path, "the file is not a JSON object");
+  if (!*read)
+    return {};
+  const json &config = **read;
   auto decoder = config.find("added_tokens_decoder");
   if (decoder == config.end())
     return {};
@@ -238,15 +250,13 @@ Status readTokenizerConfig(const std::string &path, Tokenizer::Impl &impl) {
 /// As in transformers, an id already given by tokenizer_config.json keeps
 /// its spelling there; only new ids are added.
 Status readAddedTokens(const std::string &path, Tokenizer::Impl &impl) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec))
-    return {}; // optional
-  Result<json> read = readJson(path);
+  Result<std::optional<json>> read =
+      readOptionalObject(path, "a JSON object of token -> id");
   if (!read)
     return read.error();
-  const json &added = *read;
-  if (!added.is_object())
-    return Error(path, "the file is not a JSON object of token -> id");
+  if (!*read)
+    return {};
+  const json &added = **read;
   std::vector<bool> taken;
   for (const AddedToken &token : impl.addedTokens) {
     if (taken.size() <= static_cast<size_t>(token.id))

@@ -25,8 +25,9 @@ import torch
 
 from dice import examples
 from dice.errors import DiceError
-from dice.pipeline import (SOURCE_ROOT, compile_pipeline, find_tool, first_line, plan_of,
-                           report_and_remarks, requests, stored_candidates, write_config)
+from dice.pipeline import (SOURCE_ROOT, compile_pipeline, find_tool, first_line, op_names,
+                           plan_of, report_and_remarks, requests, stored_candidates,
+                           write_config)
 from dice.plan import run_plan
 from dice.programs import Program, load_program, python_identifier
 from dice.torch_mlir_import import export_linalg_on_tensors
@@ -40,8 +41,7 @@ def shapes(types):
 
 def summary(program):
     """The torch-level ops a request computes, without the reshapes."""
-    fns = [op["fn"] for op in program["ops"]
-           if op["fn"] not in ("scalar", "full", "reshape", "expand", "permute")]
+    fns = op_names(program)
     compact = []
     for fn in fns:
         if not compact or compact[-1] != fn:

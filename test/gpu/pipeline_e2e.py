@@ -47,6 +47,8 @@ from dice.pipeline import (compile_pipeline, find_tool, op_names, plan_of,  # no
 WORK = ROOT / ".dice" / "pipeline-e2e"
 GPU = WORK / "gpu"
 KERNELS = Path(__file__).resolve().parent / "pipeline_e2e_kernels"
+# Kernels the convnet example replays too: one copy, there.
+EXAMPLE_KERNELS = ROOT / "python" / "dice" / "example_kernels" / "convnet"
 REPLAY_NAME = "block-replay.jsonl"
 MODEL_ID = f"replay:{REPLAY_NAME}"
 
@@ -61,7 +63,7 @@ CANDIDATES = {
     "matmul add div erf add mul mul add": [("wrong", "linear_gelu_wrong.cu"),
                                            ("honest", "linear_gelu_residual.cu")],
     "matmul add": [("slow", "linear_slow.cu")],
-    "amax sub exp sum div": [("honest", "row_softmax.cu")],
+    "amax sub exp sum div": [("honest", EXAMPLE_KERNELS / "row_softmax.cu")],
 }
 EXPECTED_STATUS = {"honest": "accepted", "wrong": "incorrect", "slow": "slow",
                    "deceptive": "deceptive"}
@@ -121,7 +123,8 @@ def prepare(args):
         for kind, name in CANDIDATES[key]:
             source = (KERNELS / name).read_text()
             entries.append((request["fingerprint"], source))
-            labels.append({"fingerprint": request["fingerprint"], "kind": kind, "file": name,
+            labels.append({"fingerprint": request["fingerprint"], "kind": kind,
+                           "file": Path(name).name,
                            "candidate_hash": sha256(source), "ops": key})
     if len(found) < 5:
         fail(f"only {len(found)} requests")

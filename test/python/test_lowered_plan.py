@@ -17,10 +17,9 @@ import torch
 from dice.plan import run_plan
 from build_tree import BIN, BUILD_DIR, SOURCE_ROOT, tool
 from dice.runtime import DiceRuntimeError, Runtime
+from runtime_test_kernel import KERNEL_MODULE, SQUARE_T, TEST_KERNEL_LIBRARY
 
 RUNTIME_LIBRARY = BUILD_DIR / "lib" / "Runtime" / "libDiceRuntime.so"
-# A real kernel library for the CPU (test/unit/RuntimeTestKernel.cpp).
-TEST_KERNEL_LIBRARY = BUILD_DIR / "test" / "unit" / "libdice-runtime-test-kernel.so"
 
 SCALE_ADD = "5ca1eadd00000001"
 PAIR = "0000a11b00000002"
@@ -248,27 +247,12 @@ def test_trampolines_call_the_c_runtime(lowered, tmp_path):
     runtime.dice_runtime_close()
 
 
-SQUARE_T = "5a0a5e00000000aa"
-
-LIBRARY_MODULE = """
-dice.kernel @k_{fp} : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8x4xf32>)
-    verdict #dice.verdict<accepted, kernel_ms = 0.1, baseline_ms = 0.2, speedup = 2.0>
-    source "__global__ void square_t() {{}}" artifact "{library}"
-func.func @forward(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8x4xf32>) {{
-  %p:2 = dice.call @k_{fp}(%x) : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8x4xf32>)
-  %e = tensor.empty() : tensor<4x8xf32>
-  %n = linalg.negf ins(%p#0 : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
-  return %n, %p#1 : tensor<4x8xf32>, tensor<8x4xf32>
-}}
-"""
-
-
 def test_reference_run_calls_kernel_steps_through_the_c_runtime(tmp_path):
     """dice-reference-run runs a lowered plan in C++: its kernel step loads
     the manifest's library and calls it through libDiceRuntime's C ABI."""
     assert TEST_KERNEL_LIBRARY.exists(), f"no {TEST_KERNEL_LIBRARY}"
     artifacts = tmp_path / "artifacts"
-    lowered = tool("dice-opt", f"--dice-lower=artifacts={artifacts}", stdin=LIBRARY_MODULE.format(
+    lowered = tool("dice-opt", f"--dice-lower=artifacts={artifacts}", stdin=KERNEL_MODULE.format(
         fp=SQUARE_T, library=TEST_KERNEL_LIBRARY))
     plan = json.loads(tool("dice-plan", stdin=lowered))
     assert [s["kind"] for s in plan["steps"]].count("kernel") == 1

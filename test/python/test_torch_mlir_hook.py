@@ -12,7 +12,8 @@ import torch
 import torch.nn as nn
 
 import dice.torch_mlir
-from build_tree import BUILD_DIR, tool
+from runtime_test_kernel import KERNEL_MODULE, SQUARE_T, TEST_KERNEL_LIBRARY
+from build_tree import tool
 from dice.errors import DiceError
 from dice.pipeline import requests, write_replay
 from dice.torch_mlir import (CpuLinalgBackend, DiceLinalgOnTensorsBackend, InvocationError,
@@ -228,24 +229,6 @@ def test_bad_module_is_named_with_its_location():
     with pytest.raises(DiceError, match="linalg-on-tensors only"):
         dice.torch_mlir.compile(Mlp(), [torch.randn(4, 12)], output_type="torch")
     assert issubclass(ModuleError, DiceError) and issubclass(KernelLinkError, DiceError)
-
-
-# A real kernel library for the CPU (test/unit/RuntimeTestKernel.cpp): it
-# registers dice::k_5a0a5e00000000aa, x -> (x * x, x.t()).
-TEST_KERNEL_LIBRARY = BUILD_DIR / "test" / "unit" / "libdice-runtime-test-kernel.so"
-SQUARE_T = "5a0a5e00000000aa"
-
-KERNEL_MODULE = """
-dice.kernel @k_{fp} : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8x4xf32>)
-    verdict #dice.verdict<accepted, kernel_ms = 0.1, baseline_ms = 0.2, speedup = 2.0>
-    source "__global__ void square_t() {{}}" artifact "{library}"
-func.func @forward(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8x4xf32>) {{
-  %p:2 = dice.call @k_{fp}(%x) : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8x4xf32>)
-  %e = tensor.empty() : tensor<4x8xf32>
-  %n = linalg.negf ins(%p#0 : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
-  return %n, %p#1 : tensor<4x8xf32>, tensor<8x4xf32>
-}}
-"""
 
 
 def test_accepted_kernels_are_linked_through_their_trampolines(tmp_path):
