@@ -274,15 +274,23 @@ BlockDiffusionSampler::generate(const std::vector<int32_t> &promptIds, int n,
   std::vector<Candidate> candidates(static_cast<size_t>(n));
   for (int64_t row = 0; row < n; ++row) {
     Candidate &c = candidates[size_t(row)];
+    int64_t last = tail - 1;
     for (int64_t j = tail; j < tail + generated; ++j) {
       c.tokens.push_back(int32_t(tokens[row][j]));
       c.unmaskStep.push_back(int32_t(steps[row][j]));
       c.probability.push_back(probs[row][j]);
+      last = j;
       if (std::count(options.stopTokenIds.begin(), options.stopTokenIds.end(),
                      tokens[row][j])) {
         c.stopped = true;
         break;
       }
+    }
+    // The decoded rest of the answer's last block (the trainer's context).
+    const int64_t blockEnd = std::min((last / b + 1) * b, blocksDone * b);
+    for (int64_t j = last + 1; j < blockEnd && last >= tail; ++j) {
+      c.trailingTokens.push_back(int32_t(tokens[row][j]));
+      c.trailingSteps.push_back(int32_t(steps[row][j]));
     }
   }
   return candidates;

@@ -76,6 +76,14 @@ checkpointTensorShapes(const ModelConfig &config) {
   return shapes;
 }
 
+std::vector<std::pair<std::string, torch::Tensor *>>
+namedWeights(const ModelConfig &config, TransformerWeights &weights) {
+  std::vector<std::pair<std::string, torch::Tensor *>> named;
+  for (WeightSlot &slot : weightSlots(config, weights))
+    named.emplace_back(std::move(slot.name), slot.target);
+  return named;
+}
+
 torch::ScalarType toScalarType(ModelDType dtype) {
   switch (dtype) {
   case ModelDType::Float32:

@@ -59,29 +59,46 @@ ScaffoldText renderScaffold(const ReferenceProgram &program,
              parameterList(program, false) + "):\n"
              "        return " + call + "\n";
 
-  const std::string task =
-      "You write custom CUDA kernels to replace the PyTorch operators in the "
-      "given architecture and make it faster.\n\n"
-      "Here is the architecture:\n\n" +
-      fenced("python", s.reference) + "\n\n";
-  s.infillPrompt = chatUserTurn(
-      task +
-      "Fill in the missing part between the prefix and the suffix below. "
-      "Define `source`, a Python string holding CUDA C++: the kernels and the "
-      "function `" + s.signature.substr(0, s.signature.size() - 1) +
-      "` that launches them. The computation must run in your kernels, not "
-      "in PyTorch operators.\n\n"
-      "Prefix:\n" + fenced("python", s.prefix) + "\n\n"
-      "Suffix:\n" + fenced("python", s.suffix) + "\n\n"
-      "Output only the missing part in a ```python``` block.");
-  s.endToEndPrompt = chatUserTurn(
-      task +
-      "Write `ModelNew`, a drop-in replacement of `Model` that computes the "
-      "same outputs with custom CUDA kernels compiled through "
-      "`torch.utils.cpp_extension.load_inline`. The computation must run in "
-      "your kernels, not in PyTorch operators. Output the complete program "
-      "in a ```python``` block.");
+  s.infillPrompt =
+      chatUserTurn(infillMessage(s.reference, s.prefix, s.suffix, s.signature));
+  s.endToEndPrompt = chatUserTurn(endToEndMessage(s.reference));
   return s;
+}
+
+namespace {
+
+std::string taskStatement(const std::string &reference) {
+  return "You write custom CUDA kernels to replace the PyTorch operators in the "
+         "given architecture and make it faster.\n\n"
+         "Here is the architecture:\n\n" +
+         fenced("python", reference) + "\n\n";
+}
+
+} // namespace
+
+std::string infillMessage(const std::string &reference, const std::string &prefix,
+                          const std::string &suffix, const std::string &signature) {
+  std::string function =
+      signature.empty() ? "`dice_forward` declared in the suffix"
+                        : "`" + signature.substr(0, signature.size() - 1) + "`";
+  return taskStatement(reference) +
+         "Fill in the missing part between the prefix and the suffix below. "
+         "Define `source`, a Python string holding CUDA C++: the kernels and the "
+         "function " + function +
+         " that launches them. The computation must run in your kernels, not "
+         "in PyTorch operators.\n\n"
+         "Prefix:\n" + fenced("python", prefix) + "\n\n"
+         "Suffix:\n" + fenced("python", suffix) + "\n\n"
+         "Output only the missing part in a ```python``` block.";
+}
+
+std::string endToEndMessage(const std::string &reference) {
+  return taskStatement(reference) +
+         "Write `ModelNew`, a drop-in replacement of `Model` that computes the "
+         "same outputs with custom CUDA kernels compiled through "
+         "`torch.utils.cpp_extension.load_inline`. The computation must run in "
+         "your kernels, not in PyTorch operators. Output the complete program "
+         "in a ```python``` block.";
 }
 
 std::string chatUserTurn(const std::string &message) {

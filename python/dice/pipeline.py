@@ -21,10 +21,14 @@ def plan_of(mlir_text):
     return json.loads(run([find_tool("dice-plan")], stdin=mlir_text).stdout)
 
 
+SCAFFOLD_TEXTS = ("prefix", "suffix", "infill_prompt", "end_to_end_prompt")
+
+
 def requests(mlir_path, granularity="fusion"):
     """The kernel requests of a module, in order: dicts with fingerprint,
     level, program (the reference program), python and signature (the
-    `dice_forward` declaration dice-scaffold wrote)."""
+    `dice_forward` declaration dice-scaffold wrote), and the rest of the
+    scaffold: prefix, suffix, infill_prompt and end_to_end_prompt."""
     outlined = run([find_tool("dice-opt"), mlir_path,
                     f"--dice-outline=granularity={granularity}", "--dice-scaffold"])
     found = []
@@ -32,7 +36,8 @@ def requests(mlir_path, granularity="fusion"):
         if "request" in step:
             found.append({"fingerprint": step["request"], "level": step["level"],
                           "program": step["program"], "python": step["python"],
-                          "signature": step["signature"]})
+                          "signature": step["signature"],
+                          **{key: step[key] for key in SCAFFOLD_TEXTS}})
     return found, outlined
 
 

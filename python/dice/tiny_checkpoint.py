@@ -9,6 +9,9 @@ milliseconds:
 
 With ``--tokenizer`` the vocabulary is the real one (151936 ids) and the
 tokenizer files are copied from $DICE_SDAR_DIR, so the whole engine runs.
+With ``--byte-tokenizer`` the vocabulary is a byte-level BPE with no merges
+(256 bytes and the four special tokens of SDAR): a real tokenizer folder of
+260 ids, for training tests that need text in and out but no large vocabulary.
 """
 
 import argparse
@@ -60,6 +63,44 @@ def tiny_config(vocab_size=320, hidden_size=64, intermediate_size=96,
     }
 
 
+BYTE_SPECIAL_TOKENS = ["<|im_start|>", "<|im_end|>", "<|endoftext|>", "<|MASK|>"]
+BYTE_VOCAB = 256 + len(BYTE_SPECIAL_TOKENS)
+
+
+def byte_level_alphabet():
+    """GPT-2's printable stand-in for each byte (the spelling vocab.json uses)."""
+    printable = list(range(ord("!"), ord("~") + 1)) + \
+        list(range(ord("\xa1"), ord("\xac") + 1)) + list(range(ord("\xae"), ord("\xff") + 1))
+    chars, extra = {}, 0
+    for b in range(256):
+        if b in printable:
+            chars[b] = chr(b)
+        else:
+            chars[b] = chr(256 + extra)
+            extra += 1
+    return chars
+
+
+def write_byte_tokenizer(out):
+    """vocab.json, merges.txt and the added tokens of a merge-free byte-level
+    BPE; the special tokens follow the bytes, so with vocab_size 260 the mask
+    is the last id and the stops (<|im_end|>, <|endoftext|>) the two before."""
+    alphabet = byte_level_alphabet()
+    vocab = {alphabet[b]: b for b in range(256)}
+    (out / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False))
+    (out / "merges.txt").write_text("#version: 0.2\n")
+    added = {str(256 + k): {"content": t, "lstrip": False, "normalized": False,
+                            "rstrip": False, "single_word": False, "special": True}
+             for k, t in enumerate(BYTE_SPECIAL_TOKENS)}
+    (out / "tokenizer_config.json").write_text(json.dumps({
+        "added_tokens_decoder": added, "eos_token": "<|im_end|>",
+        "pad_token": "<|endoftext|>", "model_max_length": 4096,
+        "tokenizer_class": "Qwen2Tokenizer", "clean_up_tokenization_spaces": False,
+        "errors": "replace", "split_special_tokens": False}, indent=2))
+    (out / "added_tokens.json").write_text(json.dumps(
+        {t: 256 + k for k, t in enumerate(BYTE_SPECIAL_TOKENS)}, indent=2))
+
+
 def random_state_dict(config, seed=0):
     """Weights named as in Hugging Face Qwen3 checkpoints, fp32.
 
@@ -100,7 +141,7 @@ def random_state_dict(config, seed=0):
 
 
 def write_tiny_checkpoint(out_dir, dtype="bfloat16", shards=1, seed=0,
-                          tokenizer=False, **sizes):
+                          tokenizer=False, byte_tokenizer=False, **sizes):
     """Writes config.json, generation_config.json and the safetensors (one
     file, or `shards` files and model.safetensors.index.json). Returns the
     config dict."""
@@ -108,6 +149,9 @@ def write_tiny_checkpoint(out_dir, dtype="bfloat16", shards=1, seed=0,
     out.mkdir(parents=True, exist_ok=True)
     if tokenizer:
         sizes["vocab_size"] = SDAR_VOCAB
+    if byte_tokenizer:
+        sizes["vocab_size"] = BYTE_VOCAB
+        write_byte_tokenizer(out)
     config = tiny_config(dtype=dtype, **sizes)
     (out / "config.json").write_text(json.dumps(config, indent=2))
     stops = SDAR_STOPS if config["vocab_size"] == SDAR_VOCAB else \
@@ -159,9 +203,13 @@ def main():
     parser.add_argument("--tokenizer", action="store_true",
                         help="real vocabulary; copy tokenizer files from "
                              "$DICE_SDAR_DIR")
+    parser.add_argument("--byte-tokenizer", action="store_true",
+                        help="a 260-id byte-level tokenizer written beside it")
+    parser.add_argument("--hidden", type=int, default=64)
     args = parser.parse_args()
     write_tiny_checkpoint(args.out_dir, dtype=args.dtype, shards=args.shards,
                           seed=args.seed, tokenizer=args.tokenizer,
+                          byte_tokenizer=args.byte_tokenizer, hidden_size=args.hidden,
                           tie_word_embeddings=args.tie,
                           num_hidden_layers=args.layers)
 

@@ -208,6 +208,11 @@ private:
         python = scaffold.getReference().str();
         // The compiler's own declaration: callers never re-derive it.
         step["signature"] = scaffold.getSignature().str();
+        // The rest of the scaffold, for the trainer's task packs and corpora.
+        step["prefix"] = scaffold.getPrefix().str();
+        step["suffix"] = scaffold.getSuffix().str();
+        step["infill_prompt"] = scaffold.getInfillPrompt().str();
+        step["end_to_end_prompt"] = scaffold.getEndToEndPrompt().str();
       } else {
         program = ::dice::buildReferenceProgram(request.getBody(), whyNot);
       }

@@ -28,6 +28,11 @@ struct Candidate {
   /// rebuilds each token's decoding context from these.
   std::vector<int32_t> unmaskStep;
   std::vector<float> probability;
+  /// The rest of the last decoded block after the answer's end (a stop id
+  /// or max_tokens mid-block): decoded, not part of the answer, but context
+  /// in which the answer's last tokens were decoded; with their steps.
+  std::vector<int32_t> trailingTokens;
+  std::vector<int32_t> trailingSteps;
   bool stopped = false; ///< ended on a stop id rather than max_tokens
   /// `text` is the CUDA source of the hole itself, not an answer to extract
   /// it from (a replay of sources).

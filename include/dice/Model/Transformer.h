@@ -57,6 +57,12 @@ Result<TransformerWeights> loadTransformerWeights(const std::string &dir,
 std::vector<std::pair<std::string, std::vector<int64_t>>>
 checkpointTensorShapes(const ModelConfig &config);
 
+/// Every checkpoint tensor of `weights` by name, in checkpointTensorShapes'
+/// order (the trainer fills and reads weights by these names). The tied
+/// head is not listed: it is the embedding.
+std::vector<std::pair<std::string, torch::Tensor *>>
+namedWeights(const ModelConfig &config, TransformerWeights &weights);
+
 torch::ScalarType toScalarType(ModelDType dtype);
 
 /// Keys and values of every layer for `batch` sequences of at most

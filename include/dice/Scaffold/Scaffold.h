@@ -39,6 +39,15 @@ std::string diceForwardSignature(const ReferenceProgram &program);
 ScaffoldText renderScaffold(const ReferenceProgram &program,
                             const std::string &fingerprint);
 
+/// The kernel-infilling request for a reference program and the code around
+/// the hole (the user message of `infillPrompt`). `signature` may be empty
+/// where only the suffix declares the function (rows of published data).
+std::string infillMessage(const std::string &reference, const std::string &prefix,
+                          const std::string &suffix, const std::string &signature);
+
+/// The end-to-end request (the user message of `endToEndPrompt`).
+std::string endToEndMessage(const std::string &reference);
+
 /// One user turn and the assistant header, as the Qwen3 chat template of the
 /// DICE/SDAR checkpoints renders it with add_generation_prompt.
 std::string chatUserTurn(const std::string &message);

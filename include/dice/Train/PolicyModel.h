@@ -1,0 +1,100 @@
+//===- PolicyModel.h - the SDAR/Qwen3 transformer, trainable ----*- C++ -*-===//
+//
+// The model runtime's transformer (dice/Model/Transformer.h) again, written
+// for training: autograd through every op, fp32 master weights named as in
+// the Hugging Face checkpoint, any attention mask (the BD3-LM and TraceRL
+// layouts of TokenLayout.h), optional LoRA adapters and per-layer gradient
+// checkpointing. Sampling still runs on the runtime's transformer, built
+// from these weights by `inferenceWeights`, so a rollout is decoded exactly
+// as the compiler decodes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DICE_TRAIN_POLICYMODEL_H
+#define DICE_TRAIN_POLICYMODEL_H
+
+#include "dice/Model/ModelConfig.h"
+#include "dice/Model/Transformer.h"
+#include "dice/Support/Result.h"
+
+#include <torch/torch.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace dice {
+
+struct LoraOptions {
+  int64_t rank = 0; ///< 0: no adapters, every weight trains
+  double alpha = 16;
+  /// Projections that get adapters: q_proj, k_proj, v_proj, o_proj,
+  /// gate_proj, up_proj, down_proj.
+  std::vector<std::string> targets;
+};
+
+/// One LoRA adapter: W x + (alpha / rank) B (A x), B starting at zero.
+struct LoraAdapter {
+  torch::Tensor a; // [r, in]
+  torch::Tensor b; // [out, r]
+};
+
+class PolicyModel {
+public:
+  /// Weights from a checkpoint folder (fp32 masters for full fine-tuning;
+  /// the base in `baseDtype` and fp32 adapters with LoRA).
+  static Result<PolicyModel> load(const std::string &dir, torch::Device device,
+                                  const LoraOptions &lora);
+  /// Weights drawn at random for `config` (normal, std 0.02; norms 1), from
+  /// `seed`: the same on every rank.
+  static PolicyModel random(const ModelConfig &config, torch::Device device,
+                            const LoraOptions &lora, uint64_t seed);
+
+  const ModelConfig &config() const { return cfg; }
+  torch::Device device() const;
+
+  /// Final hidden states [N, T, H] of `ids` ([N, T]) at `positions`
+  /// ([N, T], RoPE positions) where query i may attend to key j iff
+  /// `allowed[n][i][j]` ([N, T, T] bool).
+  torch::Tensor hidden(const torch::Tensor &ids, const torch::Tensor &positions,
+                       const torch::Tensor &allowed);
+  /// Logits [..., V] of hidden states [..., H] (float32).
+  torch::Tensor logits(const torch::Tensor &hidden);
+
+  /// What the optimizer updates, by checkpoint name (adapters are named
+  /// `<weight>.lora_a` / `.lora_b`).
+  std::vector<std::pair<std::string, torch::Tensor>> trainable();
+  /// Every tensor of the checkpoint, adapters merged, in `dtype` (detached).
+  std::vector<std::pair<std::string, torch::Tensor>>
+  checkpointTensors(torch::ScalarType dtype) const;
+  /// Adapters alone (for exact resume of a LoRA run).
+  std::vector<std::pair<std::string, torch::Tensor>> adapterTensors() const;
+  /// Puts saved values back by name: weights (full fine-tuning) or adapters.
+  Status restore(const std::map<std::string, torch::Tensor> &saved);
+
+  /// The runtime transformer's weights: merged, detached, in `dtype`.
+  TransformerWeights inferenceWeights(torch::ScalarType dtype) const;
+
+  void setGradientCheckpointing(bool on) { checkpointing = on; }
+  bool usesLora() const { return lora.rank > 0; }
+
+private:
+  PolicyModel() = default;
+  void initAdapters(uint64_t seed);
+  torch::Tensor project(const torch::Tensor &x, const std::string &name) const;
+  torch::Tensor layer(int64_t index, const torch::Tensor &x,
+                      const torch::Tensor &cos, const torch::Tensor &sin,
+                      const torch::Tensor &mask) const;
+  torch::Tensor merged(const std::string &name) const;
+
+  ModelConfig cfg;
+  LoraOptions lora;
+  bool checkpointing = false;
+  std::map<std::string, torch::Tensor> weights; ///< checkpoint name -> tensor
+  std::map<std::string, LoraAdapter> adapters;  ///< weight name -> adapter
+  std::vector<std::string> order;               ///< checkpoint names in order
+};
+
+} // namespace dice
+
+#endif // DICE_TRAIN_POLICYMODEL_H

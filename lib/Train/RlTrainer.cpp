@@ -1,0 +1,406 @@
+//===- RlTrainer.cpp - BiC-RL: rollouts, verifier rewards, TraceRL --------===//
+//
+// A step: the schedule's K tasks (by level), G rollouts each from the
+// runtime's block-diffusion sampler (the current policy's weights, recording
+// each token's unmask step and probability), rewards from the compiler's
+// CandidateVerifier, group z-score advantages (groups of equal rewards
+// dropped), and a TraceRL update: PPO's clipped surrogate with a k3 KL
+// against the pre-update policy, each token scored in the context it was
+// decoded in. Ranks split the tasks; verification of one step's rollouts
+// runs while the next step's are generated (the update then uses
+// rollouts one update old, which PPO's ratio to the recorded behaviour
+// probabilities accounts for).
+//
+//===----------------------------------------------------------------------===//
+
+#include "TrainSession.h"
+
+#include "dice/Model/BlockDiffusionSampler.h"
+#include "dice/Train/TraceRL.h"
+#include "dice/Train/TrainData.h"
+#include "dice/Verifier/CandidateVerifier.h"
+#include "dice/VerifierCore/VerdictStatus.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <thread>
+
+namespace dice {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+struct Rollout {
+  size_t task = 0;
+  int64_t group = 0; ///< index of its task within the step
+  RolloutTrace trace;
+  std::string text;
+  VerdictStatus status = VerdictStatus::Unverified;
+  std::string reason;
+  std::optional<double> speedup;
+  double reward = 0;
+};
+
+/// One step's rollouts on this rank, and how long generating them took.
+struct Generation {
+  int64_t step = 0;
+  std::vector<Rollout> rollouts;
+  double generateSeconds = 0;
+  int64_t generatedTokens = 0;
+};
+
+struct Verification {
+  double seconds = 0;
+  std::vector<std::string> notes;
+};
+
+Generation generate(TrainSession &s, const std::vector<TaskPackRow> &tasks,
+                    const TaskSchedule &schedule, int64_t step) {
+  const TrainConfig &c = s.config;
+  Clock::time_point start = Clock::now();
+  Generation g;
+  g.step = step;
+  torch::ScalarType dtype = s.device.is_cuda() ? torch::kBFloat16 : torch::kFloat32;
+  Transformer policy(s.model->config(), s.model->inferenceWeights(dtype));
+  TransformerDenoiser denoiser(policy);
+  SamplerOptions options;
+  options.maskTokenId = s.model->config().maskTokenId;
+  if (!s.model->config().stopTokenIds.empty())
+    options.stopTokenIds = s.model->config().stopTokenIds;
+  BlockDiffusionSampler sampler(denoiser, options);
+
+  std::vector<size_t> chosen = schedule.tasksOfStep(step, c.globalBatch);
+  for (size_t k = 0; k < chosen.size(); ++k) {
+    if (int(k) % s.dist->worldSize() != s.dist->rank())
+      continue;
+    const TaskPackRow &task = tasks[chosen[k]];
+    const std::string &prompt =
+        c.stage == TrainStage::RlInfill ? task.infillPrompt : task.endToEndPrompt;
+    std::vector<int32_t> ids = s.tokenizer->encode(prompt);
+    sampler.setSeed(c.seed * 0x9E3779B97F4A7C15ull + uint64_t(step) * 4096 + k);
+    Result<std::vector<Candidate>> out =
+        sampler.generateCandidates(ids, int(c.rollouts), c.dice.sampling);
+    if (!out) {
+      s.say("task " + task.id + ": " + out.error().format());
+      continue;
+    }
+    for (Candidate &cand : *out) {
+      Rollout r;
+      r.task = chosen[k];
+      r.group = int64_t(k);
+      r.trace = {ids, cand.tokens, cand.unmaskStep, cand.probability,
+                 cand.trailingTokens, cand.trailingSteps};
+      r.text = s.tokenizer->decode(cand.tokens);
+      g.generatedTokens += int64_t(cand.tokens.size());
+      g.rollouts.push_back(std::move(r));
+    }
+  }
+  g.generateSeconds = seconds(start);
+  return g;
+}
+
+Verification verify(CandidateVerifier &verifier, const TrainConfig &c,
+                    const std::vector<TaskPackRow> &tasks, Generation &g) {
+  Clock::time_point start = Clock::now();
+  std::vector<VerificationRequest> requests;
+  for (const Rollout &r : g.rollouts) {
+    const TaskPackRow &t = tasks[r.task];
+    requests.push_back({t.id, t.fingerprint, t.signature, t.programJson, r.text, false});
+  }
+  std::vector<VerificationResult> results = verifier.verify(requests);
+  for (size_t i = 0; i < g.rollouts.size() && i < results.size(); ++i) {
+    Rollout &r = g.rollouts[i];
+    const Verdict &v = results[i].verdict;
+    r.status = v.status;
+    r.reason = v.reason;
+    r.speedup = v.speedup;
+    bool correct = v.status == VerdictStatus::Accepted || v.status == VerdictStatus::Slow;
+    r.reward = correct ? 1.0 : 0.0;
+    if (correct && c.speedReward > 0 && v.speedup && *v.speedup > 0)
+      r.reward += c.speedReward * std::log2(*v.speedup);
+  }
+  Verification out;
+  out.seconds = seconds(start);
+  out.notes = verifier.takeNotes();
+  return out;
+}
+
+/// Sums of one rank's numbers over every rank.
+std::vector<double> sumOverRanks(TrainSession &s, std::vector<double> values) {
+  torch::Tensor t = torch::tensor(values, torch::kFloat64).to(s.device);
+  s.dist->allReduceSum({t}, 1 << 20);
+  t = t.cpu();
+  return std::vector<double>(t.data_ptr<double>(), t.data_ptr<double>() + t.numel());
+}
+
+} // namespace
+
+Status runRl(TrainSession &s) {
+  const TrainConfig &c = s.config;
+  if (c.taskFiles.empty())
+    return Error("", 0, 0, "data.tasks", "names no task pack");
+  std::vector<TaskPackRow> tasks;
+  for (const std::string &file : c.taskFiles) {
+    Result<std::vector<TaskPackRow>> loaded = loadTaskPack(file);
+    if (!loaded)
+      return loaded.error();
+    tasks.insert(tasks.end(), loaded->begin(), loaded->end());
+  }
+  TaskSchedule schedule(tasks, c.levelSteps, c.seed);
+
+  CandidateVerifierOptions vopts;
+  std::string cache = (fs::path(c.checkpointDir) / "kernel-cache").string();
+  vopts.build = defaultKernelBuildOptions(cache);
+  vopts.checks = c.dice.verifier;
+  vopts.workerPath = defaultWorkerPath();
+  vopts.scratchDir = (fs::path(cache) / "workers").string();
+  vopts.jobs = std::max(1u, std::thread::hardware_concurrency() / 2);
+  vopts.seed = c.seed;
+#ifndef DICE_TRAIN_HAVE_ANALYSIS
+  vopts.staticAnalysis = false;
+#endif
+  std::unique_ptr<CandidateVerifier> verifier = createCandidateVerifier(vopts);
+#ifdef DICE_TRAIN_HAVE_ANALYSIS
+  const bool staticAnalysis = true;
+#else
+  const bool staticAnalysis = false;
+  s.say("this build has no static analysis (no Clang): rewards rest on the "
+        "verifier's dynamic checks; run `dice-verify --batch <rollout log> "
+        "--analysis-only` where the compiler is to find deceptive rollouts");
+#endif
+
+  std::string logPath = c.rolloutLog;
+  if (logPath.empty())
+    logPath = (fs::path(c.checkpointDir) /
+               (s.dist->worldSize() > 1
+                    ? "rollouts-rank" + std::to_string(s.dist->rank()) + ".jsonl"
+                    : std::string("rollouts.jsonl")))
+                  .string();
+  fs::create_directories(fs::path(logPath).parent_path());
+  std::ofstream rolloutLog(logPath, std::ios::app);
+  if (!rolloutLog)
+    return Error(logPath, "cannot be opened for appending");
+
+  s.say(std::string(toString(c.stage)) + " on " + std::to_string(tasks.size()) +
+        " tasks, " + std::to_string(c.globalBatch) + " x " + std::to_string(c.rollouts) +
+        " rollouts per step, " + std::to_string(s.dist->worldSize()) + " rank(s)");
+
+  const int64_t blockSize = s.model->config().blockSize;
+  const int64_t maskId = s.model->config().maskTokenId;
+  std::vector<std::string> notesSaid;
+
+  Generation current = generate(s, tasks, schedule, s.step);
+  for (; s.step < c.steps; ++s.step) {
+    Clock::time_point start = Clock::now();
+    // Verify this step's rollouts, generating the next step's meanwhile.
+    Verification verified;
+    Generation next;
+    bool haveNext = s.step + 1 < c.steps;
+    if (c.overlapVerification && haveNext) {
+      std::future<Verification> pending = std::async(std::launch::async, [&] {
+        return verify(*verifier, c, tasks, current);
+      });
+      next = generate(s, tasks, schedule, s.step + 1);
+      verified = pending.get();
+    } else {
+      verified = verify(*verifier, c, tasks, current);
+    }
+    for (const std::string &note : verified.notes)
+      if (std::find(notesSaid.begin(), notesSaid.end(), note) == notesSaid.end()) {
+        s.say(note);
+        notesSaid.push_back(note);
+      }
+
+    // Advantages per group; groups of equal rewards teach nothing.
+    std::map<int64_t, std::vector<size_t>> groups;
+    for (size_t i = 0; i < current.rollouts.size(); ++i)
+      groups[current.rollouts[i].group].push_back(i);
+    std::vector<double> advantage(current.rollouts.size(), 0.0);
+    std::vector<size_t> kept;
+    double droppedGroups = 0;
+    for (auto &[group, members] : groups) {
+      std::vector<double> rewards;
+      for (size_t i : members)
+        rewards.push_back(current.rollouts[i].reward);
+      std::vector<std::optional<double>> adv = groupAdvantages(rewards);
+      if (!adv.front()) {
+        ++droppedGroups;
+        continue;
+      }
+      for (size_t m = 0; m < members.size(); ++m) {
+        advantage[members[m]] = *adv[m];
+        kept.push_back(members[m]);
+      }
+    }
+
+    // The TraceRL update over the kept rollouts.
+    double keptTokens = 0;
+    for (size_t i : kept)
+      keptTokens += double(current.rollouts[i].trace.tokens.size());
+    double globalTokens = sumOverRanks(s, {keptTokens})[0];
+    double surrogate = 0, kl = 0, clipped = 0, scored = 0;
+    if (globalTokens > 0) {
+      // Rows of rollouts packed to data.pack_length slots.
+      std::vector<std::vector<size_t>> rows;
+      int64_t used = c.packLength;
+      for (size_t i : kept) {
+        int64_t slots = traceSlots(current.rollouts[i].trace, blockSize);
+        if (used + slots > c.packLength) {
+          rows.emplace_back();
+          used = 0;
+        }
+        rows.back().push_back(i);
+        used += slots;
+      }
+      std::vector<TrainingBatch> batches;
+      std::vector<torch::Tensor> oldLogProbs, advantages;
+      for (size_t first = 0; first < rows.size(); first += size_t(c.microBatch)) {
+        std::vector<TrainingRow> batchRows;
+        std::vector<float> recorded, adv;
+        for (size_t r = first; r < std::min(rows.size(), first + size_t(c.microBatch)); ++r) {
+          TrainingRow row;
+          for (size_t k = 0; k < rows[r].size(); ++k) {
+            const Rollout &ro = current.rollouts[rows[r][k]];
+            appendTrace(row, ro.trace, int64_t(k), blockSize, maskId,
+                        int64_t(rows[r][k]) << 20);
+          }
+          batchRows.push_back(std::move(row));
+        }
+        TrainingBatch batch = makeBatch(batchRows, maskId, s.device);
+        torch::Tensor tags = batch.tags.cpu();
+        for (int64_t t = 0; t < tags.numel(); ++t) {
+          int64_t tag = tags[t].item<int64_t>();
+          const Rollout &ro = current.rollouts[size_t(tag >> 20)];
+          recorded.push_back(std::log(std::max(1e-30f, ro.trace.probability[size_t(tag & 0xFFFFF)])));
+          adv.push_back(float(advantage[size_t(tag >> 20)]));
+        }
+        torch::Tensor old = torch::tensor(recorded, torch::kFloat32).to(s.device);
+        if (c.oldLogprobs == "recomputed") {
+          torch::NoGradGuard noGrad;
+          AutocastScope autocast(s.autocast());
+          old = targetLogProbs(*s.model, batch).detach();
+        }
+        oldLogProbs.push_back(old);
+        advantages.push_back(torch::tensor(adv, torch::kFloat32).to(s.device));
+        batches.push_back(std::move(batch));
+      }
+      for (int64_t epoch = 0; epoch < c.ppoEpochs; ++epoch) {
+        for (size_t b = 0; b < batches.size(); ++b) {
+          AutocastScope autocast(s.autocast());
+          torch::Tensor logp = targetLogProbs(*s.model, batches[b]);
+          PolicyLossParts parts =
+              policyLoss(logp, oldLogProbs[b], advantages[b], c.clip);
+          torch::Tensor loss =
+              (-parts.surrogateSum + c.klCoef * parts.klSum) / globalTokens;
+          loss.backward();
+          if (epoch == c.ppoEpochs - 1) {
+            surrogate += parts.surrogateSum.item<double>();
+            kl += parts.klSum.item<double>();
+            clipped += double(parts.clipped);
+            scored += double(logp.numel());
+          }
+        }
+        if (epoch + 1 < c.ppoEpochs)
+          s.update(learningRate(c, s.step));
+      }
+    }
+    double lr = learningRate(c, s.step);
+    double gradNorm = globalTokens > 0 ? s.update(lr) : 0.0;
+    if (!c.overlapVerification && haveNext)
+      next = generate(s, tasks, schedule, s.step + 1); // with the new weights
+
+    // Metrics over every rank's rollouts.
+    std::vector<double> local(16, 0.0);
+    for (const Rollout &r : current.rollouts) {
+      int64_t level = tasks[r.task].level;
+      local[0] += 1;
+      local[1] += r.reward;
+      local[2] += r.status == VerdictStatus::Accepted || r.status == VerdictStatus::Slow;
+      local[3] += r.status == VerdictStatus::CompileError;
+      local[4] += r.status == VerdictStatus::Deceptive;
+      local[5] += r.status == VerdictStatus::Unverified;
+      local[6 + 2 * size_t(level - 1)] += 1;
+      local[7 + 2 * size_t(level - 1)] +=
+          r.status == VerdictStatus::Accepted || r.status == VerdictStatus::Slow;
+    }
+    local[12] = droppedGroups;
+    local[13] = double(groups.size());
+    local[14] = current.generateSeconds;
+    local[15] = double(current.generatedTokens);
+    std::vector<double> sums = sumOverRanks(s, local);
+    std::vector<double> loss = sumOverRanks(s, {surrogate, kl, clipped, scored});
+    double rollouts = std::max(1.0, sums[0]);
+    double elapsed = seconds(start) + (s.step == 0 ? current.generateSeconds : 0);
+    std::map<std::string, MetricsLog::Value> m = {
+        {"step", s.step + 1},
+        {"stage", std::string(toString(c.stage))},
+        {"max_level", schedule.maxLevel(s.step)},
+        {"rollouts", int64_t(sums[0])},
+        {"reward_mean", sums[1] / rollouts},
+        {"accept_rate", sums[2] / rollouts},
+        {"compile_error_rate", sums[3] / rollouts},
+        {"deceptive_rate", sums[4] / rollouts},
+        {"unverified_rate", sums[5] / rollouts},
+        {"dropped_groups", int64_t(sums[12])},
+        {"groups", int64_t(sums[13])},
+        {"reward_basis", std::string(staticAnalysis ? "static+dynamic" : "dynamic")},
+        {"lr", lr},
+        {"grad_norm", gradNorm},
+        {"verify_s", verified.seconds},
+        {"generate_s", sums[14] / double(s.dist->worldSize())},
+        {"rollouts_per_s", sums[0] / elapsed},
+        {"tokens_per_s", sums[15] / elapsed},
+        {"step_s", elapsed}};
+    for (int level = 1; level <= 3; ++level)
+      if (sums[size_t(6 + 2 * (level - 1))] > 0)
+        m["accept_rate_l" + std::to_string(level)] =
+            sums[size_t(7 + 2 * (level - 1))] / sums[size_t(6 + 2 * (level - 1))];
+    if (loss[3] > 0) {
+      m["loss"] = (-loss[0] + c.klCoef * loss[1]) / loss[3];
+      m["kl"] = loss[1] / loss[3];
+      m["clip_fraction"] = loss[2] / loss[3];
+    }
+    if (s.metrics)
+      s.metrics->write(m, c.steps);
+
+    for (const Rollout &r : current.rollouts) {
+      const TaskPackRow &t = tasks[r.task];
+      nlohmann::json line = {{"step", s.step + 1},
+                             {"stage", std::string(toString(c.stage))},
+                             {"name", t.id},
+                             {"level", t.level},
+                             {"fingerprint", t.fingerprint},
+                             {"signature", t.signature},
+                             {"candidate", r.text},
+                             {"status", std::string(verdictStatusName(r.status))},
+                             {"reason", r.reason},
+                             {"reward", r.reward}};
+      rolloutLog << line.dump() << "\n";
+    }
+    rolloutLog.flush();
+
+    s.dataPosition += c.globalBatch;
+    bool last = s.step + 1 == c.steps;
+    if ((c.checkpointEvery > 0 && (s.step + 1) % c.checkpointEvery == 0) || last) {
+      ++s.step;
+      Status ok = s.saveCheckpoint();
+      --s.step;
+      if (!ok)
+        return ok;
+    }
+    current = std::move(next);
+  }
+  return {};
+}
+
+} // namespace dice

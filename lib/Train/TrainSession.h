@@ -1,0 +1,65 @@
+//===- TrainSession.h - what every stage of a run shares ------*- C++ -*-===//
+//
+// The device, the ranks, the policy and its optimizer, the tokenizer, the
+// metrics log and checkpointing, set up once per run (and restored from a
+// checkpoint when the run resumes).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DICE_LIB_TRAIN_TRAINSESSION_H
+#define DICE_LIB_TRAIN_TRAINSESSION_H
+
+#include "dice/Model/Tokenizer.h"
+#include "dice/Train/Distributed.h"
+#include "dice/Train/Metrics.h"
+#include "dice/Train/Optimizer.h"
+#include "dice/Train/PolicyModel.h"
+#include "dice/Train/TrainCheckpoint.h"
+#include "dice/Train/TrainConfig.h"
+
+#include <memory>
+#include <optional>
+
+namespace dice {
+
+struct TrainSession {
+  const TrainConfig &config;
+  torch::Device device = torch::kCPU;
+  std::unique_ptr<Distributed> dist;
+  std::optional<PolicyModel> model;
+  std::optional<Tokenizer> tokenizer;
+  std::unique_ptr<AdamW> optimizer;
+  std::optional<MetricsLog> metrics;
+  int64_t step = 0;         ///< updates done (the next step's index)
+  int64_t dataPosition = 0; ///< samples or tasks consumed
+
+  explicit TrainSession(const TrainConfig &config) : config(config) {}
+
+  /// Everything above, resumed from a checkpoint when configured.
+  Status open();
+  /// Writes `<checkpoint dir>/step-NNNNNN` (collective; rank 0 writes).
+  Status saveCheckpoint();
+  /// Sums the gradients over ranks, clips, steps; returns the gradient norm.
+  double update(double lr);
+  /// Whether products run under bf16 autocast.
+  bool autocast() const;
+  /// Note to stderr from rank 0.
+  void say(const std::string &text) const;
+};
+
+/// Enables bf16 autocast on CUDA while alive (when the session wants it).
+class AutocastScope {
+public:
+  explicit AutocastScope(bool on);
+  ~AutocastScope();
+
+private:
+  bool on, was;
+};
+
+Status runSft(TrainSession &session);
+Status runRl(TrainSession &session);
+
+} // namespace dice
+
+#endif // DICE_LIB_TRAIN_TRAINSESSION_H
