@@ -61,27 +61,33 @@ std::string layerPrefix(int64_t index) {
   return "model.layers." + std::to_string(index) + ".";
 }
 
+} // namespace
+
 /// Recomputes a decoder layer in the backward pass instead of keeping its
 /// activations: memory per layer falls to its input.
-struct LayerCheckpoint : torch::autograd::Function<LayerCheckpoint> {
-  using Layer = std::function<torch::Tensor(const torch::Tensor &)>;
-
+struct PolicyModel::LayerCheckpoint
+    : torch::autograd::Function<PolicyModel::LayerCheckpoint> {
   static torch::Tensor forward(torch::autograd::AutogradContext *ctx,
                                torch::Tensor x, at::TensorList params,
-                               int64_t layerFn) {
+                               int64_t model, int64_t index, torch::Tensor cos,
+                               torch::Tensor sin, torch::Tensor mask) {
     ctx->save_for_backward({x});
     ctx->saved_data["params"] = params.vec();
-    ctx->saved_data["layer"] = layerFn;
+    ctx->saved_data["model"] = model;
+    ctx->saved_data["index"] = index;
+    ctx->saved_data["cos"] = cos;
+    ctx->saved_data["sin"] = sin;
+    ctx->saved_data["mask"] = mask;
     ctx->saved_data["autocast"] = at::autocast::is_autocast_enabled(at::kCUDA);
     torch::NoGradGuard noGrad;
-    return (*reinterpret_cast<const Layer *>(layerFn))(x);
+    return reinterpret_cast<const PolicyModel *>(model)->layer(index, x, cos, sin, mask);
   }
 
   static torch::autograd::variable_list
   backward(torch::autograd::AutogradContext *ctx,
            torch::autograd::variable_list grads) {
-    const auto &layer =
-        *reinterpret_cast<const Layer *>(ctx->saved_data["layer"].toInt());
+    const auto *model =
+        reinterpret_cast<const PolicyModel *>(ctx->saved_data["model"].toInt());
     torch::Tensor x = ctx->get_saved_variables()[0].detach().requires_grad_(true);
     torch::autograd::variable_list inputs = {x};
     std::vector<torch::Tensor> params = ctx->saved_data["params"].toTensorVector();
@@ -93,18 +99,21 @@ struct LayerCheckpoint : torch::autograd::Function<LayerCheckpoint> {
     torch::Tensor y;
     {
       torch::AutoGradMode enable(true);
-      y = layer(x);
+      y = model->layer(ctx->saved_data["index"].toInt(), x,
+                       ctx->saved_data["cos"].toTensor(),
+                       ctx->saved_data["sin"].toTensor(),
+                       ctx->saved_data["mask"].toTensor());
     }
     at::autocast::set_autocast_enabled(at::kCUDA, was);
     torch::autograd::variable_list out = torch::autograd::grad(
         {y}, inputs, {grads[0]}, /*retain_graph=*/false, /*create_graph=*/false,
         /*allow_unused=*/true);
-    out.push_back(torch::Tensor()); // layerFn
+    // model, index, cos, sin, mask: no gradients.
+    for (int k = 0; k < 5; ++k)
+      out.push_back(torch::Tensor());
     return out;
   }
 };
-
-} // namespace
 
 torch::Device PolicyModel::device() const {
   return weights.at("model.embed_tokens.weight").device();
@@ -274,9 +283,6 @@ torch::Tensor PolicyModel::hidden(const torch::Tensor &ids,
       x = layer(l, x, cos, sin, mask);
       continue;
     }
-    LayerCheckpoint::Layer fn = [this, l, &cos, &sin, &mask](const torch::Tensor &in) {
-      return layer(l, in, cos, sin, mask);
-    };
     std::vector<torch::Tensor> params;
     const std::string p = layerPrefix(l);
     for (const auto &[name, w] : weights)
@@ -287,7 +293,8 @@ torch::Tensor PolicyModel::hidden(const torch::Tensor &ids,
         params.push_back(a.a);
         params.push_back(a.b);
       }
-    x = LayerCheckpoint::apply(x, params, reinterpret_cast<int64_t>(&fn));
+    x = LayerCheckpoint::apply(x, at::TensorList(params), reinterpret_cast<int64_t>(this), l, cos,
+                               sin, mask);
   }
   return rmsNorm(x, weights.at("model.norm.weight"), cfg.rmsNormEps);
 }

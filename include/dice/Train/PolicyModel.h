@@ -79,6 +79,7 @@ public:
   bool usesLora() const { return lora.rank > 0; }
 
 private:
+  struct LayerCheckpoint;
   PolicyModel() = default;
   void initAdapters(uint64_t seed);
   torch::Tensor project(const torch::Tensor &x, const std::string &name) const;

@@ -1,0 +1,470 @@
+//===- TrainTest.cpp - dice-train's pieces on a tiny random model ---------===//
+//
+// Oracles: the runtime's own transformer (the policy's forward must give its
+// logits), the runtime's sampler (TraceRL must rebuild the probability it
+// recorded for every token), LibTorch's AdamW (the named, sharded optimizer
+// must take its steps), and masks and advantages worked out by hand.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dice/Model/BlockDiffusionSampler.h"
+#include "dice/Train/DiffusionLoss.h"
+#include "dice/Train/Optimizer.h"
+#include "dice/Train/PolicyModel.h"
+#include "dice/Train/TokenLayout.h"
+#include "dice/Train/TraceRL.h"
+#include "dice/Train/TrainCheckpoint.h"
+#include "dice/Train/TrainConfig.h"
+#include "dice/Train/TrainData.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace dice;
+namespace fs = std::filesystem;
+
+namespace {
+
+ModelConfig tinyConfig(int64_t blockSize = 4) {
+  ModelConfig c;
+  c.hiddenSize = 32;
+  c.intermediateSize = 48;
+  c.numHiddenLayers = 2;
+  c.numAttentionHeads = 4;
+  c.numKeyValueHeads = 2;
+  c.headDim = 16;
+  c.vocabSize = 40;
+  c.blockSize = blockSize;
+  c.maskTokenId = 39;
+  c.stopTokenIds = {37, 38};
+  c.torchDtype = ModelDType::Float32;
+  return c;
+}
+
+/// A policy with weights scaled so its distributions are far from uniform
+/// (the checks then depend on every weight).
+PolicyModel tinyPolicy(const LoraOptions &lora = {}, uint64_t seed = 3) {
+  PolicyModel m = PolicyModel::random(tinyConfig(), torch::kCPU, lora, seed);
+  torch::NoGradGuard noGrad;
+  for (auto &[name, t] : m.trainable())
+    if (name.find("norm") == std::string::npos)
+      t.mul_(name.find("embed") != std::string::npos ? 50 : 25);
+  return m;
+}
+
+/// A row of one clean sequence (block-causal).
+TrainingRow cleanRow(const std::vector<int64_t> &ids, int64_t blockSize) {
+  TrainingRow row;
+  for (size_t i = 0; i < ids.size(); ++i)
+    row.push(ids[i], int64_t(i), blockSize, kClean, 0);
+  return row;
+}
+
+std::string tempDir(const std::string &name) {
+  fs::path dir = fs::temp_directory_path() /
+                 ("dice-train-test-" + name + "-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir.string();
+}
+
+} // namespace
+
+TEST(PolicyModel, GivesTheRuntimeTransformersLogits) {
+  PolicyModel policy = tinyPolicy();
+  Transformer runtime(policy.config(), policy.inferenceWeights(torch::kFloat32));
+  std::vector<int64_t> ids = {1, 5, 9, 2, 7, 7, 3, 0, 11, 4, 6};
+  KVCache cache = runtime.allocateCache(1, 16);
+  torch::Tensor expected =
+      runtime.prefill(torch::tensor(ids).unsqueeze(0), cache, 4, /*wantLogits=*/true);
+  TrainingBatch b = makeBatch({cleanRow(ids, 4)}, 39, torch::kCPU);
+  torch::NoGradGuard noGrad;
+  torch::Tensor got = policy.logits(policy.hidden(b.ids, b.positions, b.allowed));
+  EXPECT_LT((got - expected).abs().max().item<double>(), 1e-4);
+  EXPECT_GT(expected.std().item<double>(), 1.0); // far from uniform
+}
+
+TEST(PolicyModel, LayerRecomputeGivesTheSameGradients) {
+  std::vector<int64_t> ids = {1, 5, 9, 2, 7, 7, 3, 0};
+  TrainingBatch b = makeBatch({cleanRow(ids, 4)}, 39, torch::kCPU);
+  auto gradients = [&](bool recompute, const LoraOptions &lora) {
+    PolicyModel m = tinyPolicy(lora);
+    // LoRA's B starts at zero; move it so the adapters carry gradients back.
+    if (lora.rank > 0) {
+      torch::NoGradGuard noGrad;
+      for (auto &[name, t] : m.trainable())
+        if (name.ends_with(".lora_b"))
+          t.fill_(0.01);
+    }
+    m.setGradientCheckpointing(recompute);
+    m.logits(m.hidden(b.ids, b.positions, b.allowed)).pow(2).mean().backward();
+    std::vector<torch::Tensor> g;
+    for (auto &[name, t] : m.trainable())
+      g.push_back(t.grad().clone());
+    return g;
+  };
+  for (const LoraOptions &lora :
+       {LoraOptions{}, LoraOptions{4, 8, {"q_proj", "down_proj"}}}) {
+    std::vector<torch::Tensor> plain = gradients(false, lora),
+                               recomputed = gradients(true, lora);
+    ASSERT_EQ(plain.size(), recomputed.size());
+    for (size_t i = 0; i < plain.size(); ++i)
+      EXPECT_TRUE(torch::allclose(plain[i], recomputed[i], 1e-5, 1e-6)) << i;
+  }
+}
+
+TEST(PolicyModel, LoraStartsAsTheBaseAndMergesItsUpdate) {
+  LoraOptions lora{4, 8, {"q_proj", "v_proj", "gate_proj"}};
+  PolicyModel m = tinyPolicy(lora);
+  // Only adapters train: two per targeted projection per layer.
+  EXPECT_EQ(m.trainable().size(), size_t(2 * 3 * 2));
+  std::vector<int64_t> ids = {1, 5, 9, 2, 7, 7};
+  TrainingBatch b = makeBatch({cleanRow(ids, 4)}, 39, torch::kCPU);
+  torch::NoGradGuard noGrad;
+  torch::Tensor base = m.logits(m.hidden(b.ids, b.positions, b.allowed));
+  for (auto &[name, t] : m.trainable())
+    if (name.ends_with(".lora_b"))
+      t.normal_(0, 0.05);
+  torch::Tensor adapted = m.logits(m.hidden(b.ids, b.positions, b.allowed));
+  EXPECT_GT((adapted - base).abs().max().item<double>(), 1e-3);
+  // The merged weights (what checkpoints and the sampler get) compute the
+  // adapted model.
+  Transformer merged(m.config(), m.inferenceWeights(torch::kFloat32));
+  KVCache cache = merged.allocateCache(1, 8);
+  torch::Tensor fromMerged =
+      merged.prefill(torch::tensor(ids).unsqueeze(0), cache, 4, true);
+  EXPECT_LT((fromMerged - adapted).abs().max().item<double>(), 1e-4);
+}
+
+TEST(TokenLayout, MasksFollowTheBlockDiffusionRules) {
+  // One sequence of 6 tokens, blocks of 2, a noisy copy of blocks 1 and 2;
+  // then a second sequence of 2 tokens.
+  TrainingRow row;
+  for (int64_t i = 0; i < 6; ++i)
+    row.push(i, i, 2, kClean, 0);
+  for (int64_t i = 2; i < 6; ++i)
+    row.push(39, i, 2, 0, 0);
+  for (int64_t i = 0; i < 2; ++i)
+    row.push(i, i, 2, kClean, 1);
+  torch::Tensor m = attentionMask(row);
+  auto sees = [&](int q, int k) { return m[q][k].item<bool>(); };
+  // Clean slot 3 (block 1) sees clean blocks 0-1, not block 2.
+  for (int k = 0; k < 4; ++k)
+    EXPECT_TRUE(sees(3, k)) << k;
+  EXPECT_FALSE(sees(3, 4));
+  // Noisy slot 6 (position 2, block 1) sees clean block 0 and its own noisy
+  // block, not clean block 1 (its own clean tokens) nor noisy block 2.
+  EXPECT_TRUE(sees(6, 0));
+  EXPECT_TRUE(sees(6, 1));
+  EXPECT_FALSE(sees(6, 2));
+  EXPECT_FALSE(sees(6, 3));
+  EXPECT_TRUE(sees(6, 7));
+  EXPECT_FALSE(sees(6, 8));
+  // Noisy slot 8 (block 2) sees clean blocks 0-1 and noisy block 2 only.
+  for (int k = 0; k < 4; ++k)
+    EXPECT_TRUE(sees(8, k)) << k;
+  EXPECT_FALSE(sees(8, 4));
+  EXPECT_FALSE(sees(8, 6));
+  EXPECT_TRUE(sees(8, 9));
+  // No slot sees another sequence; clean slots never see noisy ones.
+  for (int q = 0; q < 10; ++q)
+    for (int k = 10; k < 12; ++k)
+      EXPECT_FALSE(sees(q, k) || sees(k, q));
+  for (int q = 0; q < 6; ++q)
+    for (int k = 6; k < 10; ++k)
+      EXPECT_FALSE(sees(q, k));
+}
+
+TEST(DiffusionLoss, MasksOnlyAnswerTokensAndWeightsThemByOneOverT) {
+  SftSample sample{{1, 2, 3, 4, 5}, std::vector<int32_t>(400, 7)};
+  double ratesSeen = 0;
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    TrainingRow row;
+    torch::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+    double t = appendDiffusionSample(row, sample, 0, 4, 39, gen);
+    EXPECT_GE(t, kMinMaskRate);
+    EXPECT_LE(t, 1.0);
+    EXPECT_EQ(row.size(), sample.slots(4));
+    int64_t masked = 0;
+    for (int64_t s = 0; s < row.size(); ++s) {
+      bool isMask = row.ids[size_t(s)] == 39;
+      EXPECT_EQ(isMask, row.targets[size_t(s)] >= 0);
+      if (!isMask)
+        continue;
+      ++masked;
+      EXPECT_NE(row.copies[size_t(s)], kClean);
+      EXPECT_GE(row.positions[size_t(s)], 5); // never a prompt token
+      EXPECT_EQ(row.targets[size_t(s)], 7);
+      EXPECT_FLOAT_EQ(row.weights[size_t(s)], float(1 / t));
+    }
+    ratesSeen += std::abs(double(masked) / 400 - t);
+  }
+  EXPECT_LT(ratesSeen / 20, 0.06); // each token masked with probability t
+}
+
+TEST(DiffusionLoss, FallsWhenTrainedOnASample) {
+  PolicyModel m = tinyPolicy({}, 5);
+  TrainConfig config;
+  config.lr = 3e-3;
+  auto dist = Distributed::fromEnvironment(torch::kCPU).take();
+  AdamW opt(m.trainable(), config, *dist);
+  SftSample sample{{1, 2, 3}, {4, 5, 6, 7, 8, 9, 10, 11}};
+  auto lossAt = [&](uint64_t seed) {
+    TrainingRow row;
+    torch::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+    appendDiffusionSample(row, sample, 0, 4, 39, gen);
+    return diffusionLossSum(m, makeBatch({row}, 39, torch::kCPU)) / 8.0;
+  };
+  double before = 0, after = 0;
+  {
+    torch::NoGradGuard noGrad;
+    for (uint64_t s = 100; s < 110; ++s)
+      before += lossAt(s).item<double>();
+  }
+  for (uint64_t step = 0; step < 40; ++step) {
+    lossAt(step).backward();
+    opt.step(config.lr);
+    opt.zeroGrad();
+  }
+  torch::NoGradGuard noGrad;
+  for (uint64_t s = 100; s < 110; ++s)
+    after += lossAt(s).item<double>();
+  EXPECT_LT(after, 0.5 * before);
+}
+
+class TraceRebuild : public ::testing::TestWithParam<Remasking> {};
+
+TEST_P(TraceRebuild, GivesEveryTokenTheProbabilityTheSamplerRecorded) {
+  PolicyModel policy = tinyPolicy({}, 11);
+  // Scale down the head a little: probabilities well inside (0, 1).
+  Transformer runtime(policy.config(), policy.inferenceWeights(torch::kFloat32));
+  TransformerDenoiser denoiser(runtime);
+  SamplerOptions options;
+  options.maskTokenId = 39;
+  options.stopTokenIds = {37, 38};
+  options.seed = 7;
+  BlockDiffusionSampler sampler(denoiser, options);
+  SamplingConfig sampling;
+  sampling.remasking = GetParam();
+  sampling.topK = 0;
+  sampling.temperature = 1.0;
+  sampling.threshold = 0.3;
+  sampling.maxTokens = 23; // not a whole number of blocks
+  std::vector<int32_t> prompt = {3, 1, 4, 1, 5, 9, 2}; // nor is the prompt
+  Result<std::vector<Candidate>> out = sampler.generateCandidates(prompt, 3, sampling);
+  ASSERT_TRUE(out) << out.error().format();
+
+  int64_t checked = 0;
+  for (const Candidate &c : *out) {
+    RolloutTrace trace{prompt, c.tokens, c.unmaskStep, c.probability,
+                       c.trailingTokens, c.trailingSteps};
+    TrainingRow row;
+    int64_t slots = appendTrace(row, trace, 0, 4, 39, 0);
+    EXPECT_EQ(slots, traceSlots(trace, 4));
+    TrainingBatch b = makeBatch({row}, 39, torch::kCPU);
+    ASSERT_EQ(b.targets.numel(), int64_t(c.tokens.size())); // each token once
+    torch::NoGradGuard noGrad;
+    torch::Tensor logp = targetLogProbs(policy, b);
+    for (int64_t k = 0; k < logp.numel(); ++k) {
+      int64_t j = b.tags[k].item<int64_t>();
+      EXPECT_EQ(b.targets[k].item<int64_t>(), c.tokens[size_t(j)]);
+      EXPECT_NEAR(std::exp(logp[k].item<double>()), c.probability[size_t(j)], 1e-4)
+          << "token " << j << " unmasked at step " << c.unmaskStep[size_t(j)];
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 20);
+}
+
+INSTANTIATE_TEST_SUITE_P(Remasking, TraceRebuild,
+                         ::testing::Values(Remasking::Static, Remasking::Dynamic));
+
+TEST(TraceRL, AdvantagesAreZScoresAndEqualGroupsAreDropped) {
+  std::vector<std::optional<double>> a = groupAdvantages({1, 0, 0, 1});
+  ASSERT_TRUE(a[0] && a[1]);
+  EXPECT_NEAR(*a[0], 1.0, 1e-5); // mean 0.5, population std 0.5
+  EXPECT_NEAR(*a[1], -1.0, 1e-5);
+  std::vector<std::optional<double>> b = groupAdvantages({1, 0, 0, 0});
+  EXPECT_NEAR(*b[0], 0.75 / std::sqrt(0.1875), 1e-5);
+  for (const auto &x : groupAdvantages({1, 1, 1}))
+    EXPECT_FALSE(x);
+  for (const auto &x : groupAdvantages({0, 0}))
+    EXPECT_FALSE(x);
+}
+
+TEST(TraceRL, PolicyLossClipsAndItsKLVanishesOnThePolicyItself) {
+  torch::Tensor old = torch::log(torch::tensor({0.5, 0.5, 0.5, 0.5}));
+  torch::Tensor now = torch::log(torch::tensor({0.5, 0.9, 0.2, 0.55}));
+  torch::Tensor adv = torch::tensor({1.0, 1.0, -1.0, -1.0});
+  PolicyLossParts p = policyLoss(now, old, adv, 0.2);
+  // ratios 1, 1.8 (clipped to 1.2 for A > 0), 0.4 (clipped to 0.8: min is
+  // -0.8 for A < 0), 1.1.
+  EXPECT_NEAR(p.surrogateSum.item<double>(), 1.0 + 1.2 - 0.8 - 1.1, 1e-5);
+  EXPECT_EQ(p.clipped, 2);
+  PolicyLossParts same = policyLoss(old, old, adv, 0.2);
+  EXPECT_NEAR(same.klSum.item<double>(), 0.0, 1e-7);
+  EXPECT_GT(p.klSum.item<double>(), 0.0);
+}
+
+TEST(Optimizer, TakesLibTorchAdamWsSteps) {
+  torch::manual_seed(0);
+  torch::Tensor a = torch::randn({5, 3}).set_requires_grad(true);
+  torch::Tensor b = torch::randn({7}).set_requires_grad(true);
+  torch::Tensor a2 = a.detach().clone().set_requires_grad(true);
+  torch::Tensor b2 = b.detach().clone().set_requires_grad(true);
+  TrainConfig config;
+  config.lr = 1e-2;
+  config.weightDecay = 0.1;
+  config.beta1 = 0.8;
+  config.beta2 = 0.95;
+  config.eps = 1e-6;
+  auto dist = Distributed::fromEnvironment(torch::kCPU).take();
+  AdamW ours({{"a", a}, {"b", b}}, config, *dist);
+  torch::optim::AdamW theirs(
+      std::vector<torch::Tensor>{a2, b2},
+      torch::optim::AdamWOptions(1e-2).betas({0.8, 0.95}).eps(1e-6).weight_decay(0.1));
+  for (int step = 0; step < 5; ++step) {
+    (a.pow(3).sum() + (b * b.sin()).sum()).backward();
+    (a2.pow(3).sum() + (b2 * b2.sin()).sum()).backward();
+    ours.step(1e-2);
+    theirs.step();
+    ours.zeroGrad();
+    theirs.zero_grad();
+  }
+  EXPECT_TRUE(torch::allclose(a, a2, 1e-5, 1e-6));
+  EXPECT_TRUE(torch::allclose(b, b2, 1e-5, 1e-6));
+}
+
+TEST(Optimizer, LearningRateWarmsUpThenFollowsTheSchedule) {
+  TrainConfig c;
+  c.lr = 1.0;
+  c.steps = 11;
+  c.warmupSteps = 2;
+  EXPECT_DOUBLE_EQ(learningRate(c, 0), 0.5);
+  EXPECT_DOUBLE_EQ(learningRate(c, 1), 1.0);
+  EXPECT_DOUBLE_EQ(learningRate(c, 7), 1.0); // constant
+  c.schedule = "cosine";
+  c.minLrRatio = 0.1;
+  EXPECT_NEAR(learningRate(c, 2), 1.0, 1e-12);
+  EXPECT_NEAR(learningRate(c, 10), 0.1, 1e-12);
+  EXPECT_NEAR(learningRate(c, 6), 0.55, 1e-12); // halfway
+}
+
+TEST(TaskSchedule, DrawsSingleOpsThenFusionsThenModels) {
+  std::vector<TaskPackRow> tasks(9);
+  for (size_t i = 0; i < tasks.size(); ++i)
+    tasks[i].level = int64_t(3 - i % 3); // levels 3, 2, 1, 3, 2, 1, ...
+  TaskSchedule order(tasks, {}, 1);
+  std::vector<int64_t> levels;
+  for (int64_t step = 0; step < 3; ++step)
+    for (size_t t : order.tasksOfStep(step, 3))
+      levels.push_back(tasks[t].level);
+  EXPECT_EQ(levels, (std::vector<int64_t>{1, 1, 1, 2, 2, 2, 3, 3, 3}));
+
+  TaskSchedule staged(tasks, {2, 4}, 1);
+  for (int64_t step = 0; step < 6; ++step)
+    for (size_t t : staged.tasksOfStep(step, 5))
+      EXPECT_LE(tasks[t].level, staged.maxLevel(step)) << step;
+  EXPECT_EQ(staged.maxLevel(0), 1);
+  EXPECT_EQ(staged.maxLevel(3), 2);
+  EXPECT_EQ(staged.maxLevel(4), 3);
+}
+
+TEST(TrainConfig, ErrorsNameTheFileLineAndKey) {
+  Result<TrainConfig> bad = parseTrainConfig("[optim]\nlr = 1e-4\nlearning_rate = 2\n", "t.toml");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().line, 3u);
+  EXPECT_EQ(bad.error().key, "optim.learning_rate");
+  Result<TrainConfig> type = parseTrainConfig("[rl]\nrollouts = \"many\"\n", "t.toml");
+  ASSERT_FALSE(type);
+  EXPECT_EQ(type.error().key, "rl.rollouts");
+  Result<TrainConfig> sampling =
+      parseTrainConfig("[sampling]\ntop_k = -1\n", "t.toml");
+  ASSERT_FALSE(sampling);
+  EXPECT_EQ(sampling.error().line, 2u);
+  Result<TrainConfig> good = parseTrainConfig(
+      "[run]\nstage = \"rl-infill\"\n[sampling]\nremasking = \"dynamic\"\n"
+      "[lora]\nrank = 8\ntargets = [\"q_proj\"]\n[rl]\nlevel_steps = [10, 20]\n",
+      "t.toml");
+  ASSERT_TRUE(good) << good.error().format();
+  EXPECT_EQ(good->stage, TrainStage::RlInfill);
+  EXPECT_EQ(good->dice.sampling.remasking, Remasking::Dynamic);
+  EXPECT_EQ(good->loraRank, 8);
+  EXPECT_EQ(good->levelSteps, (std::vector<int64_t>{10, 20}));
+  EXPECT_FALSE(parseTrainConfig("[lora]\ntargets = [\"qproj\"]\n", "t.toml"));
+  EXPECT_FALSE(parseTrainConfig("[rl]\nlevel_steps = [20, 10]\n", "t.toml"));
+  TrainConfig c;
+  EXPECT_TRUE(applyTrainOverride(c, "optim.lr", "0.5"));
+  EXPECT_DOUBLE_EQ(c.lr, 0.5);
+  EXPECT_FALSE(applyTrainOverride(c, "optim.nope", "1"));
+}
+
+TEST(TrainData, ReadsPublishedRowsAndNamesTheLineOfABadOne) {
+  std::string dir = tempDir("data");
+  std::string good = dir + "/dice.jsonl";
+  std::ofstream(good)
+      << R"({"id": 7, "pytorch_code": "class Model: pass", "cuda_code": "full", )"
+         R"("prefix": "import torch\n", "middle": "source = \"\"\"k\"\"\"", "suffix": "s"})"
+      << "\n\n"
+      << R"({"pytorch_code": "p", "cuda_code": "c", "level": "2"})" << "\n";
+  Result<std::vector<SftRow>> rows = loadSftRows(good);
+  ASSERT_TRUE(rows) << rows.error().format();
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_TRUE((*rows)[0].infill());
+  EXPECT_EQ((*rows)[0].id, "7");
+  EXPECT_FALSE((*rows)[1].infill());
+  EXPECT_EQ((*rows)[1].level, 2);
+
+  std::string bad = dir + "/bad.jsonl";
+  std::ofstream(bad) << R"({"pytorch_code": "p", "cuda_code": "c", "level": 1})" << "\n"
+                     << R"({"pytorch_code": "p", "cuda_code": 3, "level": 1})" << "\n";
+  Result<std::vector<SftRow>> e = loadSftRows(bad);
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error().file, bad);
+  EXPECT_EQ(e.error().line, 2u);
+  EXPECT_EQ(e.error().key, "cuda_code");
+
+  std::string pack = dir + "/pack.jsonl";
+  std::ofstream(pack) << R"({"id": "t", "level": 1, "fingerprint": "f", "signature": "s",)"
+                         R"( "infill_prompt": "a", "end_to_end_prompt": "b"})" << "\n";
+  Result<std::vector<TaskPackRow>> p = loadTaskPack(pack);
+  ASSERT_FALSE(p);
+  EXPECT_EQ(p.error().key, "program");
+  EXPECT_EQ(p.error().line, 1u);
+}
+
+TEST(TrainCheckpoint, RoundTripsWeightsAndShards) {
+  std::string dir = tempDir("ckpt");
+  PolicyModel m = tinyPolicy();
+  // A config.json to copy: the tiny config as the runtime reads it.
+  std::string source = dir + "/source";
+  fs::create_directories(source);
+  std::ofstream(source + "/config.json")
+      << R"({"hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 2,)"
+         R"( "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,)"
+         R"( "vocab_size": 40, "block_size": 4, "mask_token_id": 39,)"
+         R"( "eos_token_id": 38, "torch_dtype": "bfloat16", "rms_norm_eps": 1e-6})";
+  CheckpointContents c;
+  c.model = m.checkpointTensors(torch::kFloat32);
+  c.state = {12, "sft", 96, 5, 2, false};
+  ASSERT_TRUE(writeCheckpoint(dir + "/step-000012", source, c, /*shardMb=*/0.01));
+  EXPECT_TRUE(fs::exists(dir + "/step-000012/model.safetensors.index.json"));
+  EXPECT_FALSE(fs::exists(dir + "/step-000012.partial"));
+  EXPECT_EQ(latestCheckpoint(dir), dir + "/step-000012");
+  Result<PolicyModel> back = PolicyModel::load(dir + "/step-000012", torch::kCPU, {});
+  ASSERT_TRUE(back) << back.error().format();
+  auto theirs = back->checkpointTensors(torch::kFloat32);
+  ASSERT_EQ(theirs.size(), c.model.size());
+  for (size_t i = 0; i < theirs.size(); ++i) {
+    EXPECT_EQ(theirs[i].first, c.model[i].first);
+    EXPECT_TRUE(torch::equal(theirs[i].second, c.model[i].second)) << theirs[i].first;
+  }
+  Result<TrainState> s = readTrainState(dir + "/step-000012");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->step, 12);
+  EXPECT_EQ(s->dataPosition, 96);
+  EXPECT_EQ(s->worldSize, 2);
+}
