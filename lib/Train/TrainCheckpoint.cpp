@@ -127,11 +127,14 @@ Status writeCheckpoint(const std::string &dir, const std::string &modelDir,
   size_t shardBytes = size_t(shardMb * 1024 * 1024);
   if (Status ok = writeShards(tmp, "model", c.model, shardBytes); !ok)
     return ok;
+  // What only a resume needs stays out of the model folder's own files.
+  fs::path trainer = tmp / kTrainerDir;
+  fs::create_directories(trainer, ec);
   if (!c.optimizer.empty())
-    if (Status ok = writeShards(tmp, "optimizer", c.optimizer, SIZE_MAX); !ok)
+    if (Status ok = writeShards(trainer, "optimizer", c.optimizer, SIZE_MAX); !ok)
       return ok;
   if (!c.adapters.empty())
-    if (Status ok = writeShards(tmp, "adapter", c.adapters, SIZE_MAX); !ok)
+    if (Status ok = writeShards(trainer, "adapter", c.adapters, SIZE_MAX); !ok)
       return ok;
   json state = {{"step", c.state.step},
                 {"stage", c.state.stage},
@@ -139,7 +142,7 @@ Status writeCheckpoint(const std::string &dir, const std::string &modelDir,
                 {"seed", c.state.seed},
                 {"world_size", c.state.worldSize},
                 {"lora", c.state.lora}};
-  if (Status ok = writeText(tmp / "trainer_state.json", state.dump(2) + "\n"); !ok)
+  if (Status ok = writeText(trainer / "trainer_state.json", state.dump(2) + "\n"); !ok)
     return ok;
 
   fs::remove_all(final, ec);
@@ -150,7 +153,7 @@ Status writeCheckpoint(const std::string &dir, const std::string &modelDir,
 }
 
 Result<TrainState> readTrainState(const std::string &dir) {
-  std::string path = (fs::path(dir) / "trainer_state.json").string();
+  std::string path = (fs::path(dir) / kTrainerDir / "trainer_state.json").string();
   Result<std::string> text = readFile(path);
   if (!text)
     return text.error();
@@ -195,7 +198,7 @@ std::string latestCheckpoint(const std::string &root) {
     std::string name = entry.path().filename().string();
     if (entry.is_directory() && name.rfind("step-", 0) == 0 &&
         name.find('.') == std::string::npos &&
-        fs::exists(entry.path() / "trainer_state.json") && name > best)
+        fs::exists(entry.path() / kTrainerDir / "trainer_state.json") && name > best)
       best = name;
   }
   return best.empty() ? "" : (fs::path(root) / best).string();

@@ -108,18 +108,18 @@ Status TrainSession::open() {
     }
     model->setGradientCheckpointing(config.gradientCheckpointing);
     if (state && lora.rank > 0 && state->lora) {
-      auto adapters = readTensorFile((fs::path(resumeDir) / "adapter.safetensors").string());
+      auto adapters = readTensorFile((fs::path(resumeDir) / kTrainerDir / "adapter.safetensors").string());
       if (!adapters)
         return adapters.error();
       if (Status ok = model->restore(*adapters); !ok) {
         Error e = ok.error();
-        e.file = (fs::path(resumeDir) / "adapter.safetensors").string();
+        e.file = (fs::path(resumeDir) / kTrainerDir / "adapter.safetensors").string();
         return e;
       }
     }
     optimizer = std::make_unique<AdamW>(model->trainable(), config, *dist);
     if (sameStage) {
-      std::string path = (fs::path(resumeDir) / "optimizer.safetensors").string();
+      std::string path = (fs::path(resumeDir) / kTrainerDir / "optimizer.safetensors").string();
       auto moments = readTensorFile(path);
       if (!moments)
         return moments.error();

@@ -3,9 +3,9 @@
 // A checkpoint is a Hugging Face model folder (config.json, safetensors
 // sharded at a configurable size with their index, the tokenizer files), so
 // the runtime and transformers load it as it is, plus what an exact resume
-// needs: the optimizer's moments (`optimizer.safetensors`), LoRA adapters
-// (`adapter.safetensors`) and `trainer_state.json` (step, stage, data
-// position, seed). Folders are written under a temporary name and renamed,
+// needs, in its `trainer/` folder: the optimizer's moments
+// (`optimizer.safetensors`), LoRA adapters (`adapter.safetensors`) and
+// `trainer_state.json` (step, stage, data position, seed). Folders are written under a temporary name and renamed,
 // so a killed run never leaves a half checkpoint behind a valid name.
 //
 //===----------------------------------------------------------------------===//
@@ -23,6 +23,9 @@
 #include <vector>
 
 namespace dice {
+
+/// The checkpoint's subfolder of resume state.
+inline constexpr const char *kTrainerDir = "trainer";
 
 using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;
 
