@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fills .deps/usr with the headers and libraries that the GPU half's build
 # needs and a GPU machine's image may lack (toml++, nlohmann_json, SQLite,
-# PCRE2, utf8proc, CLI11), from this machine's Debian packages, for machines
+# PCRE2, utf8proc, CLI11, Gloo's headers), from this machine's Debian packages, for machines
 # that cannot reach a package registry. test/gpu/build-gpu-half.sh and
 # bench/run_h200.sh use .deps/usr when it is there; carry it along.
 set -euo pipefail
@@ -11,7 +11,7 @@ trap 'rm -rf "$work"' EXIT
 cd "$work"
 apt-get download -q libtomlplusplus-dev libtomlplusplus3 nlohmann-json3-dev \
   libsqlite3-dev libsqlite3-0 libpcre2-dev libpcre2-8-0 libutf8proc-dev libutf8proc2 \
-  libcli11-dev 2>/dev/null
+  libcli11-dev libgloo-dev 2>/dev/null
 mkdir extracted
 for deb in *.deb; do dpkg -x "$deb" extracted; done
 out=$root/.deps/usr

@@ -18,6 +18,9 @@ apt_packages=(
   libtomlplusplus-dev nlohmann-json3-dev libsqlite3-dev libpcre2-dev libutf8proc-dev
   # The command line of the tools that do not link LLVM.
   libcli11-dev
+  # Gloo's headers, which c10d's Gloo backend header includes (dice-train's
+  # CPU ranks; the library itself is LibTorch's).
+  libgloo-dev
   # Build and test tools.
   cmake ninja-build ccache g++ libgtest-dev python3 python3-venv
 )

@@ -199,9 +199,12 @@ Status runRl(TrainSession &s) {
   const int64_t maskId = s.model->config().maskTokenId;
   std::vector<std::string> notesSaid;
 
+  // Throughput is measured from one step's end to the next (the first from
+  // the start): with overlap, a step's rollouts were generated during the
+  // step before.
+  Clock::time_point start = Clock::now();
   Generation current = generate(s, tasks, schedule, s.step);
   for (; s.step < c.steps; ++s.step) {
-    Clock::time_point start = Clock::now();
     // Verify this step's rollouts, generating the next step's meanwhile.
     Verification verified;
     Generation next;
@@ -340,7 +343,8 @@ Status runRl(TrainSession &s) {
     std::vector<double> sums = sumOverRanks(s, local);
     std::vector<double> loss = sumOverRanks(s, {surrogate, kl, clipped, scored});
     double rollouts = std::max(1.0, sums[0]);
-    double elapsed = seconds(start) + (s.step == 0 ? current.generateSeconds : 0);
+    double elapsed = seconds(start);
+    start = Clock::now();
     std::map<std::string, MetricsLog::Value> m = {
         {"step", s.step + 1},
         {"stage", std::string(toString(c.stage))},

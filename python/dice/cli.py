@@ -4,6 +4,8 @@
     dice compile MODULE:FACTORY        # FACTORY() -> (module, inputs), or a module + get_inputs
     dice compile --example convnet     # a built-in example, with replayed candidate kernels
     dice bench tasks DIR               # every KernelBench-format task of DIR, measured
+    dice train prepare|tokenizer|plot  # task packs, tokenizer and plots for dice-train
+    dice corpus generate OUT_DIR       # PyTorch/CUDA training pairs (docs/corpus.md)
 
 Exports the program with torch-mlir (linalg-on-tensors), prints its kernel
 requests, checks their reference programs against PyTorch, then runs the
@@ -24,6 +26,7 @@ from pathlib import Path
 import torch
 
 from dice import examples
+from dice.corpus.cli import add_corpus_parser
 from dice.errors import DiceError
 from dice.pipeline import (SOURCE_ROOT, compile_pipeline, find_tool, first_line, op_names,
                            plan_of, report_and_remarks, requests, stored_candidates,
@@ -31,6 +34,7 @@ from dice.pipeline import (SOURCE_ROOT, compile_pipeline, find_tool, first_line,
 from dice.plan import run_plan
 from dice.programs import Program, load_program, python_identifier
 from dice.torch_mlir_import import export_linalg_on_tensors
+from dice.train.cli import add_train_parser
 
 KERNELS_DIR = Path(__file__).resolve().parent / "example_kernels"
 
@@ -265,6 +269,8 @@ def main(argv=None):
     compile_parser.add_argument("--nvcc", help="nvcc to build candidates with")
     compile_parser.set_defaults(run=compile_command)
     add_bench_parser(sub)
+    add_train_parser(sub)
+    add_corpus_parser(sub)
     args = parser.parse_args(argv)
     try:
         return args.run(args)

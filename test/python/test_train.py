@@ -202,3 +202,34 @@ def test_bad_configuration_and_data_are_located_errors(tmp_path):
     assert "bad.jsonl:2" in result.stderr and "cuda_code" in result.stderr
     result = train(write_run(tmp_path, steps=1), "--set", "optim.lr=-1", check=False)
     assert result.returncode == 1 and "optim.lr" in result.stderr
+
+
+def test_rl_stage_rewards_each_rollout_by_its_verdict(tmp_path):
+    sft = write_run(tmp_path, steps=1)
+    train(sft)
+    # Two tasks of the project's own training pack, as `dice train prepare` wrote it.
+    pack = Path(__file__).resolve().parents[2] / "train" / "data" / "packs-train.jsonl"
+    (tmp_path / "packs.jsonl").write_text("".join(pack.read_text().splitlines(True)[:2]))
+    config = write_run(
+        tmp_path, steps=2, name="rl",
+        run={"stage": '"rl-infill"'},
+        model={"path": '"run/step-000001"'},
+        data={"tasks": '["packs.jsonl"]', "pack_length": 16384},
+        optim={"global_batch": 2, "lr": 1e-4},
+        rl={"rollouts": 3, "overlap_verification": "false"},
+        sampling={"max_tokens": 12, "remasking": '"dynamic"', "top_k": 0})
+    train(config)
+    steps = metrics(tmp_path / "rl")
+    assert [m["step"] for m in steps] == [1, 2]
+    for m in steps:
+        assert m["stage"] == "rl-infill" and m["rollouts"] == 6 and m["groups"] == 2
+        # A random model writes no `source = """..."""`: each rollout is a
+        # compile error, so no group has a reward to learn from.
+        assert m["compile_error_rate"] == 1.0 and m["reward_mean"] == 0.0
+        assert m["dropped_groups"] == 2
+    log = [json.loads(line) for line in (tmp_path / "rl" / "rollouts.jsonl").read_text().splitlines()]
+    assert len(log) == 12
+    assert {r["status"] for r in log} == {"compile_error"}
+    assert all(r["reason"] and r["signature"].startswith("torch::Tensor dice_forward")
+               for r in log)
+    assert (tmp_path / "rl" / "step-000002" / "trainer" / "trainer_state.json").exists()

@@ -1,0 +1,57 @@
+"""`dice corpus ...`: the PyTorch/CUDA training corpus.
+
+    dice corpus generate OUT_DIR [--seed N] [--limit N] [--variants N]
+    dice corpus check CORPUS.jsonl... [--build] [--all]
+"""
+
+import sys
+
+
+def generate_command(args):
+    from dice.corpus.generate import generate
+    rows = generate(args.out_dir, seed=args.seed, limit=args.limit, variants=args.variants)
+    print(", ".join(f"{split}: {len(r)} rows" for split, r in rows.items())
+          + f" -> {args.out_dir}", file=sys.stderr)
+    return 0
+
+
+def check_command(args):
+    from dice.corpus.check import PASSED, one_per_family, verify
+    from dice.corpus.generate import read_jsonl
+    rows = [row for path in args.corpus for row in read_jsonl(path)]
+    if args.build and not args.all:
+        rows = one_per_family(rows)
+    verdicts = verify(rows, build=args.build, jobs=args.jobs)
+    failed = 0
+    for row, verdict in zip(rows, verdicts):
+        ok = verdict["status"] in PASSED
+        failed += not ok
+        if not ok or args.verbose:
+            print(f"{row['id']}: {verdict['status']}: {verdict.get('reason', '')}")
+    print(f"{len(rows) - failed}/{len(rows)} rows pass "
+          f"{'the analysis and nvcc' if args.build else 'the static analysis'}")
+    return 1 if failed else 0
+
+
+def add_corpus_parser(sub):
+    """The `corpus` subcommand and its own subcommands, under `dice`."""
+    from dice.cli import positive  # dice.cli imports this module first
+    corpus = sub.add_parser("corpus", help="the generated PyTorch/CUDA training corpus")
+    corpus_sub = corpus.add_subparsers(dest="corpus_command", required=True)
+    generate = corpus_sub.add_parser(
+        "generate", help="corpus rows, RL tasks and task packs, split train/val/heldout")
+    generate.add_argument("out_dir")
+    generate.add_argument("--seed", type=int, default=0)
+    generate.add_argument("--limit", type=positive, help="the first N catalogue tasks only")
+    generate.add_argument("--variants", type=positive, default=3,
+                          help="tasks drawn per family (chains: ten times as many)")
+    generate.set_defaults(run=generate_command)
+    check = corpus_sub.add_parser(
+        "check", help="dice-verify the rows: static analysis; --build also nvcc")
+    check.add_argument("corpus", nargs="+")
+    check.add_argument("--build", action="store_true",
+                       help="also build with nvcc: one row per family unless --all")
+    check.add_argument("--all", action="store_true", help="with --build: every row")
+    check.add_argument("--jobs", type=positive, default=2, help="nvcc processes at once")
+    check.add_argument("--verbose", action="store_true", help="a line for every row")
+    check.set_defaults(run=check_command)
