@@ -54,6 +54,15 @@ Status runSft(TrainSession &s) {
       return loaded.error();
     rows.insert(rows.end(), loaded->begin(), loaded->end());
   }
+  if (c.endToEndToo) {
+    size_t given = rows.size();
+    for (size_t i = 0; i < given; ++i)
+      if (rows[i].infill() && !rows[i].cudaCode.empty()) {
+        SftRow whole = rows[i];
+        whole.prefix = whole.middle = whole.suffix = "";
+        rows.push_back(std::move(whole));
+      }
+  }
   int64_t tooLong = 0;
   std::vector<SftSample> samples = tokenizeSft(rows, *s.tokenizer, c.maxLength, tooLong);
   if (tooLong)

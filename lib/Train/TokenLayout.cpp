@@ -19,9 +19,10 @@ void TrainingRow::push(int64_t id, int64_t position, int64_t blockSize,
   tags.push_back(tag);
 }
 
-torch::Tensor attentionMask(const TrainingRow &row) {
-  auto i64 = [](const std::vector<int64_t> &v) {
-    return torch::tensor(v, torch::kInt64);
+torch::Tensor attentionMask(const TrainingRow &row, torch::Device device) {
+  // Built where it is used: a packed row's mask has T^2 entries.
+  auto i64 = [&](const std::vector<int64_t> &v) {
+    return torch::tensor(v, torch::kInt64).to(device);
   };
   const int64_t t = row.size();
   torch::Tensor block = i64(row.blocks), copy = i64(row.copies),
@@ -36,7 +37,7 @@ torch::Tensor attentionMask(const TrainingRow &row) {
   torch::Tensor noisyToClean = ~qClean & kClean_ & (kb < qb);
   torch::Tensor allowed = sameSequence & (cleanToClean | withinBlock | noisyToClean);
   // Every slot sees itself (padding included), so no softmax row is empty.
-  return allowed | torch::eye(t, torch::kBool);
+  return allowed | torch::eye(t, torch::TensorOptions().dtype(torch::kBool).device(device));
 }
 
 TrainingBatch makeBatch(const std::vector<TrainingRow> &rows, int64_t padId,
@@ -46,7 +47,8 @@ TrainingBatch makeBatch(const std::vector<TrainingRow> &rows, int64_t padId,
     t = std::max(t, r.size());
   torch::Tensor ids = torch::full({n, t}, padId, torch::kInt64);
   torch::Tensor positions = torch::zeros({n, t}, torch::kInt64);
-  torch::Tensor allowed = torch::zeros({n, t, t}, torch::kBool);
+  torch::Tensor allowed =
+      torch::zeros({n, t, t}, torch::TensorOptions().dtype(torch::kBool).device(device));
   std::vector<int64_t> targetRow, targetSlot, targets, tags;
   std::vector<float> weights;
   for (int64_t r = 0; r < n; ++r) {
@@ -56,7 +58,7 @@ TrainingBatch makeBatch(const std::vector<TrainingRow> &rows, int64_t padId,
       row.push(padId, 0, 1, kClean, -1);
     ids[r] = torch::tensor(row.ids, torch::kInt64);
     positions[r] = torch::tensor(row.positions, torch::kInt64);
-    allowed[r] = attentionMask(row);
+    allowed[r] = attentionMask(row, device);
     for (int64_t s = 0; s < t; ++s)
       if (row.targets[size_t(s)] >= 0) {
         targetRow.push_back(r);
@@ -72,7 +74,7 @@ TrainingBatch makeBatch(const std::vector<TrainingRow> &rows, int64_t padId,
   TrainingBatch b;
   b.ids = ids.to(device);
   b.positions = positions.to(device);
-  b.allowed = allowed.to(device);
+  b.allowed = allowed;
   b.targetRow = i64(targetRow);
   b.targetSlot = i64(targetSlot);
   b.targets = i64(targets);

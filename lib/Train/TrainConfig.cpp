@@ -75,6 +75,8 @@ const std::vector<Field> &schema() {
        member(&TrainConfig::maxLength)},
       {"data", "pack_length", Kind::Integer, 16, 1 << 22, {},
        member(&TrainConfig::packLength)},
+      {"data", "end_to_end_too", Kind::Bool, 0, 0, {},
+       member(&TrainConfig::endToEndToo)},
 
       {"optim", "lr", Kind::Float, 0, 1, {}, member(&TrainConfig::lr)},
       {"optim", "weight_decay", Kind::Float, 0, 1, {},

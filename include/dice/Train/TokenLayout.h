@@ -60,7 +60,7 @@ struct TrainingBatch {
 
 /// The attention mask of one row ([T, T] bool), by the rules above; padding
 /// slots see only themselves.
-torch::Tensor attentionMask(const TrainingRow &row);
+torch::Tensor attentionMask(const TrainingRow &row, torch::Device device = torch::kCPU);
 
 TrainingBatch makeBatch(const std::vector<TrainingRow> &rows, int64_t padId,
                         torch::Device device);

@@ -45,6 +45,9 @@ struct TrainConfig {
   std::vector<std::string> taskFiles; ///< task packs (dice train prepare)
   int64_t maxLength = 2048; ///< prompt + answer tokens of one sample
   int64_t packLength = 8192; ///< tokens of one packed row (clean + noisy)
+  /// Infilling rows (prefix, middle, suffix) also train as end-to-end
+  /// samples whose answer is the whole program (cuda_code).
+  bool endToEndToo = false;
 
   // [optim]
   double lr = 1e-5;

@@ -1,0 +1,66 @@
+#!/bin/bash
+# The project's training run on one GPU: builds dice-train and the verifier
+# worker (the LibTorch half), then SFT from random weights on the corpus's
+# training split, BiC-RL kernel infilling, then end to end, each stage from
+# the last checkpoint of the one before. Each stage has a wall-clock budget;
+# a stage stopped by it keeps every finished step's metrics and the next
+# stage starts from its newest checkpoint. Results go to $OUT.
+#   train/run_h200.sh [SFT_S RL_INFILL_S RL_E2E_S]
+set -uo pipefail
+OUT=${OUT:-/tmp/dice-train-out}
+mkdir -p "$OUT"
+PY=${PY:-/opt/torch/.venv/bin/python}
+SFT_S=${1:-240}; INFILL_S=${2:-150}; E2E_S=${3:-80}
+export PYTHONUNBUFFERED=1
+root=$PWD
+{
+  echo "commit ${DICE_COMMIT:-unknown}"
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  $PY -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
+} | tee "$OUT/env.txt"
+
+start=$(date +%s)
+source test/gpu/build-gpu-half.sh "$PY" "$OUT/build.log" dice-train dice-verify-worker || exit 1
+echo "built in $(( $(date +%s) - start )) s" | tee -a "$OUT/env.txt"
+TRAIN=$root/build-gpu/bin/dice-train
+
+newest() { ls -d "$1"/step-* 2>/dev/null | grep -v partial | sort | tail -1; }
+
+cd train/configs
+stage() { # name seconds model-path
+  local name=$1 seconds=$2 model=${3:-}
+  local args=(--config "$name.toml" --set "metrics.status=\"off\"")
+  [[ -n $model ]] && args+=(--set "model.path=\"$model\"")
+  local t0=$(date +%s)
+  timeout --signal=INT "$seconds" "$TRAIN" "${args[@]}" 2> "$OUT/$name.log"
+  echo "$name: exit $?, $(( $(date +%s) - t0 )) s, $(wc -l < ../runs/$name/metrics.jsonl) steps" | tee -a "$OUT/env.txt"
+  tail -3 "$OUT/$name.log"
+  cp ../runs/$name/metrics.jsonl "$OUT/$name-metrics.jsonl"
+}
+stage sft "$SFT_S"
+stage rl-infill "$INFILL_S" "$(newest ../runs/sft)"
+stage rl-e2e "$E2E_S" "$(newest ../runs/rl-infill)"
+cd "$root"
+# Rollout logs (for the static analysis where the compiler is) and the
+# final model in the shipped dtype.
+tar czf "$OUT/rollouts.tgz" -C train/runs rl-infill/rollouts.jsonl rl-e2e/rollouts.jsonl 2>/dev/null
+final=$(newest train/runs/rl-e2e); [[ -z $final ]] && final=$(newest train/runs/rl-infill)
+[[ -z $final ]] && final=$(newest train/runs/sft)
+echo "final checkpoint: $final" | tee -a "$OUT/env.txt"
+$PY - "$final" "$OUT/model" <<'PYEOF'
+import json, shutil, sys
+from pathlib import Path
+from safetensors.torch import load_file, save_file
+src, dst = Path(sys.argv[1]), Path(sys.argv[2])
+dst.mkdir(parents=True, exist_ok=True)
+state = {}
+for f in sorted(src.glob("model*.safetensors")):
+    state.update(load_file(str(f)))
+save_file({k: v.bfloat16().contiguous() for k, v in state.items()}, str(dst / "model.safetensors"),
+          metadata={"format": "pt"})
+config = json.loads((src / "config.json").read_text())
+config["torch_dtype"] = "bfloat16"
+(dst / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+print("model:", sum(v.numel() for v in state.values()), "parameters")
+PYEOF
+ls -la "$OUT"
