@@ -11,6 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "SdarShapes.h"
+#include "TrainBench.h"
 #include "dice/Model/BlockDiffusionSampler.h"
 #include "dice/Model/Transformer.h"
 #include "dice/Support/CommandLine.h"
@@ -32,34 +34,6 @@ using namespace dice;
 using json = nlohmann::json;
 
 namespace {
-
-/// The SDAR shapes (1.7B follows Qwen3-1.7B; 4B and 8B are SDAR-{4B,8B}-Chat's
-/// config.json). Copied here so the benchmark needs no files.
-ModelConfig sdarShape(const std::string &name) {
-  ModelConfig c;
-  c.numAttentionHeads = 32;
-  c.numKeyValueHeads = 8;
-  c.headDim = 128;
-  c.vocabSize = 151936;
-  c.ropeTheta = 1e6;
-  c.rmsNormEps = 1e-6;
-  c.numHiddenLayers = 36;
-  if (name == "1.7b") {
-    c.numHiddenLayers = 28;
-    c.hiddenSize = 2048;
-    c.intermediateSize = 6144;
-    c.numAttentionHeads = 16;
-  } else if (name == "4b") {
-    c.hiddenSize = 2560;
-    c.intermediateSize = 9728;
-  } else if (name == "8b") {
-    c.hiddenSize = 4096;
-    c.intermediateSize = 12288;
-  } else {
-    throw std::runtime_error("unknown shape '" + name + "' (1.7b, 4b, 8b)");
-  }
-  return c;
-}
 
 double now() {
   return std::chrono::duration<double>(
@@ -404,9 +378,27 @@ int main(int argc, char **argv) {
   cl.add_option("--load", loadDir,
                 "instead: time Transformer::load of a checkpoint folder")
       ->type_name("dir");
+  TrainBenchOptions train;
+  cl.add_option("--train", train.mode,
+                "instead: time dice-train's SFT step or one RL step on the "
+                "first --cases shape")
+      ->check(oneOf({"sft", "rl"}));
+  cl.add_option("--lora", train.loraRank, "--train: LoRA rank (0: full fine-tuning)");
+  cl.add_flag("--recompute", train.recompute, "--train: recompute layers in backward");
+  cl.add_option("--samples", train.samples, "--train sft: samples per step");
+  cl.add_option("--answer", train.answerTokens, "--train sft: answer tokens per sample");
+  cl.add_option("--steps", train.steps, "--train sft: timed steps");
+  cl.add_option("--rollouts", train.rollouts, "--train rl: rollouts of the prompt");
   if (std::optional<int> exit = cl.parse(argc, argv))
     return *exit;
   const bool check = !noCheck;
+  if (!train.mode.empty()) {
+    train.shape = casesSpec.substr(0, casesSpec.find(':'));
+    train.promptTokens = promptLength;
+    train.maxTokens = newTokens;
+    train.jsonPath = jsonPath;
+    return runTrainBench(train);
+  }
   if (!torch::cuda::is_available()) {
     std::cerr << "dice-bench: no CUDA device\n";
     return 1;
