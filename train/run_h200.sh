@@ -6,6 +6,7 @@
 # a stage stopped by it keeps every finished step's metrics and the next
 # stage starts from its newest checkpoint. Results go to $OUT.
 #   train/run_h200.sh [SFT_S RL_INFILL_S RL_E2E_S]
+# SFT_S = 0 skips SFT: RL starts from $SFT_MODEL (an SFT checkpoint folder).
 set -uo pipefail
 OUT=${OUT:-/tmp/dice-train-out}
 mkdir -p "$OUT"
@@ -20,7 +21,7 @@ root=$PWD
 } | tee "$OUT/env.txt"
 
 start=$(date +%s)
-source test/gpu/build-gpu-half.sh "$PY" "$OUT/build.log" dice-train dice-verify-worker || exit 1
+source test/gpu/build-gpu-half.sh "$PY" "$OUT/build.log" dice-train dice-verify-worker dice-bench || exit 1
 echo "built in $(( $(date +%s) - start )) s" | tee -a "$OUT/env.txt"
 TRAIN=$root/build-gpu/bin/dice-train
 
@@ -35,17 +36,25 @@ stage() { # name seconds model-path
   timeout --signal=INT "$seconds" "$TRAIN" "${args[@]}" 2> "$OUT/$name.log"
   echo "$name: exit $?, $(( $(date +%s) - t0 )) s, $(wc -l < ../runs/$name/metrics.jsonl) steps" | tee -a "$OUT/env.txt"
   tail -3 "$OUT/$name.log"
-  cp ../runs/$name/metrics.jsonl "$OUT/$name-metrics.jsonl"
+  cp ../runs/$name/metrics.jsonl "$OUT/$name-metrics.jsonl" 2>/dev/null
 }
-stage sft "$SFT_S"
-stage rl-infill "$INFILL_S" "$(newest ../runs/sft)"
-stage rl-e2e "$E2E_S" "$(newest ../runs/rl-infill)"
+if (( SFT_S > 0 )); then
+  stage sft "$SFT_S"
+  sft_model=$(newest ../runs/sft)
+else
+  sft_model=$root/$SFT_MODEL
+fi
+stage rl-infill "$INFILL_S" "$sft_model"
+infill_model=$(newest ../runs/rl-infill)
+stage rl-e2e "$E2E_S" "${infill_model:-$sft_model}"
 cd "$root"
 # Rollout logs (for the static analysis where the compiler is) and the
 # final model in the shipped dtype.
-tar czf "$OUT/rollouts.tgz" -C train/runs rl-infill/rollouts.jsonl rl-e2e/rollouts.jsonl 2>/dev/null
+cp train/runs/rl-infill/rollouts.jsonl "$OUT/rl-infill-rollouts.jsonl" 2>/dev/null
+cp train/runs/rl-e2e/rollouts.jsonl "$OUT/rl-e2e-rollouts.jsonl" 2>/dev/null
 final=$(newest train/runs/rl-e2e); [[ -z $final ]] && final=$(newest train/runs/rl-infill)
 [[ -z $final ]] && final=$(newest train/runs/sft)
+[[ -z $final ]] && final=$sft_model
 echo "final checkpoint: $final" | tee -a "$OUT/env.txt"
 $PY - "$final" "$OUT/model" <<'PYEOF'
 import json, shutil, sys

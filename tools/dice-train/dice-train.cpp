@@ -14,9 +14,30 @@
 #include "dice/Train/TrainConfig.h"
 #include "dice/Train/Trainer.h"
 
+#include <csignal>
 #include <cstdio>
+#include <execinfo.h>
+#include <unistd.h>
+
+namespace {
+
+/// A crash of the trainer itself (not of a candidate: those run in sandboxed
+/// workers) says where it happened before the process dies.
+void reportCrash(int signal) {
+  const char message[] = "dice-train: internal error: fatal signal; stack:\n";
+  (void)!write(STDERR_FILENO, message, sizeof message - 1);
+  void *frames[64];
+  int n = backtrace(frames, 64);
+  backtrace_symbols_fd(frames, n, STDERR_FILENO);
+  std::signal(signal, SIG_DFL);
+  std::raise(signal);
+}
+
+} // namespace
 
 int main(int argc, char **argv) {
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT})
+    std::signal(sig, reportCrash);
   std::string configPath;
   std::vector<std::string> overrides;
   dice::CommandLine cl(
