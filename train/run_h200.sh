@@ -30,12 +30,16 @@ newest() { ls -d "$1"/step-* 2>/dev/null | grep -v partial | sort | tail -1; }
 cd train/configs
 stage() { # name seconds model-path
   local name=$1 seconds=$2 model=${3:-}
+  (( seconds > 0 )) || return 0
   local args=(--config "$name.toml" --set "metrics.status=\"off\"")
   [[ -n $model ]] && args+=(--set "model.path=\"$model\"")
   local t0=$(date +%s)
   timeout --signal=INT "$seconds" "$TRAIN" "${args[@]}" 2> "$OUT/$name.log"
   echo "$name: exit $?, $(( $(date +%s) - t0 )) s, $(wc -l < ../runs/$name/metrics.jsonl) steps" | tee -a "$OUT/env.txt"
   tail -3 "$OUT/$name.log"
+  # A crash report's offsets, as source lines.
+  grep -oE '(pc|stack) [^ ]*dice-train\+0x[0-9a-f]+' "$OUT/$name.log" | sed 's/.*+//' |
+    xargs -r addr2line -f -C -i -e "$TRAIN" 2>&1 | tee -a "$OUT/$name.log" | head -40
   cp ../runs/$name/metrics.jsonl "$OUT/$name-metrics.jsonl" 2>/dev/null
 }
 if (( SFT_S > 0 )); then

@@ -209,6 +209,10 @@ Status runRl(TrainSession &s) {
     Verification verified;
     Generation next;
     bool haveNext = s.step + 1 < c.steps;
+    s.say("step " + std::to_string(s.step + 1) + ": " +
+          std::to_string(current.rollouts.size()) + " rollouts (" +
+          std::to_string(current.generatedTokens) + " tokens) in " +
+          std::to_string(int(current.generateSeconds)) + " s; verifying");
     if (c.overlapVerification && haveNext) {
       std::future<Verification> pending = std::async(std::launch::async, [&] {
         return verify(*verifier, c, tasks, current);
@@ -246,6 +250,9 @@ Status runRl(TrainSession &s) {
       }
     }
 
+    s.say("step " + std::to_string(s.step + 1) + ": verified in " +
+          std::to_string(int(verified.seconds)) + " s; " + std::to_string(kept.size()) +
+          " rollouts in groups with a signal");
     // The TraceRL update over the kept rollouts.
     double keptTokens = 0;
     for (size_t i : kept)

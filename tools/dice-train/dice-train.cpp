@@ -15,17 +15,44 @@
 #include "dice/Train/Trainer.h"
 
 #include <csignal>
+#include <algorithm>
 #include <cstdio>
 #include <execinfo.h>
+#include <dlfcn.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 namespace {
 
 /// A crash of the trainer itself (not of a candidate: those run in sandboxed
-/// workers) says where it happened before the process dies.
-void reportCrash(int signal) {
-  const char message[] = "dice-train: internal error: fatal signal; stack:\n";
+/// workers) says where it happened before the process dies: the faulting
+/// address, the instruction and the words on top of the stack (a call
+/// through a bad pointer leaves its caller's return address there), each as
+/// object+offset for addr2line, then the stack as far as it unwinds.
+void writeAddress(const char *label, uintptr_t address) {
+  char text[512];
+  Dl_info where{};
+  int n;
+  if (dladdr(reinterpret_cast<void *>(address), &where) && where.dli_fname)
+    n = std::snprintf(text, sizeof text, "  %s %s+0x%lx (%s)\n", label, where.dli_fname,
+                      (unsigned long)(address - uintptr_t(where.dli_fbase)),
+                      where.dli_sname ? where.dli_sname : "?");
+  else
+    n = std::snprintf(text, sizeof text, "  %s 0x%lx\n", label, (unsigned long)address);
+  (void)!write(STDERR_FILENO, text, size_t(std::min(n, int(sizeof text) - 1)));
+}
+
+void reportCrash(int signal, siginfo_t *info, void *context) {
+  const char message[] = "dice-train: internal error: fatal signal; where:\n";
   (void)!write(STDERR_FILENO, message, sizeof message - 1);
+  writeAddress("fault address", uintptr_t(info->si_addr));
+#if defined(__x86_64__)
+  auto *uc = static_cast<ucontext_t *>(context);
+  writeAddress("pc", uintptr_t(uc->uc_mcontext.gregs[REG_RIP]));
+  auto *sp = reinterpret_cast<uintptr_t *>(uc->uc_mcontext.gregs[REG_RSP]);
+  for (int k = 0; k < 6; ++k)
+    writeAddress("stack", sp[k]);
+#endif
   void *frames[64];
   int n = backtrace(frames, 64);
   backtrace_symbols_fd(frames, n, STDERR_FILENO);
@@ -36,8 +63,11 @@ void reportCrash(int signal) {
 } // namespace
 
 int main(int argc, char **argv) {
+  struct sigaction onCrash {};
+  onCrash.sa_sigaction = reportCrash;
+  onCrash.sa_flags = SA_SIGINFO;
   for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT})
-    std::signal(sig, reportCrash);
+    sigaction(sig, &onCrash, nullptr);
   std::string configPath;
   std::vector<std::string> overrides;
   dice::CommandLine cl(
