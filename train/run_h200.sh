@@ -21,7 +21,7 @@ root=$PWD
 } | tee "$OUT/env.txt"
 
 start=$(date +%s)
-source test/gpu/build-gpu-half.sh "$PY" "$OUT/build.log" dice-train dice-verify-worker dice-bench || exit 1
+source test/gpu/build-gpu-half.sh "$PY" "$OUT/build.log" dice-train dice-verify dice-verify-worker dice-bench || exit 1
 echo "built in $(( $(date +%s) - start )) s" | tee -a "$OUT/env.txt"
 TRAIN=$root/build-gpu/bin/dice-train
 

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TrainSession.h"
+#include "VerifierProcess.h"
 
 #include "dice/Model/BlockDiffusionSampler.h"
 #include "dice/Train/TraceRL.h"
@@ -109,18 +110,21 @@ Generation generate(TrainSession &s, const std::vector<TaskPackRow> &tasks,
   return g;
 }
 
-Verification verify(CandidateVerifier &verifier, const TrainConfig &c,
-                    const std::vector<TaskPackRow> &tasks, Generation &g) {
+Result<Verification> verify(const TrainConfig &c, const std::vector<TaskPackRow> &tasks,
+                            Generation &g, const std::string &workDir, unsigned jobs) {
   Clock::time_point start = Clock::now();
   std::vector<VerificationRequest> requests;
   for (const Rollout &r : g.rollouts) {
     const TaskPackRow &t = tasks[r.task];
     requests.push_back({t.id, t.fingerprint, t.signature, t.programJson, r.text, false});
   }
-  std::vector<VerificationResult> results = verifier.verify(requests);
-  for (size_t i = 0; i < g.rollouts.size() && i < results.size(); ++i) {
+  Result<ProcessVerdicts> results =
+      verifyInProcess(requests, c.dice.verifier, workDir, c.seed + uint64_t(g.step), jobs);
+  if (!results)
+    return results.error();
+  for (size_t i = 0; i < g.rollouts.size(); ++i) {
     Rollout &r = g.rollouts[i];
-    const Verdict &v = results[i].verdict;
+    const Verdict &v = results->verdicts[i];
     r.status = v.status;
     r.reason = v.reason;
     r.speedup = v.speedup;
@@ -131,7 +135,7 @@ Verification verify(CandidateVerifier &verifier, const TrainConfig &c,
   }
   Verification out;
   out.seconds = seconds(start);
-  out.notes = verifier.takeNotes();
+  out.notes = results->notes;
   return out;
 }
 
@@ -158,18 +162,11 @@ Status runRl(TrainSession &s) {
   }
   TaskSchedule schedule(tasks, c.levelSteps, c.seed);
 
-  CandidateVerifierOptions vopts;
-  std::string cache = (fs::path(c.checkpointDir) / "kernel-cache").string();
-  vopts.build = defaultKernelBuildOptions(cache);
-  vopts.checks = c.dice.verifier;
-  vopts.workerPath = defaultWorkerPath();
-  vopts.scratchDir = (fs::path(cache) / "workers").string();
-  vopts.jobs = std::max(1u, std::thread::hardware_concurrency() / 2);
-  vopts.seed = c.seed;
-#ifndef DICE_TRAIN_HAVE_ANALYSIS
-  vopts.staticAnalysis = false;
-#endif
-  std::unique_ptr<CandidateVerifier> verifier = createCandidateVerifier(vopts);
+  // Each rank verifies its own rollouts, in its own folder.
+  const std::string verifyDir =
+      (fs::path(c.checkpointDir) / ("verifier-rank" + std::to_string(s.dist->rank()))).string();
+  const unsigned jobs = std::max(1u, std::thread::hardware_concurrency() /
+                                         unsigned(2 * s.dist->worldSize()));
 #ifdef DICE_TRAIN_HAVE_ANALYSIS
   const bool staticAnalysis = true;
 #else
@@ -213,15 +210,19 @@ Status runRl(TrainSession &s) {
           std::to_string(current.rollouts.size()) + " rollouts (" +
           std::to_string(current.generatedTokens) + " tokens) in " +
           std::to_string(int(current.generateSeconds)) + " s; verifying");
+    Result<Verification> judged = Error("");
     if (c.overlapVerification && haveNext) {
-      std::future<Verification> pending = std::async(std::launch::async, [&] {
-        return verify(*verifier, c, tasks, current);
+      std::future<Result<Verification>> pending = std::async(std::launch::async, [&] {
+        return verify(c, tasks, current, verifyDir, jobs);
       });
       next = generate(s, tasks, schedule, s.step + 1);
-      verified = pending.get();
+      judged = pending.get();
     } else {
-      verified = verify(*verifier, c, tasks, current);
+      judged = verify(c, tasks, current, verifyDir, jobs);
     }
+    if (!judged)
+      return judged.error();
+    verified = judged.take();
     for (const std::string &note : verified.notes)
       if (std::find(notesSaid.begin(), notesSaid.end(), note) == notesSaid.end()) {
         s.say(note);
