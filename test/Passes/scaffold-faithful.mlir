@@ -124,7 +124,9 @@ func.func @index_mask(%x: tensor<3x5xf32>) -> tensor<3x5xf32> {
 // CHECK: dice.kernel_request {{.*}} (%arg1, %arg0)
 // CHECK-SAME: t4 = x1[t2, t3]\0A
 // PLAN: "function":"gather"
-// PLAN-SAME: "steps":[{"args":[1,0],"kind":"program","level":1,"program":{"inputs":[{"dtype":"int64","shape":[2]},{"dtype":"float32","shape":[4,3]}]
+// PLAN-SAME: "steps":[{"args":[1,0],
+// PLAN-SAME: "kind":"program","level":1,
+// PLAN-SAME: "program":{"inputs":[{"dtype":"int64","shape":[2]},{"dtype":"float32","shape":[4,3]}]
 // PLAN-SAME: "fn":"index"
 func.func @gather(%src: tensor<4x3xf32>, %idx: tensor<2xi64>) -> tensor<2x3xf32> {
   %e = tensor.empty() : tensor<2x3xf32>
