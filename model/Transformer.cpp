@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dice/Model/Transformer.h"
+#include "dice/Model/TransformerMath.h"
 
 #include <cmath>
 #include <limits>
@@ -41,21 +42,6 @@ namespace dice {
 namespace {
 
 namespace F = torch::nn::functional;
-
-/// Qwen3RMSNorm: normalise in fp32, scale in the input dtype.
-torch::Tensor rmsNorm(const torch::Tensor &x, const torch::Tensor &weight,
-                      double eps) {
-  torch::Tensor x32 = x.to(torch::kFloat32);
-  torch::Tensor normed =
-      x32 * torch::rsqrt(x32.pow(2).mean(-1, /*keepdim=*/true) + eps);
-  return weight * normed.to(x.scalar_type());
-}
-
-/// [a, b] -> [-b, a] over the last dimension's halves.
-torch::Tensor rotateHalf(const torch::Tensor &x) {
-  int64_t half = x.size(-1) / 2;
-  return torch::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
-}
 
 /// x [N, H, T, D], cos/sin [T, D].
 torch::Tensor applyRope(const torch::Tensor &x, const torch::Tensor &cos,

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dice/Train/PolicyModel.h"
+#include "dice/Model/TransformerMath.h"
 
 #include <ATen/autocast_mode.h>
 
@@ -18,18 +19,6 @@ namespace dice {
 namespace {
 
 namespace F = torch::nn::functional;
-
-torch::Tensor rmsNorm(const torch::Tensor &x, const torch::Tensor &weight,
-                      double eps) {
-  torch::Tensor x32 = x.to(torch::kFloat32);
-  torch::Tensor normed = x32 * torch::rsqrt(x32.pow(2).mean(-1, true) + eps);
-  return weight * normed.to(x.scalar_type());
-}
-
-torch::Tensor rotateHalf(const torch::Tensor &x) {
-  int64_t half = x.size(-1) / 2;
-  return torch::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
-}
 
 const std::set<std::string> &projections() {
   static const std::set<std::string> names = {

@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "TrainSession.h"
+#include "dice/Train/TrainSession.h"
 #include "VerifierProcess.h"
 
 #include "dice/Model/BlockDiffusionSampler.h"
@@ -36,10 +36,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-double seconds(Clock::time_point since) {
-  return std::chrono::duration<double>(Clock::now() - since).count();
-}
 
 struct Rollout {
   size_t task = 0;
@@ -106,7 +102,7 @@ Generation generate(TrainSession &s, const std::vector<TaskPackRow> &tasks,
       g.rollouts.push_back(std::move(r));
     }
   }
-  g.generateSeconds = seconds(start);
+  g.generateSeconds = secondsSince(start);
   return g;
 }
 
@@ -134,7 +130,7 @@ Result<Verification> verify(const TrainConfig &c, const std::vector<TaskPackRow>
       r.reward += c.speedReward * std::log2(*v.speedup);
   }
   Verification out;
-  out.seconds = seconds(start);
+  out.seconds = secondsSince(start);
   out.notes = results->notes;
   return out;
 }
@@ -192,8 +188,6 @@ Status runRl(TrainSession &s) {
         " tasks, " + std::to_string(c.globalBatch) + " x " + std::to_string(c.rollouts) +
         " rollouts per step, " + std::to_string(s.dist->worldSize()) + " rank(s)");
 
-  const int64_t blockSize = s.model->config().blockSize;
-  const int64_t maskId = s.model->config().maskTokenId;
   std::vector<std::string> notesSaid;
 
   // Throughput is measured from one step's end to the next (the first from
@@ -259,72 +253,15 @@ Status runRl(TrainSession &s) {
     for (size_t i : kept)
       keptTokens += double(current.rollouts[i].trace.tokens.size());
     double globalTokens = sumOverRanks(s, {keptTokens})[0];
-    double surrogate = 0, kl = 0, clipped = 0, scored = 0;
-    if (globalTokens > 0) {
-      // Rows of rollouts packed to data.pack_length slots.
-      std::vector<std::vector<size_t>> rows;
-      int64_t used = c.packLength;
-      for (size_t i : kept) {
-        int64_t slots = traceSlots(current.rollouts[i].trace, blockSize);
-        if (used + slots > c.packLength) {
-          rows.emplace_back();
-          used = 0;
-        }
-        rows.back().push_back(i);
-        used += slots;
-      }
-      std::vector<TrainingBatch> batches;
-      std::vector<torch::Tensor> oldLogProbs, advantages;
-      for (size_t first = 0; first < rows.size(); first += size_t(c.microBatch)) {
-        std::vector<TrainingRow> batchRows;
-        std::vector<float> recorded, adv;
-        for (size_t r = first; r < std::min(rows.size(), first + size_t(c.microBatch)); ++r) {
-          TrainingRow row;
-          for (size_t k = 0; k < rows[r].size(); ++k) {
-            const Rollout &ro = current.rollouts[rows[r][k]];
-            appendTrace(row, ro.trace, int64_t(k), blockSize, maskId,
-                        int64_t(rows[r][k]) << 20);
-          }
-          batchRows.push_back(std::move(row));
-        }
-        TrainingBatch batch = makeBatch(batchRows, maskId, s.device);
-        torch::Tensor tags = batch.tags.cpu();
-        for (int64_t t = 0; t < tags.numel(); ++t) {
-          int64_t tag = tags[t].item<int64_t>();
-          const Rollout &ro = current.rollouts[size_t(tag >> 20)];
-          recorded.push_back(std::log(std::max(1e-30f, ro.trace.probability[size_t(tag & 0xFFFFF)])));
-          adv.push_back(float(advantage[size_t(tag >> 20)]));
-        }
-        torch::Tensor old = torch::tensor(recorded, torch::kFloat32).to(s.device);
-        if (c.oldLogprobs == "recomputed") {
-          torch::NoGradGuard noGrad;
-          AutocastScope autocast(s.autocast());
-          old = targetLogProbs(*s.model, batch).detach();
-        }
-        oldLogProbs.push_back(old);
-        advantages.push_back(torch::tensor(adv, torch::kFloat32).to(s.device));
-        batches.push_back(std::move(batch));
-      }
-      for (int64_t epoch = 0; epoch < c.ppoEpochs; ++epoch) {
-        for (size_t b = 0; b < batches.size(); ++b) {
-          AutocastScope autocast(s.autocast());
-          torch::Tensor logp = targetLogProbs(*s.model, batches[b]);
-          PolicyLossParts parts =
-              policyLoss(logp, oldLogProbs[b], advantages[b], c.clip);
-          torch::Tensor loss =
-              (-parts.surrogateSum + c.klCoef * parts.klSum) / globalTokens;
-          loss.backward();
-          if (epoch == c.ppoEpochs - 1) {
-            surrogate += parts.surrogateSum.item<double>();
-            kl += parts.klSum.item<double>();
-            clipped += double(parts.clipped);
-            scored += double(logp.numel());
-          }
-        }
-        if (epoch + 1 < c.ppoEpochs)
-          s.update(learningRate(c, s.step));
-      }
+    std::vector<const RolloutTrace *> keptTraces;
+    std::vector<double> keptAdvantages;
+    for (size_t i : kept) {
+      keptTraces.push_back(&current.rollouts[i].trace);
+      keptAdvantages.push_back(advantage[i]);
     }
+    PolicyUpdateStats stats;
+    if (globalTokens > 0)
+      stats = tracePolicyUpdate(s, keptTraces, keptAdvantages, globalTokens);
     double lr = learningRate(c, s.step);
     double gradNorm = globalTokens > 0 ? s.update(lr) : 0.0;
     if (!c.overlapVerification && haveNext)
@@ -349,9 +286,10 @@ Status runRl(TrainSession &s) {
     local[14] = current.generateSeconds;
     local[15] = double(current.generatedTokens);
     std::vector<double> sums = sumOverRanks(s, local);
-    std::vector<double> loss = sumOverRanks(s, {surrogate, kl, clipped, scored});
+    std::vector<double> loss =
+        sumOverRanks(s, {stats.surrogate, stats.kl, stats.clipped, stats.scored});
     double rollouts = std::max(1.0, sums[0]);
-    double elapsed = seconds(start);
+    double elapsed = secondsSince(start);
     start = Clock::now();
     std::map<std::string, MetricsLog::Value> m = {
         {"step", s.step + 1},

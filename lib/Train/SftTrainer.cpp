@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "TrainSession.h"
+#include "dice/Train/TrainSession.h"
 
 #include "dice/Train/DiffusionLoss.h"
 #include "dice/Train/TrainData.h"
@@ -16,32 +16,8 @@
 #include <chrono>
 
 namespace dice {
-namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double seconds(Clock::time_point since) {
-  return std::chrono::duration<double>(Clock::now() - since).count();
-}
-
-/// Packs samples into rows of at most `packLength` slots, in order.
-std::vector<std::vector<size_t>> packRows(const std::vector<const SftSample *> &samples,
-                                          int64_t packLength, int64_t blockSize) {
-  std::vector<std::vector<size_t>> rows;
-  int64_t used = packLength;
-  for (size_t i = 0; i < samples.size(); ++i) {
-    int64_t slots = samples[i]->slots(blockSize);
-    if (used + slots > packLength) {
-      rows.emplace_back();
-      used = 0;
-    }
-    rows.back().push_back(i);
-    used += slots;
-  }
-  return rows;
-}
-
-} // namespace
 
 Status runSft(TrainSession &s) {
   const TrainConfig &c = s.config;
@@ -110,7 +86,10 @@ Status runSft(TrainSession &s) {
       }
     }
 
-    std::vector<std::vector<size_t>> packed = packRows(mine, c.packLength, blockSize);
+    std::vector<int64_t> slots;
+    for (const SftSample *sample : mine)
+      slots.push_back(sample->slots(blockSize));
+    std::vector<std::vector<size_t>> packed = packInOrder(slots, c.packLength);
     double lossSum = 0;
     {
       AutocastScope autocast(s.autocast());
@@ -137,7 +116,7 @@ Status runSft(TrainSession &s) {
     double lr = learningRate(c, s.step);
     double gradNorm = s.update(lr);
     s.dataPosition += c.globalBatch;
-    double elapsed = seconds(start);
+    double elapsed = secondsSince(start);
 
     if (s.metrics)
       s.metrics->write({{"step", s.step + 1},

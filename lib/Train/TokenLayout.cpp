@@ -40,6 +40,21 @@ torch::Tensor attentionMask(const TrainingRow &row, torch::Device device) {
   return allowed | torch::eye(t, torch::TensorOptions().dtype(torch::kBool).device(device));
 }
 
+std::vector<std::vector<size_t>> packInOrder(const std::vector<int64_t> &slots,
+                                             int64_t capacity) {
+  std::vector<std::vector<size_t>> rows;
+  int64_t used = capacity;
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (rows.empty() || used + slots[i] > capacity) {
+      rows.emplace_back();
+      used = 0;
+    }
+    rows.back().push_back(i);
+    used += slots[i];
+  }
+  return rows;
+}
+
 TrainingBatch makeBatch(const std::vector<TrainingRow> &rows, int64_t padId,
                         torch::Device device) {
   int64_t n = int64_t(rows.size()), t = 0;

@@ -1,6 +1,6 @@
 //===- TrainSession.cpp - what every stage of a run shares ----------------===//
 
-#include "TrainSession.h"
+#include "dice/Train/TrainSession.h"
 
 #include "dice/Model/Safetensors.h"
 #include "dice/Train/Trainer.h"

@@ -16,6 +16,7 @@
 #include "dice/Train/TrainCheckpoint.h"
 #include "dice/Train/TrainConfig.h"
 #include "dice/Train/TrainData.h"
+#include "dice/Train/TrainSession.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <gtest/gtest.h>
@@ -467,4 +468,73 @@ TEST(TrainCheckpoint, RoundTripsWeightsAndShards) {
   EXPECT_EQ(s->step, 12);
   EXPECT_EQ(s->dataPosition, 96);
   EXPECT_EQ(s->worldSize, 2);
+}
+
+TEST(TraceRL, UpdatesMoveLikelihoodWithTheAdvantage) {
+  // Two rollouts of one prompt from the sampler; the update's objective is
+  // the advantage-weighted log-likelihood, so with advantage +1 a rollout
+  // gets likelier, with -1 rarer, and with both the gap between them grows.
+  PolicyModel base = tinyPolicy({}, 13);
+  Transformer runtime(base.config(), base.inferenceWeights(torch::kFloat32));
+  TransformerDenoiser denoiser(runtime);
+  SamplerOptions options;
+  options.maskTokenId = 39;
+  options.stopTokenIds = {37, 38};
+  options.seed = 21;
+  BlockDiffusionSampler sampler(denoiser, options);
+  SamplingConfig sampling;
+  sampling.topK = 0;
+  sampling.maxTokens = 12;
+  std::vector<int32_t> prompt = {3, 1, 4, 1, 5, 9};
+  Result<std::vector<Candidate>> out = sampler.generateCandidates(prompt, 2, sampling);
+  ASSERT_TRUE(out) << out.error().format();
+  std::vector<RolloutTrace> traces;
+  for (const Candidate &c : *out)
+    traces.push_back({prompt, c.tokens, c.unmaskStep, c.probability, c.trailingTokens,
+                      c.trailingSteps});
+  ASSERT_NE(traces[0].tokens, traces[1].tokens);
+
+  TrainConfig config;
+  config.lr = 1e-3;
+  config.klCoef = 0;
+  config.packLength = 4096;
+  auto likelihoodsAfter = [&](const std::vector<double> &advantages) {
+    TrainSession session(config);
+    session.dist = Distributed::fromEnvironment(torch::kCPU).take();
+    session.model = tinyPolicy({}, 13);
+    session.optimizer =
+        std::make_unique<AdamW>(session.model->trainable(), config, *session.dist);
+    std::vector<const RolloutTrace *> batch;
+    double tokens = 0;
+    for (size_t i = 0; i < advantages.size(); ++i) {
+      batch.push_back(&traces[i]);
+      tokens += double(traces[i].tokens.size());
+    }
+    for (int step = 0; step < 2; ++step) {
+      PolicyUpdateStats stats = tracePolicyUpdate(session, batch, advantages, tokens);
+      EXPECT_EQ(stats.scored, tokens); // every answer token scored once
+      session.update(config.lr);
+    }
+    std::vector<double> ll;
+    for (const RolloutTrace &t : traces) {
+      TrainingRow row;
+      appendTrace(row, t, 0, 4, 39, 0);
+      torch::NoGradGuard noGrad;
+      ll.push_back(targetLogProbs(*session.model, makeBatch({row}, 39, torch::kCPU))
+                       .sum()
+                       .item<double>());
+    }
+    return ll;
+  };
+  std::vector<double> before;
+  for (const RolloutTrace &t : traces) {
+    double sum = 0;
+    for (float p : t.probability)
+      sum += std::log(p);
+    before.push_back(sum);
+  }
+  EXPECT_GT(likelihoodsAfter({1.0})[0], before[0]);
+  EXPECT_LT(likelihoodsAfter({0.0, -1.0})[1], before[1]);
+  std::vector<double> both = likelihoodsAfter({1.0, -1.0});
+  EXPECT_GT(both[0] - both[1], before[0] - before[1]);
 }

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TrainBench.h"
-#include "SdarShapes.h"
+#include "BenchSupport.h"
 
 #include "dice/Model/BlockDiffusionSampler.h"
 #include "dice/Train/DiffusionLoss.h"
@@ -27,14 +27,6 @@
 
 namespace dice {
 namespace {
-
-double seconds() {
-  return std::chrono::duration<double>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-void sync() { c10::cuda::getCurrentCUDAStream().synchronize(); }
 
 double peakGiB() {
   auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(0);
@@ -73,8 +65,8 @@ int sftBench(const TrainBenchOptions &o, ModelConfig config, nlohmann::json &out
                        randomTokens(o.answerTokens, config.vocabSize, g)});
   std::vector<double> times;
   for (int64_t step = 0; step < o.steps + 2; ++step) {
-    sync();
-    double t0 = seconds();
+    deviceSync();
+    double t0 = now();
     std::vector<TrainingRow> rows;
     for (int64_t k = 0; k < o.samples; ++k) {
       TrainingRow row;
@@ -92,9 +84,9 @@ int sftBench(const TrainBenchOptions &o, ModelConfig config, nlohmann::json &out
     opt.clipGradNorm(1.0);
     opt.step(tc.lr);
     opt.zeroGrad();
-    sync();
+    deviceSync();
     if (step >= 2) // two warm-up steps
-      times.push_back(seconds() - t0);
+      times.push_back(now() - t0);
   }
   std::sort(times.begin(), times.end());
   double median = times[times.size() / 2];
@@ -112,11 +104,11 @@ int sftBench(const TrainBenchOptions &o, ModelConfig config, nlohmann::json &out
 int rlBench(const TrainBenchOptions &o, ModelConfig config, nlohmann::json &out) {
   LoraOptions lora{o.loraRank, 32, {"q_proj", "k_proj", "v_proj", "o_proj",
                                     "gate_proj", "up_proj", "down_proj"}};
-  double t0 = seconds();
+  double t0 = now();
   PolicyModel model = PolicyModel::random(config, torch::kCUDA, lora, 0);
   model.setGradientCheckpointing(o.recompute);
-  sync();
-  out["init_s"] = seconds() - t0;
+  deviceSync();
+  out["init_s"] = now() - t0;
   TrainConfig tc;
   tc.lr = 1e-6;
   auto dist = Distributed::fromEnvironment(torch::kCPU).take();
@@ -125,8 +117,8 @@ int rlBench(const TrainBenchOptions &o, ModelConfig config, nlohmann::json &out)
   std::vector<int32_t> prompt = randomTokens(o.promptTokens, config.vocabSize, g);
 
   for (int repeat = 0; repeat < 2; ++repeat) { // the first warms up
-    sync();
-    double start = seconds();
+    deviceSync();
+    double start = now();
     std::vector<Candidate> rollouts;
     {
       Transformer policy(config, model.inferenceWeights(torch::kBFloat16));
@@ -145,9 +137,9 @@ int rlBench(const TrainBenchOptions &o, ModelConfig config, nlohmann::json &out)
         return 1;
       }
       rollouts = r.take();
-      sync();
+      deviceSync();
     }
-    double generated = seconds();
+    double generated = now();
     // Alternating rewards: every rollout has an advantage of +-1.
     int64_t tokens = 0;
     for (const Candidate &c : rollouts)
@@ -173,8 +165,8 @@ int rlBench(const TrainBenchOptions &o, ModelConfig config, nlohmann::json &out)
     opt.clipGradNorm(1.0);
     opt.step(tc.lr);
     opt.zeroGrad();
-    sync();
-    double updated = seconds();
+    deviceSync();
+    double updated = now();
     if (repeat == 1) {
       out["generate_s"] = generated - start;
       out["update_s"] = updated - generated;

@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "SdarShapes.h"
+#include "BenchSupport.h"
 #include "TrainBench.h"
 #include "dice/Model/BlockDiffusionSampler.h"
 #include "dice/Model/Transformer.h"
@@ -34,14 +34,6 @@ using namespace dice;
 using json = nlohmann::json;
 
 namespace {
-
-double now() {
-  return std::chrono::duration<double>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-void deviceSync() { c10::cuda::getCurrentCUDAStream().synchronize(); }
 
 /// Random weights of `c` in bf16 on the GPU, as a checkpoint of that shape
 /// would give them (norm weights near 1, matrices of std 0.02).

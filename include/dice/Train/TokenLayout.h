@@ -62,6 +62,12 @@ struct TrainingBatch {
 /// slots see only themselves.
 torch::Tensor attentionMask(const TrainingRow &row, torch::Device device = torch::kCPU);
 
+/// Items of `slots` each, in order, into rows of at most `capacity` slots:
+/// the item indices of each row (an item larger than `capacity` gets a row
+/// of its own).
+std::vector<std::vector<size_t>> packInOrder(const std::vector<int64_t> &slots,
+                                             int64_t capacity);
+
 TrainingBatch makeBatch(const std::vector<TrainingRow> &rows, int64_t padId,
                         torch::Device device);
 

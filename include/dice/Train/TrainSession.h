@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DICE_LIB_TRAIN_TRAINSESSION_H
-#define DICE_LIB_TRAIN_TRAINSESSION_H
+#ifndef DICE_TRAIN_TRAINSESSION_H
+#define DICE_TRAIN_TRAINSESSION_H
 
 #include "dice/Model/Tokenizer.h"
 #include "dice/Train/Distributed.h"
@@ -15,12 +15,19 @@
 #include "dice/Train/Optimizer.h"
 #include "dice/Train/PolicyModel.h"
 #include "dice/Train/TrainCheckpoint.h"
+#include "dice/Train/TraceRL.h"
 #include "dice/Train/TrainConfig.h"
 
+#include <chrono>
 #include <memory>
 #include <optional>
 
 namespace dice {
+
+/// Seconds since `start` on the steady clock (the loops' timings).
+inline double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 struct TrainSession {
   const TrainConfig &config;
@@ -60,6 +67,24 @@ private:
 Status runSft(TrainSession &session);
 Status runRl(TrainSession &session);
 
+/// What one TraceRL update over a batch of rollouts measured.
+struct PolicyUpdateStats {
+  double surrogate = 0, kl = 0, clipped = 0, scored = 0; ///< sums over tokens
+};
+
+/// Accumulates the gradients of BiC-RL's objective over `traces` (with
+/// their group advantages) into the session's policy: packed into rows of
+/// data.pack_length slots, micro-batches of optim.micro_batch rows, each
+/// token scored in its decoding context (TraceRL), PPO's clipped ratio to
+/// the old log-probabilities (rl.old_logprobs) and a k3 KL, divided by
+/// `globalTokens` (the answer tokens of every rank's traces). With
+/// rl.ppo_epochs > 1 every epoch but the last also updates the weights.
+/// The caller then calls TrainSession::update.
+PolicyUpdateStats tracePolicyUpdate(TrainSession &session,
+                                    const std::vector<const RolloutTrace *> &traces,
+                                    const std::vector<double> &advantages,
+                                    double globalTokens);
+
 } // namespace dice
 
-#endif // DICE_LIB_TRAIN_TRAINSESSION_H
+#endif // DICE_TRAIN_TRAINSESSION_H

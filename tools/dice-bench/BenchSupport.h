@@ -1,9 +1,13 @@
-//===- SdarShapes.h - the SDAR model shapes the benchmarks use --*- C++ -*-===//
+//===- BenchSupport.h - what dice-bench's modes share ---*- C++ -*-===//
 
-#ifndef DICE_TOOLS_DICE_BENCH_SDARSHAPES_H
-#define DICE_TOOLS_DICE_BENCH_SDARSHAPES_H
+#ifndef DICE_TOOLS_DICE_BENCH_BENCHSUPPORT_H
+#define DICE_TOOLS_DICE_BENCH_BENCHSUPPORT_H
 
 #include "dice/Model/ModelConfig.h"
+
+#include <c10/cuda/CUDAStream.h>
+
+#include <chrono>
 
 #include <stdexcept>
 #include <string>
@@ -38,6 +42,15 @@ inline ModelConfig sdarShape(const std::string &name) {
   return c;
 }
 
+/// Seconds on a steady clock.
+inline double now() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+inline void deviceSync() { c10::cuda::getCurrentCUDAStream().synchronize(); }
+
 } // namespace dice
 
-#endif // DICE_TOOLS_DICE_BENCH_SDARSHAPES_H
+#endif // DICE_TOOLS_DICE_BENCH_BENCHSUPPORT_H
