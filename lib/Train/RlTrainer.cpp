@@ -61,8 +61,11 @@ struct Verification {
   std::vector<std::string> notes;
 };
 
+/// Each task's prompt ids, tokenized the first time the task is drawn.
+using PromptCache = std::vector<std::optional<std::vector<int32_t>>>;
+
 Generation generate(TrainSession &s, const std::vector<TaskPackRow> &tasks,
-                    const TaskSchedule &schedule, int64_t step) {
+                    const TaskSchedule &schedule, int64_t step, PromptCache &prompts) {
   const TrainConfig &c = s.config;
   Clock::time_point start = Clock::now();
   Generation g;
@@ -81,9 +84,11 @@ Generation generate(TrainSession &s, const std::vector<TaskPackRow> &tasks,
     if (int(k) % s.dist->worldSize() != s.dist->rank())
       continue;
     const TaskPackRow &task = tasks[chosen[k]];
-    const std::string &prompt =
-        c.stage == TrainStage::RlInfill ? task.infillPrompt : task.endToEndPrompt;
-    std::vector<int32_t> ids = s.tokenizer->encode(prompt);
+    std::optional<std::vector<int32_t>> &cached = prompts[chosen[k]];
+    if (!cached)
+      cached = s.tokenizer->encode(c.stage == TrainStage::RlInfill ? task.infillPrompt
+                                                                   : task.endToEndPrompt);
+    const std::vector<int32_t> &ids = *cached;
     sampler.setSeed(c.seed * 0x9E3779B97F4A7C15ull + uint64_t(step) * 4096 + k);
     Result<std::vector<Candidate>> out =
         sampler.generateCandidates(ids, int(c.rollouts), c.dice.sampling);
@@ -157,6 +162,7 @@ Status runRl(TrainSession &s) {
     tasks.insert(tasks.end(), loaded->begin(), loaded->end());
   }
   TaskSchedule schedule(tasks, c.levelSteps, c.seed);
+  PromptCache prompts(tasks.size());
 
   // Each rank verifies its own rollouts, in its own folder.
   const std::string verifyDir =
@@ -194,7 +200,7 @@ Status runRl(TrainSession &s) {
   // the start): with overlap, a step's rollouts were generated during the
   // step before.
   Clock::time_point start = Clock::now();
-  Generation current = generate(s, tasks, schedule, s.step);
+  Generation current = generate(s, tasks, schedule, s.step, prompts);
   for (; s.step < c.steps; ++s.step) {
     // Verify this step's rollouts, generating the next step's meanwhile.
     Verification verified;
@@ -209,7 +215,7 @@ Status runRl(TrainSession &s) {
       std::future<Result<Verification>> pending = std::async(std::launch::async, [&] {
         return verify(c, tasks, current, verifyDir, jobs);
       });
-      next = generate(s, tasks, schedule, s.step + 1);
+      next = generate(s, tasks, schedule, s.step + 1, prompts);
       judged = pending.get();
     } else {
       judged = verify(c, tasks, current, verifyDir, jobs);
@@ -265,7 +271,7 @@ Status runRl(TrainSession &s) {
     double lr = learningRate(c, s.step);
     double gradNorm = globalTokens > 0 ? s.update(lr) : 0.0;
     if (!c.overlapVerification && haveNext)
-      next = generate(s, tasks, schedule, s.step + 1); // with the new weights
+      next = generate(s, tasks, schedule, s.step + 1, prompts); // with the new weights
 
     // Metrics over every rank's rollouts.
     std::vector<double> local(16, 0.0);

@@ -64,6 +64,25 @@ TrainingRow cleanRow(const std::vector<int64_t> &ids, int64_t blockSize) {
   return row;
 }
 
+/// `n` rollouts of `prompt` from the runtime's sampler over `policy`'s
+/// weights (temperature 1, no top-k: the RL setting).
+std::vector<Candidate> sampleRollouts(const PolicyModel &policy, uint64_t seed,
+                                      SamplingConfig sampling,
+                                      const std::vector<int32_t> &prompt, int n) {
+  Transformer runtime(policy.config(), policy.inferenceWeights(torch::kFloat32));
+  TransformerDenoiser denoiser(runtime);
+  SamplerOptions options;
+  options.maskTokenId = 39;
+  options.stopTokenIds = {37, 38};
+  options.seed = seed;
+  BlockDiffusionSampler sampler(denoiser, options);
+  sampling.topK = 0;
+  sampling.temperature = 1.0;
+  Result<std::vector<Candidate>> out = sampler.generateCandidates(prompt, n, sampling);
+  EXPECT_TRUE(out) << out.error().format();
+  return out ? out.take() : std::vector<Candidate>();
+}
+
 std::string tempDir(const std::string &name) {
   fs::path dir = fs::temp_directory_path() /
                  ("dice-train-test-" + name + "-" + std::to_string(getpid()));
@@ -240,26 +259,16 @@ class TraceRebuild : public ::testing::TestWithParam<Remasking> {};
 
 TEST_P(TraceRebuild, GivesEveryTokenTheProbabilityTheSamplerRecorded) {
   PolicyModel policy = tinyPolicy({}, 11);
-  // Scale down the head a little: probabilities well inside (0, 1).
-  Transformer runtime(policy.config(), policy.inferenceWeights(torch::kFloat32));
-  TransformerDenoiser denoiser(runtime);
-  SamplerOptions options;
-  options.maskTokenId = 39;
-  options.stopTokenIds = {37, 38};
-  options.seed = 7;
-  BlockDiffusionSampler sampler(denoiser, options);
   SamplingConfig sampling;
   sampling.remasking = GetParam();
-  sampling.topK = 0;
-  sampling.temperature = 1.0;
   sampling.threshold = 0.3;
   sampling.maxTokens = 23; // not a whole number of blocks
   std::vector<int32_t> prompt = {3, 1, 4, 1, 5, 9, 2}; // nor is the prompt
-  Result<std::vector<Candidate>> out = sampler.generateCandidates(prompt, 3, sampling);
-  ASSERT_TRUE(out) << out.error().format();
+  std::vector<Candidate> out = sampleRollouts(policy, 7, sampling, prompt, 3);
+  ASSERT_EQ(out.size(), 3u);
 
   int64_t checked = 0;
-  for (const Candidate &c : *out) {
+  for (const Candidate &c : out) {
     RolloutTrace trace{prompt, c.tokens, c.unmaskStep, c.probability,
                        c.trailingTokens, c.trailingSteps};
     TrainingRow row;
@@ -474,22 +483,13 @@ TEST(TraceRL, UpdatesMoveLikelihoodWithTheAdvantage) {
   // Two rollouts of one prompt from the sampler; the update's objective is
   // the advantage-weighted log-likelihood, so with advantage +1 a rollout
   // gets likelier, with -1 rarer, and with both the gap between them grows.
-  PolicyModel base = tinyPolicy({}, 13);
-  Transformer runtime(base.config(), base.inferenceWeights(torch::kFloat32));
-  TransformerDenoiser denoiser(runtime);
-  SamplerOptions options;
-  options.maskTokenId = 39;
-  options.stopTokenIds = {37, 38};
-  options.seed = 21;
-  BlockDiffusionSampler sampler(denoiser, options);
   SamplingConfig sampling;
-  sampling.topK = 0;
   sampling.maxTokens = 12;
   std::vector<int32_t> prompt = {3, 1, 4, 1, 5, 9};
-  Result<std::vector<Candidate>> out = sampler.generateCandidates(prompt, 2, sampling);
-  ASSERT_TRUE(out) << out.error().format();
+  std::vector<Candidate> out = sampleRollouts(tinyPolicy({}, 13), 21, sampling, prompt, 2);
+  ASSERT_EQ(out.size(), 2u);
   std::vector<RolloutTrace> traces;
-  for (const Candidate &c : *out)
+  for (const Candidate &c : out)
     traces.push_back({prompt, c.tokens, c.unmaskStep, c.probability, c.trailingTokens,
                       c.trailingSteps});
   ASSERT_NE(traces[0].tokens, traces[1].tokens);
