@@ -7,6 +7,10 @@
 # stage starts from its newest checkpoint. Results go to $OUT.
 #   train/run_h200.sh [SFT_S RL_INFILL_S RL_E2E_S]
 # SFT_S = 0 skips SFT: RL starts from $SFT_MODEL (an SFT checkpoint folder).
+# EVAL (default "infill:train-sample infill:heldout") lists the greedy
+# evaluations of the final model, MODE:SPLIT each (MODE infill or e2e; SPLIT
+# a packs-SPLIT.jsonl of train/data, train-sample being every sixth training
+# task). Everything but the model ends up in $OUT/results.tar.gz.
 set -uo pipefail
 OUT=${OUT:-/tmp/dice-train-out}
 mkdir -p "$OUT"
@@ -51,14 +55,28 @@ fi
 stage rl-infill "$INFILL_S" "$sft_model"
 infill_model=$(newest ../runs/rl-infill)
 stage rl-e2e "$E2E_S" "${infill_model:-$sft_model}"
+
+final=$(newest ../runs/rl-e2e); [[ -z $final ]] && final=$(newest ../runs/rl-infill)
+[[ -z $final ]] && final=${sft_model:-}
+[[ -n $final ]] && final=$(cd "$final" && pwd)
+awk 'NR % 6 == 1' ../data/packs-train.jsonl > ../data/packs-train-sample.jsonl
+for e in ${EVAL-infill:train-sample infill:heldout}; do
+  mode=${e%%:*} split=${e#*:}
+  [[ -n $final ]] || break
+  t0=$(date +%s)
+  timeout --signal=INT "${EVAL_S:-240}" "$TRAIN" --config "eval-$mode.toml" --set 'metrics.status="off"' \
+    --set "model.path=\"$final\"" --set "data.tasks=[\"../data/packs-$split.jsonl\"]" \
+    --set "checkpoint.dir=\"../runs/eval-$mode-$split\"" 2> "$OUT/eval-$mode-$split.log"
+  echo "eval $mode $split: exit $?, $(( $(date +%s) - t0 )) s" | tee -a "$OUT/env.txt"
+  tail -2 "$OUT/eval-$mode-$split.log"
+  cp ../runs/eval-$mode-$split/eval-summary.json "$OUT/eval-$mode-$split-summary.json" 2>/dev/null
+  cp ../runs/eval-$mode-$split/eval.jsonl "$OUT/eval-$mode-$split.jsonl" 2>/dev/null
+done
 cd "$root"
 # Rollout logs (for the static analysis where the compiler is) and the
 # final model in the shipped dtype.
 cp train/runs/rl-infill/rollouts.jsonl "$OUT/rl-infill-rollouts.jsonl" 2>/dev/null
 cp train/runs/rl-e2e/rollouts.jsonl "$OUT/rl-e2e-rollouts.jsonl" 2>/dev/null
-final=$(newest train/runs/rl-e2e); [[ -z $final ]] && final=$(newest train/runs/rl-infill)
-[[ -z $final ]] && final=$(newest train/runs/sft)
-[[ -z $final ]] && final=$sft_model
 echo "final checkpoint: $final" | tee -a "$OUT/env.txt"
 $PY - "$final" "$OUT/model" <<'PYEOF'
 import json, shutil, sys
@@ -76,4 +94,7 @@ config["torch_dtype"] = "bfloat16"
 (dst / "config.json").write_text(json.dumps(config, indent=2) + "\n")
 print("model:", sum(v.numel() for v in state.values()), "parameters")
 PYEOF
-ls -la "$OUT"
+# At most a few files come back from a lent machine: one archive and the model.
+(cd "$OUT" && tar czf /tmp/results.tar.gz --exclude=model . && mv /tmp/results.tar.gz .)
+find "$OUT" -maxdepth 1 -type f ! -name results.tar.gz ! -name env.txt -delete
+ls -la "$OUT" "$OUT/model"

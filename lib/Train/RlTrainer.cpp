@@ -13,13 +13,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dice/Train/TrainSession.h"
-#include "VerifierProcess.h"
+#include "Rollouts.h"
 
-#include "dice/Model/BlockDiffusionSampler.h"
 #include "dice/Train/TraceRL.h"
 #include "dice/Train/TrainData.h"
-#include "dice/Verifier/CandidateVerifier.h"
 #include "dice/VerifierCore/VerdictStatus.h"
 
 #include <nlohmann/json.hpp>
@@ -29,124 +26,13 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
-#include <thread>
 
 namespace dice {
 namespace {
 
 namespace fs = std::filesystem;
+
 using Clock = std::chrono::steady_clock;
-
-struct Rollout {
-  size_t task = 0;
-  int64_t group = 0; ///< index of its task within the step
-  RolloutTrace trace;
-  std::string text;
-  VerdictStatus status = VerdictStatus::Unverified;
-  std::string reason;
-  std::optional<double> speedup;
-  double reward = 0;
-};
-
-/// One step's rollouts on this rank, and how long generating them took.
-struct Generation {
-  int64_t step = 0;
-  std::vector<Rollout> rollouts;
-  double generateSeconds = 0;
-  int64_t generatedTokens = 0;
-};
-
-struct Verification {
-  double seconds = 0;
-  std::vector<std::string> notes;
-};
-
-/// Each task's prompt ids, tokenized the first time the task is drawn.
-using PromptCache = std::vector<std::optional<std::vector<int32_t>>>;
-
-Generation generate(TrainSession &s, const std::vector<TaskPackRow> &tasks,
-                    const TaskSchedule &schedule, int64_t step, PromptCache &prompts) {
-  const TrainConfig &c = s.config;
-  Clock::time_point start = Clock::now();
-  Generation g;
-  g.step = step;
-  torch::ScalarType dtype = s.device.is_cuda() ? torch::kBFloat16 : torch::kFloat32;
-  Transformer policy(s.model->config(), s.model->inferenceWeights(dtype));
-  TransformerDenoiser denoiser(policy);
-  SamplerOptions options;
-  options.maskTokenId = s.model->config().maskTokenId;
-  if (!s.model->config().stopTokenIds.empty())
-    options.stopTokenIds = s.model->config().stopTokenIds;
-  BlockDiffusionSampler sampler(denoiser, options);
-
-  std::vector<size_t> chosen = schedule.tasksOfStep(step, c.globalBatch);
-  for (size_t k = 0; k < chosen.size(); ++k) {
-    if (int(k) % s.dist->worldSize() != s.dist->rank())
-      continue;
-    const TaskPackRow &task = tasks[chosen[k]];
-    std::optional<std::vector<int32_t>> &cached = prompts[chosen[k]];
-    if (!cached)
-      cached = s.tokenizer->encode(c.stage == TrainStage::RlInfill ? task.infillPrompt
-                                                                   : task.endToEndPrompt);
-    const std::vector<int32_t> &ids = *cached;
-    sampler.setSeed(c.seed * 0x9E3779B97F4A7C15ull + uint64_t(step) * 4096 + k);
-    Result<std::vector<Candidate>> out =
-        sampler.generateCandidates(ids, int(c.rollouts), c.dice.sampling);
-    if (!out) {
-      s.say("task " + task.id + ": " + out.error().format());
-      continue;
-    }
-    for (Candidate &cand : *out) {
-      Rollout r;
-      r.task = chosen[k];
-      r.group = int64_t(k);
-      r.trace = {ids, cand.tokens, cand.unmaskStep, cand.probability,
-                 cand.trailingTokens, cand.trailingSteps};
-      r.text = s.tokenizer->decode(cand.tokens);
-      g.generatedTokens += int64_t(cand.tokens.size());
-      g.rollouts.push_back(std::move(r));
-    }
-  }
-  g.generateSeconds = secondsSince(start);
-  return g;
-}
-
-Result<Verification> verify(const TrainConfig &c, const std::vector<TaskPackRow> &tasks,
-                            Generation &g, const std::string &workDir, unsigned jobs) {
-  Clock::time_point start = Clock::now();
-  std::vector<VerificationRequest> requests;
-  for (const Rollout &r : g.rollouts) {
-    const TaskPackRow &t = tasks[r.task];
-    requests.push_back({t.id, t.fingerprint, t.signature, t.programJson, r.text, false});
-  }
-  Result<ProcessVerdicts> results =
-      verifyInProcess(requests, c.dice.verifier, workDir, c.seed + uint64_t(g.step), jobs);
-  if (!results)
-    return results.error();
-  for (size_t i = 0; i < g.rollouts.size(); ++i) {
-    Rollout &r = g.rollouts[i];
-    const Verdict &v = results->verdicts[i];
-    r.status = v.status;
-    r.reason = v.reason;
-    r.speedup = v.speedup;
-    bool correct = v.status == VerdictStatus::Accepted || v.status == VerdictStatus::Slow;
-    r.reward = correct ? 1.0 : 0.0;
-    if (correct && c.speedReward > 0 && v.speedup && *v.speedup > 0)
-      r.reward += c.speedReward * std::log2(*v.speedup);
-  }
-  Verification out;
-  out.seconds = secondsSince(start);
-  out.notes = results->notes;
-  return out;
-}
-
-/// Sums of one rank's numbers over every rank.
-std::vector<double> sumOverRanks(TrainSession &s, std::vector<double> values) {
-  torch::Tensor t = torch::tensor(values, torch::kFloat64).to(s.device);
-  s.dist->allReduceSum({t}, 1 << 20);
-  t = t.cpu();
-  return std::vector<double>(t.data_ptr<double>(), t.data_ptr<double>() + t.numel());
-}
 
 } // namespace
 
@@ -167,8 +53,7 @@ Status runRl(TrainSession &s) {
   // Each rank verifies its own rollouts, in its own folder.
   const std::string verifyDir =
       (fs::path(c.checkpointDir) / ("verifier-rank" + std::to_string(s.dist->rank()))).string();
-  const unsigned jobs = std::max(1u, std::thread::hardware_concurrency() /
-                                         unsigned(2 * s.dist->worldSize()));
+  const unsigned jobs = verifierJobs(s);
 #ifdef DICE_TRAIN_HAVE_ANALYSIS
   const bool staticAnalysis = true;
 #else
@@ -200,7 +85,7 @@ Status runRl(TrainSession &s) {
   // the start): with overlap, a step's rollouts were generated during the
   // step before.
   Clock::time_point start = Clock::now();
-  Generation current = generate(s, tasks, schedule, s.step, prompts);
+  Generation current = generate(s, tasks, schedule.tasksOfStep(s.step, c.globalBatch), s.step, prompts);
   for (; s.step < c.steps; ++s.step) {
     // Verify this step's rollouts, generating the next step's meanwhile.
     Verification verified;
@@ -215,7 +100,7 @@ Status runRl(TrainSession &s) {
       std::future<Result<Verification>> pending = std::async(std::launch::async, [&] {
         return verify(c, tasks, current, verifyDir, jobs);
       });
-      next = generate(s, tasks, schedule, s.step + 1, prompts);
+      next = generate(s, tasks, schedule.tasksOfStep(s.step + 1, c.globalBatch), s.step + 1, prompts);
       judged = pending.get();
     } else {
       judged = verify(c, tasks, current, verifyDir, jobs);
@@ -271,7 +156,7 @@ Status runRl(TrainSession &s) {
     double lr = learningRate(c, s.step);
     double gradNorm = globalTokens > 0 ? s.update(lr) : 0.0;
     if (!c.overlapVerification && haveNext)
-      next = generate(s, tasks, schedule, s.step + 1, prompts); // with the new weights
+      next = generate(s, tasks, schedule.tasksOfStep(s.step + 1, c.globalBatch), s.step + 1, prompts); // with the new weights
 
     // Metrics over every rank's rollouts.
     std::vector<double> local(16, 0.0);

@@ -49,12 +49,15 @@ template <typename T> auto member(T TrainConfig::*m) {
 
 const std::vector<Field> &schema() {
   static const std::vector<Field> fields = {
-      {"run", "stage", Kind::Choice, 0, 0, {"sft", "rl-infill", "rl-e2e"},
+      {"run", "stage", Kind::Choice, 0, 0,
+       {"sft", "rl-infill", "rl-e2e", "eval-infill", "eval-e2e"},
        [](TrainConfig &c, const toml::node &n) {
          std::string_view s = n.as_string()->get();
-         c.stage = s == "sft"         ? TrainStage::Sft
-                   : s == "rl-infill" ? TrainStage::RlInfill
-                                      : TrainStage::RlEndToEnd;
+         c.stage = s == "sft"           ? TrainStage::Sft
+                   : s == "rl-infill"   ? TrainStage::RlInfill
+                   : s == "rl-e2e"      ? TrainStage::RlEndToEnd
+                   : s == "eval-infill" ? TrainStage::EvalInfill
+                                        : TrainStage::EvalEndToEnd;
        }},
       {"run", "steps", Kind::Integer, 0, 1e12, {}, member(&TrainConfig::steps)},
       {"run", "seed", Kind::Integer, 0, 9.2e18, {}, member(&TrainConfig::seed)},
@@ -336,6 +339,10 @@ std::string_view toString(TrainStage stage) {
     return "rl-infill";
   case TrainStage::RlEndToEnd:
     return "rl-e2e";
+  case TrainStage::EvalInfill:
+    return "eval-infill";
+  case TrainStage::EvalEndToEnd:
+    return "eval-e2e";
   }
   return "";
 }

@@ -190,7 +190,11 @@ Status runTraining(const TrainConfig &config) {
     TrainSession session(config);
     if (Status ok = session.open(); !ok)
       return ok;
-    Status ran = config.stage == TrainStage::Sft ? runSft(session) : runRl(session);
+    Status ran = config.stage == TrainStage::Sft ? runSft(session)
+                 : config.stage == TrainStage::EvalInfill ||
+                         config.stage == TrainStage::EvalEndToEnd
+                     ? runEvaluation(session)
+                     : runRl(session);
     if (session.metrics)
       session.metrics->finish();
     return ran;

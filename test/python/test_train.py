@@ -233,3 +233,38 @@ def test_rl_stage_rewards_each_rollout_by_its_verdict(tmp_path):
     assert all(r["reason"] and r["signature"].startswith("torch::Tensor dice_forward")
                for r in log)
     assert (tmp_path / "rl" / "step-000002" / "trainer" / "trainer_state.json").exists()
+
+
+def test_evaluation_judges_every_task_once_and_changes_nothing(tmp_path):
+    sft = write_run(tmp_path, steps=1)
+    train(sft)
+    pack = Path(__file__).resolve().parents[2] / "train" / "data" / "packs-train.jsonl"
+    rows = pack.read_text().splitlines(True)[:3]
+    (tmp_path / "packs.jsonl").write_text("".join(rows))
+    config = write_run(
+        tmp_path, steps=1, name="eval",
+        run={"stage": '"eval-e2e"'},
+        model={"path": '"run/step-000001"'},
+        data={"tasks": '["packs.jsonl"]', "pack_length": 16384},
+        optim={"global_batch": 2},  # two chunks: tasks 1-2, then 3
+        rl={"rollouts": 2},
+        sampling={"max_tokens": 12, "temperature": 0})
+    result = train(config)
+    assert "tasks 3-3 of 3" in result.stderr
+    summary = json.loads((tmp_path / "eval" / "eval-summary.json").read_text())
+    assert summary["stage"] == "eval-e2e" and summary["tasks"] == 3
+    assert summary["candidates"] == 6
+    # Twelve tokens of a one-step model are no program: nothing builds.
+    assert summary["build_rate"] == 0.0 and summary["statuses"] == {"compile_error": 6}
+    assert summary["fast_1"] == 0.0 and summary["task_accuracy"] == 0.0
+    levels = {json.loads(r)["level"] for r in rows}
+    assert sum(summary[f"level_{lv}"]["tasks"] for lv in levels) == 3
+    lines = [json.loads(x) for x in (tmp_path / "eval" / "eval.jsonl").read_text().splitlines()]
+    assert sorted({x["name"] for x in lines}) == sorted(json.loads(r)["id"] for r in rows)
+    # Greedy decoding: a task's two candidates are the same text.
+    by_task = {}
+    for x in lines:
+        by_task.setdefault(x["name"], []).append(x["candidate"])
+    assert all(len(c) == 2 and c[0] == c[1] for c in by_task.values())
+    assert not list((tmp_path / "eval").glob("step-*"))  # nothing saved
+    assert metrics(tmp_path / "eval")[0]["stage"] == "eval-e2e"

@@ -538,3 +538,47 @@ TEST(TraceRL, UpdatesMoveLikelihoodWithTheAdvantage) {
   std::vector<double> both = likelihoodsAfter({1.0, -1.0});
   EXPECT_GT(both[0] - both[1], before[0] - before[1]);
 }
+
+// What SFT teaches, the runtime's sampler must decode: a policy trained on one
+// sample (prompt and answer not whole blocks) reproduces its answer greedily.
+// A mismatch between the training layout and the sampler's (block alignment,
+// which context a block sees, where the answer starts) fails here.
+TEST(DiffusionLoss, TheSamplerDecodesWhatSftTaught) {
+  PolicyModel m = PolicyModel::random(tinyConfig(), torch::kCPU, {}, 9);
+  TrainConfig config;
+  config.lr = 1e-2;
+  auto dist = Distributed::fromEnvironment(torch::kCPU).take();
+  AdamW opt(m.trainable(), config, *dist);
+  SftSample sample{{3, 1, 4, 1, 5, 9, 2},
+                   {10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 37}};
+  for (uint64_t step = 0; step < 300; ++step) {
+    TrainingRow row;
+    for (uint64_t k = 0; k < 4; ++k) { // four noisy draws per step
+      torch::Generator gen = at::make_generator<at::CPUGeneratorImpl>(step * 4 + k);
+      appendDiffusionSample(row, sample, int64_t(k), 4, 39, gen);
+    }
+    (diffusionLossSum(m, makeBatch({row}, 39, torch::kCPU)) / 60.0).backward();
+    opt.step(config.lr);
+    opt.zeroGrad();
+  }
+  for (Remasking remasking : {Remasking::Static, Remasking::Dynamic}) {
+    Transformer runtime(m.config(), m.inferenceWeights(torch::kFloat32));
+    TransformerDenoiser denoiser(runtime);
+    SamplerOptions options;
+    options.maskTokenId = 39;
+    options.stopTokenIds = {37, 38};
+    BlockDiffusionSampler sampler(denoiser, options);
+    SamplingConfig sampling;
+    sampling.remasking = remasking;
+    sampling.temperature = 0;
+    sampling.maxTokens = 32;
+    Result<std::vector<Candidate>> out = sampler.generateCandidates(sample.prompt, 1, sampling);
+    ASSERT_TRUE(out) << out.error().format();
+    std::vector<int32_t> got = (*out)[0].tokens;
+    std::vector<int32_t> want = sample.answer;
+    ASSERT_GE(got.size(), want.size() - 1);
+    got.resize(want.size() - 1); // the answer up to its stop token
+    want.pop_back();
+    EXPECT_EQ(got, want) << "remasking " << int(remasking);
+  }
+}

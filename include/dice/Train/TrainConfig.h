@@ -23,7 +23,9 @@ namespace dice {
 
 /// What a run trains: supervised fine-tuning, or BiC-RL's kernel-infilling
 /// (stage 1) or end-to-end (stage 2) reinforcement learning.
-enum class TrainStage { Sft, RlInfill, RlEndToEnd };
+/// Training stages, and the evaluation of a checkpoint on task packs in
+/// either prompt form (no update, no checkpoint).
+enum class TrainStage { Sft, RlInfill, RlEndToEnd, EvalInfill, EvalEndToEnd };
 
 std::string_view toString(TrainStage stage);
 

@@ -66,6 +66,11 @@ private:
 
 Status runSft(TrainSession &session);
 Status runRl(TrainSession &session);
+/// Every task of data.tasks once: rl.rollouts candidates each under
+/// [sampling], verified; writes `<checkpoint.dir>/eval.jsonl` (a line per
+/// candidate) and `eval-summary.json` (build rate, exec accuracy, fast_1,
+/// fast_2, per level), and one metrics line. Nothing is updated or saved.
+Status runEvaluation(TrainSession &session);
 
 /// What one TraceRL update over a batch of rollouts measured.
 struct PolicyUpdateStats {
