@@ -90,7 +90,9 @@ Result<std::vector<SftRow>> loadSftRows(const std::string &path) {
           {"cuda_code", true, &row.cudaCode},
           {"prefix", false, &row.prefix},
           {"middle", false, &row.middle},
-          {"suffix", false, &row.suffix}})
+          {"suffix", false, &row.suffix},
+          {"reference", false, &row.reference},
+          {"signature", false, &row.signature}})
       if (Status s = stringField(o, path, line, field, required, *out); !s)
         return s;
     // The published DICE rows carry no level: infilling rows default to 1.
@@ -150,9 +152,9 @@ Result<std::vector<TaskPackRow>> loadTaskPack(const std::string &path) {
 
 std::pair<std::string, std::string> sftPromptAndAnswer(const SftRow &row,
                                                        const Tokenizer &tokenizer) {
-  std::string message =
-      row.infill() ? infillMessage(row.pytorchCode, row.prefix, row.suffix, "")
-                   : endToEndMessage(row.pytorchCode);
+  const std::string &architecture = row.reference.empty() ? row.pytorchCode : row.reference;
+  std::string message = row.infill() ? infillMessage(architecture, row.prefix, row.suffix, row.signature)
+                                     : endToEndMessage(architecture);
   std::string code = row.infill() ? row.middle : row.cudaCode;
   if (!code.empty() && code.back() != '\n')
     code += '\n';

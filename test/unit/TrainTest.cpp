@@ -582,3 +582,27 @@ TEST(DiffusionLoss, TheSamplerDecodesWhatSftTaught) {
     EXPECT_EQ(got, want) << "remasking " << int(remasking);
   }
 }
+
+// SFT must train on the prompt the compiler gives: each corpus row's prompt
+// (infilling, and end to end) is its task pack's, which the compiler's own
+// scaffold wrote.
+TEST(TrainData, SftPromptsAreTheCompilersPrompts) {
+  const std::string dir = DICE_TRAIN_DIR;
+  Result<Tokenizer> tok = Tokenizer::load(dir + "/base");
+  ASSERT_TRUE(tok) << tok.error().format();
+  Result<std::vector<SftRow>> rows = loadSftRows(dir + "/data/corpus-val.jsonl");
+  Result<std::vector<TaskPackRow>> packs = loadTaskPack(dir + "/data/packs-val.jsonl");
+  ASSERT_TRUE(rows && packs);
+  std::map<std::string, const TaskPackRow *> byId;
+  for (const TaskPackRow &p : *packs)
+    byId[p.id] = &p;
+  ASSERT_GT(rows->size(), 10u);
+  for (const SftRow &row : *rows) {
+    ASSERT_TRUE(row.infill());
+    ASSERT_TRUE(byId.count(row.id)) << row.id;
+    EXPECT_EQ(sftPromptAndAnswer(row, *tok).first, byId[row.id]->infillPrompt) << row.id;
+    SftRow whole = row;
+    whole.prefix = whole.middle = whole.suffix = "";
+    EXPECT_EQ(sftPromptAndAnswer(whole, *tok).first, byId[row.id]->endToEndPrompt) << row.id;
+  }
+}

@@ -28,6 +28,12 @@ struct SftRow {
   std::string id;
   std::string pytorchCode, cudaCode;
   std::string prefix, middle, suffix; ///< all three, or none
+  /// The architecture as the compiler shows it (the printed reference
+  /// program); when present the prompt shows it instead of pytorch_code, so
+  /// training sees the prompt compiling will.
+  std::string reference;
+  /// The `dice_forward` declaration the prompt names (optional, as above).
+  std::string signature;
   int64_t level = 1;
   bool infill() const { return !middle.empty(); }
 };

@@ -31,7 +31,7 @@ def corpus_row(row_id, spec, request):
             "level": spec.level, "prefix": request["prefix"], "middle": middle,
             "suffix": request["suffix"], "family": spec.family,
             "fingerprint": request["fingerprint"], "signature": request["signature"],
-            "program": request["program"]}
+            "program": request["program"], "reference": request["python"]}
 
 
 def split_of(spec, rng):
