@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <deque>
 #include <fstream>
 #include <mutex>
@@ -288,6 +289,12 @@ WorkerPool::Supervisor::Supervisor(WorkerPoolOptions options)
     }
   } else {
     makeDirectories(scratchRoot);
+    // Workers start in their scratch directory (the sandbox changes into it
+    // before the worker runs): a relative root would name a path inside
+    // itself by then.
+    std::error_code ec;
+    if (std::filesystem::path abs = std::filesystem::absolute(scratchRoot, ec); !ec)
+      scratchRoot = abs.lexically_normal().string();
   }
   unsigned count = std::max(1u, opts.workers);
   workers.resize(count);

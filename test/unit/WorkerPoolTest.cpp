@@ -548,6 +548,26 @@ TEST(WorkerSandbox, DescriptorsLimitsAndEnvironment) {
   }
 }
 
+// A scratch root given relative to the caller's directory still works: the
+// workers, which start inside their scratch directory, get absolute paths.
+TEST(WorkerPool, RelativeScratchRootIsMadeAbsolute) {
+  char root[] = "/tmp/dice-pool-relative-XXXXXX";
+  ASSERT_NE(mkdtemp(root), nullptr);
+  char *was = getcwd(nullptr, 0);
+  ASSERT_EQ(chdir(root), 0);
+  {
+    WorkerPoolOptions options = testOptions(1);
+    options.scratchRoot = "runs/../runs/scratch";
+    WorkerPool pool(options);
+    EXPECT_EQ(pool.scratchRoot(), std::string(root) + "/runs/scratch");
+    json process = replyOf(runOne(pool, request("process")))["process"];
+    EXPECT_EQ(process["cwd"], std::string(root) + "/runs/scratch/worker-0");
+  }
+  ASSERT_EQ(chdir(was), 0);
+  free(was);
+  std::system((std::string("rm -rf ") + root).c_str());
+}
+
 TEST(WorkerSandbox, WorkerDiesWithThePool) {
   char root[] = "/tmp/dice-pool-death-XXXXXX";
   ASSERT_NE(mkdtemp(root), nullptr);
