@@ -733,7 +733,14 @@ Result<std::string> kernelBuildKey(const KernelBuildRequest &request,
 }
 
 KernelBuildResult buildKernelLibrary(const KernelBuildRequest &request,
-                                     const KernelBuildOptions &options) {
+                                     const KernelBuildOptions &given) {
+  // Library paths go to GPU workers, which run in their own directories: a
+  // cache named relative to this process's directory would not be found.
+  KernelBuildOptions options = given;
+  std::error_code ec;
+  if (!options.cacheDir.empty())
+    if (fs::path abs = fs::absolute(options.cacheDir, ec); !ec)
+      options.cacheDir = abs.lexically_normal().string();
   auto start = std::chrono::steady_clock::now();
   KernelBuildResult result;
   std::string error;

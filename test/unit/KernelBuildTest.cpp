@@ -242,6 +242,26 @@ protected:
   KernelBuildOptions options;
 };
 
+// The library's path is absolute even when the cache is named relative to
+// the caller's directory (GPU workers load it from their own directories).
+TEST_F(LightBuild, LibraryPathIsAbsoluteForARelativeCache) {
+  fs::path source = fs::path(DICE_VERIFIER_CORPUS) / "honest_add.cu";
+  ASSERT_TRUE(fs::exists(source)) << source;
+  std::string text = readText(source);
+  fs::path root = fs::path(::testing::TempDir()) / "dice-relative-cache";
+  fs::create_directories(root);
+  fs::path was = fs::current_path();
+  fs::current_path(root);
+  options.cacheDir = "cache";
+  KernelBuildResult result =
+      buildKernelLibrary({"relative_add", declarationOf(text), text}, options);
+  fs::current_path(was);
+  ASSERT_TRUE(result.ok()) << result.reason << "\n" << result.diagnostics;
+  EXPECT_TRUE(fs::path(result.artifactPath).is_absolute()) << result.artifactPath;
+  EXPECT_EQ(result.artifactPath.rfind((root / "cache").string(), 0), 0u) << result.artifactPath;
+  EXPECT_TRUE(fs::exists(result.artifactPath));
+}
+
 TEST_F(LightBuild, HonestCorpusBuildsLightAndExportsOnlyItsEntry) {
   options.mode = KernelBuildMode::Light;
   std::vector<KernelBuildRequest> requests;
