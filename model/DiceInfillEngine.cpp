@@ -27,8 +27,10 @@ public:
                      const SamplingConfig &params) override {
     // One model, one KV cache: requests take turns.
     std::lock_guard<std::mutex> lock(mutex);
-    Result<std::vector<Candidate>> decoded =
-        sampler.generateCandidates(tokenizer.encode(request.prompt), n, params);
+    // Greedy sampling would decode the same text n times, and the verifier
+    // would judge it n times: decode it once (an engine may return fewer).
+    Result<std::vector<Candidate>> decoded = sampler.generateCandidates(
+        tokenizer.encode(request.prompt), params.deterministic() ? 1 : n, params);
     if (!decoded)
       return Error(engineName + ": " + decoded.error().describe());
     const std::vector<int64_t> &stops = model->config().stopTokenIds;

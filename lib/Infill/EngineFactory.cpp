@@ -4,6 +4,8 @@
 
 #include "dice/Infill/ReplayInfillEngine.h"
 
+#include <sys/stat.h>
+
 namespace dice {
 
 namespace {
@@ -32,9 +34,17 @@ Result<EngineSpec> parseEngineSpec(const std::string &spelling,
   if (text == "model" || text.substr(0, 6) == "model:") {
     spec.kind = EngineSpec::Kind::Model;
     spec.path = text == "model" ? config.modelPath : std::string(text.substr(6));
-    if (spec.path.empty())
-      return Error("engine 'model' needs a model directory: set 'model' in "
-                   "dice.toml or use engine=model:<dir>");
+    if (text == "model:" && spec.path.empty())
+      return Error("engine 'model:' needs a directory: model:<dir>");
+    if (spec.path.empty()) {
+      // No model configured: the project's own, shipped with the sources.
+      spec.path = DICE_DEFAULT_MODEL_DIR;
+      struct stat st;
+      if (stat((spec.path + "/config.json").c_str(), &st) != 0)
+        return Error("no model is configured and the default model is missing (no " +
+                     spec.path + "/config.json): set 'model' in dice.toml or use "
+                     "engine=model:<dir>");
+    }
     spec.device = config.modelDevice;
     // What the engine calls itself once loaded (DiceInfillEngine's name).
     spec.modelId = "dice:" + baseName(spec.path);

@@ -37,6 +37,10 @@ struct SamplingConfig {
   double topP = 1.0;
   int64_t maxTokens = 4096;
   int64_t candidates = 8; ///< candidates decoded together per request
+
+  /// Greedy choice of each token (temperature 0 or top-k 1): every
+  /// candidate of a request would be the same text.
+  bool deterministic() const { return temperature == 0 || topK == 1; }
 };
 
 struct VerifierConfig {

@@ -1,0 +1,85 @@
+"""The shipped model (model/default/) behind `dice-opt --dice-pipeline` with
+default settings: no model configured, no engine named.
+
+On a CPU machine the pipeline still asks the model for every request; the
+candidates are built but cannot run, so each request falls back and every
+function leaves exactly as it came in (the output is the plain round trip).
+Decoding is greedy by default, so a fixed seed gives the same candidates on
+every run.
+"""
+
+import json
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors import safe_open
+
+from build_tree import BUILD_DIR, SOURCE_ROOT
+
+DICE_OPT = BUILD_DIR / "bin" / "dice-opt"
+DEFAULT_MODEL = SOURCE_ROOT / "model" / "default"
+INPUTS = sorted((SOURCE_ROOT / "test" / "Inputs" / "torch-mlir").glob("*.mlir"))
+PLUGIN = BUILD_DIR / "lib" / "libDiceModelPlugin.so"
+
+pytestmark = pytest.mark.skipif(not PLUGIN.exists(),
+                                reason="built without the model runtime")
+
+
+def dice_opt(*args, cwd):
+    return subprocess.run([str(DICE_OPT), *map(str, args)], capture_output=True, text=True,
+                          timeout=900, cwd=cwd)
+
+
+def test_the_default_model_is_small_enough_to_ship_and_loads_in_transformers():
+    weights = DEFAULT_MODEL / "model.safetensors"
+    assert weights.stat().st_size <= 20 * 2**20
+    config = json.loads((DEFAULT_MODEL / "config.json").read_text())
+    assert config["block_size"] == 4 and config["model_type"] == "sdar"
+    # An independent reader: transformers' Qwen3 takes the weights as they are.
+    from transformers import Qwen3Config, Qwen3ForCausalLM
+    hf = Qwen3ForCausalLM(Qwen3Config(**{k: v for k, v in config.items()
+                                         if k not in ("architectures", "model_type")}))
+    with safe_open(str(weights), "pt") as f:
+        state = {k: f.get_tensor(k).float() for k in f.keys()}
+    missing, unexpected = hf.load_state_dict(state, strict=False)
+    assert not unexpected
+    assert set(missing) <= {"lm_head.weight"}  # tied to the embeddings
+
+
+def compiled(path, workdir, db):
+    return dice_opt(path, f"--dice-db={db}", "--dice-pipeline", "--dice-report=-",
+                    "-mlir-print-op-on-diagnostic=false", cwd=workdir)
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
+def test_default_settings_run_to_the_end_and_leave_each_function_as_it_came(path, tmp_path):
+    if torch.cuda.is_available():
+        pytest.skip("with a GPU, candidates run and may be accepted")
+    plain = dice_opt(path, cwd=tmp_path)
+    assert plain.returncode == 0, plain.stderr
+    run = compiled(path, tmp_path, tmp_path / "kernels.db")
+    assert run.returncode == 0, run.stderr
+    assert "engine 'model'" not in run.stderr
+    assert run.stdout.endswith(plain.stdout), "without a GPU the output is the plain round trip"
+    report = run.stdout[:-len(plain.stdout)]
+    assert "kernels used: 0" in report
+    if "requests: 0" not in report:
+        assert "dice:default" in run.stderr  # the shipped model was loaded and asked
+
+
+def test_a_fixed_seed_gives_the_same_candidates_on_every_run(tmp_path):
+    mlp = SOURCE_ROOT / "test" / "Inputs" / "torch-mlir" / "mlp.mlir"
+    stored = []
+    for k in range(2):
+        db = tmp_path / f"run{k}.db"
+        run = compiled(mlp, tmp_path, db)
+        assert run.returncode == 0, run.stderr
+        with sqlite3.connect(db) as c:
+            rows = c.execute("SELECT model_id, source FROM candidates ORDER BY source").fetchall()
+        stored.append(rows)
+    assert stored[0], "the model wrote candidates"
+    assert all(model == "dice:default" for model, _ in stored[0])
+    assert stored[0] == stored[1]
