@@ -71,15 +71,10 @@ struct Tally {
 
 Status runEvaluation(TrainSession &s) {
   const TrainConfig &c = s.config;
-  if (c.taskFiles.empty())
-    return Error("", 0, 0, "data.tasks", "names no task pack");
-  std::vector<TaskPackRow> tasks;
-  for (const std::string &file : c.taskFiles) {
-    Result<std::vector<TaskPackRow>> loaded = loadTaskPack(file);
-    if (!loaded)
-      return loaded.error();
-    tasks.insert(tasks.end(), loaded->begin(), loaded->end());
-  }
+  Result<std::vector<TaskPackRow>> loaded = loadTaskPacks(c);
+  if (!loaded)
+    return loaded.error();
+  const std::vector<TaskPackRow> tasks = loaded.take();
   fs::create_directories(c.checkpointDir);
   const std::string verifyDir =
       (fs::path(c.checkpointDir) / ("verifier-rank" + std::to_string(s.dist->rank()))).string();

@@ -38,15 +38,10 @@ using Clock = std::chrono::steady_clock;
 
 Status runRl(TrainSession &s) {
   const TrainConfig &c = s.config;
-  if (c.taskFiles.empty())
-    return Error("", 0, 0, "data.tasks", "names no task pack");
-  std::vector<TaskPackRow> tasks;
-  for (const std::string &file : c.taskFiles) {
-    Result<std::vector<TaskPackRow>> loaded = loadTaskPack(file);
-    if (!loaded)
-      return loaded.error();
-    tasks.insert(tasks.end(), loaded->begin(), loaded->end());
-  }
+  Result<std::vector<TaskPackRow>> loaded = loadTaskPacks(c);
+  if (!loaded)
+    return loaded.error();
+  const std::vector<TaskPackRow> tasks = loaded.take();
   TaskSchedule schedule(tasks, c.levelSteps, c.seed);
   PromptCache prompts(tasks.size());
 

@@ -13,6 +13,19 @@ namespace dice {
 
 using Clock = std::chrono::steady_clock;
 
+Result<std::vector<TaskPackRow>> loadTaskPacks(const TrainConfig &c) {
+  if (c.taskFiles.empty())
+    return Error("", 0, 0, "data.tasks", "names no task pack");
+  std::vector<TaskPackRow> tasks;
+  for (const std::string &file : c.taskFiles) {
+    Result<std::vector<TaskPackRow>> loaded = loadTaskPack(file);
+    if (!loaded)
+      return loaded.error();
+    tasks.insert(tasks.end(), loaded->begin(), loaded->end());
+  }
+  return tasks;
+}
+
 bool promptsForInfilling(TrainStage stage) {
   return stage == TrainStage::RlInfill || stage == TrainStage::EvalInfill;
 }

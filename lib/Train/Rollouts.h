@@ -47,6 +47,9 @@ struct Verification {
 /// Each task's prompt ids, tokenized the first time the task is drawn.
 using PromptCache = std::vector<std::optional<std::vector<int32_t>>>;
 
+/// Every task of data.tasks, in order (an error when it names none).
+Result<std::vector<TaskPackRow>> loadTaskPacks(const TrainConfig &c);
+
 /// Whether the stage prompts with the compiler's prefix and suffix.
 bool promptsForInfilling(TrainStage stage);
 
