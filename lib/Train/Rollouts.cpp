@@ -110,7 +110,6 @@ Result<Verification> verify(const TrainConfig &c, const std::vector<TaskPackRow>
   return out;
 }
 
-
 std::vector<double> sumOverRanks(TrainSession &s, std::vector<double> values) {
   torch::Tensor t = torch::tensor(values, torch::kFloat64).to(s.device);
   s.dist->allReduceSum({t}, 1 << 20);
