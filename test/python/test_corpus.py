@@ -18,7 +18,7 @@ from dice.corpus.generate import SPLITS, generate, read_jsonl
 
 DATA = SOURCE_ROOT / "train" / "data"
 ROW_FIELDS = ["id", "pytorch_code", "cuda_code", "level", "prefix", "middle", "suffix",
-              "family", "fingerprint", "signature", "program"]
+              "family", "fingerprint", "signature", "program", "reference"]
 NVCC = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
 DICE_VERIFY = BIN / "dice-verify"
 needs_verify = pytest.mark.skipif(not DICE_VERIFY.exists(), reason="dice-verify is not built")
@@ -88,6 +88,9 @@ def test_committed_rows_are_whole_programs(data):
             assert row["middle"].endswith('"""')
             assert definition_head(row["signature"]) + " {" in row["middle"]
             assert row["signature"] in row["suffix"] and "class ModelNew" in row["suffix"]
+            # What the compiler's prompts show: a printed program, no user names.
+            assert "class Model(nn.Module)" in row["reference"]
+            assert "def forward(self, x0" in row["reference"]
             assert row["level"] in (1, 2)
             assert len(row["program"]["inputs"]) == row["signature"].count("torch::Tensor x")
     total = sum(p.stat().st_size for p in DATA.glob("*.jsonl"))
