@@ -76,8 +76,7 @@ Status runEvaluation(TrainSession &s) {
     return loaded.error();
   const std::vector<TaskPackRow> tasks = loaded.take();
   fs::create_directories(c.checkpointDir);
-  const std::string verifyDir =
-      (fs::path(c.checkpointDir) / ("verifier-rank" + std::to_string(s.dist->rank()))).string();
+  const std::string verifyDir = verifierDir(s);
   PromptCache prompts(tasks.size());
   s.say(std::string(toString(c.stage)) + " of " + std::to_string(tasks.size()) + " tasks, " +
         std::to_string(c.rollouts) + " candidate(s) each");

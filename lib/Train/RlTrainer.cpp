@@ -46,8 +46,7 @@ Status runRl(TrainSession &s) {
   PromptCache prompts(tasks.size());
 
   // Each rank verifies its own rollouts, in its own folder.
-  const std::string verifyDir =
-      (fs::path(c.checkpointDir) / ("verifier-rank" + std::to_string(s.dist->rank()))).string();
+  const std::string verifyDir = verifierDir(s);
   const unsigned jobs = verifierJobs(s);
 #ifdef DICE_TRAIN_HAVE_ANALYSIS
   const bool staticAnalysis = true;

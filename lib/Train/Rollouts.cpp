@@ -6,6 +6,7 @@
 #include "dice/Model/BlockDiffusionSampler.h"
 
 #include <chrono>
+#include <filesystem>
 #include <cmath>
 #include <thread>
 
@@ -28,6 +29,12 @@ Result<std::vector<TaskPackRow>> loadTaskPacks(const TrainConfig &c) {
 
 bool promptsForInfilling(TrainStage stage) {
   return stage == TrainStage::RlInfill || stage == TrainStage::EvalInfill;
+}
+
+std::string verifierDir(const TrainSession &s) {
+  return (std::filesystem::path(s.config.checkpointDir) /
+          ("verifier-rank" + std::to_string(s.dist->rank())))
+      .string();
 }
 
 unsigned verifierJobs(const TrainSession &s) {

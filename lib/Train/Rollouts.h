@@ -67,6 +67,9 @@ Result<Verification> verify(const TrainConfig &c, const std::vector<TaskPackRow>
 /// Sums of one rank's numbers over every rank (collective).
 std::vector<double> sumOverRanks(TrainSession &s, std::vector<double> values);
 
+/// This rank's verifier folder under checkpoint.dir (batch, cache, log).
+std::string verifierDir(const TrainSession &s);
+
 /// Builds at once per rank: half the cores, split over the ranks.
 unsigned verifierJobs(const TrainSession &s);
 
