@@ -10,7 +10,8 @@
 # EVAL (default "infill:train-sample infill:heldout") lists the greedy
 # evaluations of the final model, MODE:SPLIT each (MODE infill or e2e; SPLIT
 # a packs-SPLIT.jsonl of train/data, train-sample being every sixth training
-# task). Everything but the model ends up in $OUT/results.tar.gz.
+# task). EVAL_START=1 also evaluates the model RL started from. Everything
+# but the model ends up in $OUT/results.tar.gz.
 set -uo pipefail
 OUT=${OUT:-/tmp/dice-train-out}
 mkdir -p "$OUT"
@@ -60,18 +61,25 @@ final=$(newest ../runs/rl-e2e); [[ -z $final ]] && final=$(newest ../runs/rl-inf
 [[ -z $final ]] && final=${sft_model:-}
 [[ -n $final ]] && final=$(cd "$final" && pwd)
 awk 'NR % 6 == 1' ../data/packs-train.jsonl > ../data/packs-train-sample.jsonl
-for e in ${EVAL-infill:train-sample infill:heldout}; do
-  mode=${e%%:*} split=${e#*:}
-  [[ -n $final ]] || break
-  t0=$(date +%s)
-  timeout --signal=INT "${EVAL_S:-240}" "$TRAIN" --config "eval-$mode.toml" --set 'metrics.status="off"' \
-    --set "model.path=\"$final\"" --set "data.tasks=[\"../data/packs-$split.jsonl\"]" \
-    --set "checkpoint.dir=\"../runs/eval-$mode-$split\"" 2> "$OUT/eval-$mode-$split.log"
-  echo "eval $mode $split: exit $?, $(( $(date +%s) - t0 )) s" | tee -a "$OUT/env.txt"
-  tail -2 "$OUT/eval-$mode-$split.log"
-  cp ../runs/eval-$mode-$split/eval-summary.json "$OUT/eval-$mode-$split-summary.json" 2>/dev/null
-  cp ../runs/eval-$mode-$split/eval.jsonl "$OUT/eval-$mode-$split.jsonl" 2>/dev/null
-done
+evaluate() { # tag model-path
+  local tag=$1 model=$2 e mode split name
+  for e in ${EVAL-infill:train-sample infill:heldout}; do
+    mode=${e%%:*} split=${e#*:} name=eval-$mode-$split$tag
+    t0=$(date +%s)
+    timeout --signal=INT "${EVAL_S:-240}" "$TRAIN" --config "eval-$mode.toml" --set 'metrics.status="off"' \
+      --set "model.path=\"$model\"" --set "data.tasks=[\"../data/packs-$split.jsonl\"]" \
+      --set "checkpoint.dir=\"../runs/$name\"" 2> "$OUT/$name.log"
+    echo "eval $mode $split of $model: exit $?, $(( $(date +%s) - t0 )) s" | tee -a "$OUT/env.txt"
+    tail -2 "$OUT/$name.log"
+    cp ../runs/$name/eval-summary.json "$OUT/$name-summary.json" 2>/dev/null
+    cp ../runs/$name/eval.jsonl "$OUT/$name.jsonl" 2>/dev/null
+  done
+}
+# EVAL_START=1 also judges the model RL started from (tagged -start), first.
+if [[ ${EVAL_START:-0} == 1 && -n ${sft_model:-} && $final != "$(cd "$sft_model" && pwd)" ]]; then
+  evaluate -start "$(cd "$sft_model" && pwd)"
+fi
+[[ -n $final ]] && evaluate "" "$final"
 cd "$root"
 # Rollout logs (for the static analysis where the compiler is) and the
 # final model in the shipped dtype.
