@@ -2,7 +2,7 @@
 
     dice compile FILE.py               # KernelBench format: Model, get_inputs, get_init_inputs
     dice compile MODULE:FACTORY        # FACTORY() -> (module, inputs), or a module + get_inputs
-    dice compile --example convnet     # a built-in example, with replayed candidate kernels
+    dice compile --example convnet     # a built-in example
     dice bench tasks DIR               # every KernelBench-format task of DIR, measured
     dice train prepare|tokenizer|plot  # task packs, tokenizer and plots for dice-train
     dice corpus generate OUT_DIR       # PyTorch/CUDA training pairs (docs/corpus.md)
@@ -11,9 +11,10 @@ Exports the program with torch-mlir (linalg-on-tensors), prints its kernel
 requests, checks their reference programs against PyTorch, then runs the
 whole `--dice-pipeline` (outline, scaffold, infill, verify, resolve, lower)
 and prints the report and what happened to each request's candidates. The
-candidates come from `--engine` (a replay file of recorded kernels, or the
-DICE model); without one, and without a model in the configuration, the
-program keeps its original ops and dice says so.
+candidates come from `--engine`: by default the DICE model, the
+configuration's or, with none named, the one shipped in model/default; a
+replay file of recorded kernels; or none, when the program keeps its
+original ops.
 """
 
 import argparse
@@ -29,7 +30,8 @@ from dice import examples
 from dice.corpus.cli import add_corpus_parser
 from dice.errors import DiceError
 from dice.pipeline import (SOURCE_ROOT, compile_pipeline, find_tool, first_line, op_names,
-                           plan_of, report_and_remarks, requests, stored_candidates,
+                           model_id, plan_of, report_and_remarks, requests,
+                           stored_candidates,
                            write_config)
 from dice.plan import run_plan
 from dice.programs import Program, load_program, python_identifier
@@ -153,10 +155,8 @@ def compile_program(program, args, engine):
         print("\nreference programs vs PyTorch on fresh inputs: max relative error "
               f"{max_relative_error(got, expected):.1e}")
 
-        if engine is None:
-            print("\nno engine: pass --engine replay:FILE.jsonl or --engine model:DIR, or "
-                  "name a model in dice.toml ([model] path); every request keeps its "
-                  "original ops")
+        if engine == "none":
+            print("\nengine 'none': no candidates, every request keeps its original ops")
             return 0
 
         # The whole pipeline. Without --config the database is this run's;
@@ -175,9 +175,8 @@ def compile_program(program, args, engine):
                                 granularity=args.granularity,
                                 extra=[f"nvcc={args.nvcc}"] if args.nvcc else [])
         report, remarks = report_and_remarks(proc)
-        model_id = engine if not engine.startswith("replay:") else \
-            "replay:" + Path(engine[len("replay:"):]).name
-        print_outcomes(found, report, remarks, database, model_id)
+        print_outcomes(found, report, remarks, database,
+                       model_id(engine, config_value(config, "model", "path")))
     return 0
 
 
@@ -187,14 +186,20 @@ def compile_command(args):
     if args.example is not None:
         module, inputs = examples.build(args.example)
         program = Program(args.example, module, tuple(inputs))
-        replay = KERNELS_DIR / f"{args.example}.jsonl"
-        if not replay.exists():
-            raise DiceError(f"no candidate kernels for '{args.example}' ({replay}); "
-                            "write them with python/dice/example_kernels/make_replay.py")
-        engine = args.engine or f"replay:{replay}"
+        engine = args.engine or "model"
+        if engine == "replay":
+            # The example's hand-written kernels.
+            replay = KERNELS_DIR / f"{args.example}.jsonl"
+            if not replay.exists():
+                raise DiceError(f"no recorded kernels for '{args.example}' ({replay}); "
+                                "write them with python/dice/example_kernels/make_replay.py")
+            engine = f"replay:{replay}"
     else:
         program = load_program(args.program)
-        engine = args.engine or ("model" if config_value(args.config, "model", "path") else None)
+        engine = args.engine or "model"
+        if engine == "replay":
+            raise DiceError("--engine replay (the recorded kernels) is for --example only; "
+                            "name a file: --engine replay:FILE.jsonl")
     return compile_program(program, args, engine)
 
 
@@ -234,7 +239,8 @@ def add_bench_parser(sub):
                        help="repeatable; default: function and fusion")
     tasks.add_argument("--device", choices=["cuda", "cpu"],
                        help="default: cuda when there is one")
-    tasks.add_argument("--engine", help="replay:FILE.jsonl or model:DIR")
+    tasks.add_argument("--engine", help="model (the default: the config's model, else the "
+                       "shipped one), model:DIR, replay:FILE.jsonl or none")
     tasks.add_argument("--config", help="a dice.toml (database, model, verifier)")
     tasks.add_argument("--jobs", type=positive, default=2, help="kernel library builds at once")
     tasks.add_argument("--trials", type=positive, default=5,
@@ -257,10 +263,12 @@ def main(argv=None):
                                 help="FILE.py (KernelBench format), FILE.py:FACTORY or "
                                      "MODULE:FACTORY")
     compile_parser.add_argument("--example", choices=sorted(examples.EXAMPLES),
-                                help="a built-in example instead, with its replayed kernels")
+                                help="a built-in example instead")
     compile_parser.add_argument("--engine",
-                                help="where candidates come from: replay:FILE.jsonl, model "
-                                     "(dice.toml's), model:DIR")
+                                help="where candidates come from: model (the default: "
+                                     "dice.toml's model, else the shipped model/default), "
+                                     "model:DIR, replay:FILE.jsonl, replay (an example's "
+                                     "hand-written kernels) or none")
     compile_parser.add_argument("--config", help="a dice.toml (database, model, verifier)")
     compile_parser.add_argument("--granularity", default="fusion",
                                 choices=["op", "fusion", "function"])

@@ -71,6 +71,22 @@ def compile_pipeline(source, config, engine, lowered, jobs=2, granularity="fusio
     return run(cmd, check=check)
 
 
+# The model engine "model" loads when no dice.toml names one (dice-opt's
+# DICE_DEFAULT_MODEL_DIR is this folder of the source tree it was built from).
+DEFAULT_MODEL_DIR = SOURCE_ROOT / "model" / "default"
+
+
+def model_id(engine, configured_model=None):
+    """The id the kernel database files an engine's candidates under, as
+    dice::parseEngineSpec spells it; `configured_model`: the dice.toml's
+    `[model] path`, if any."""
+    if engine.startswith("replay:"):
+        return "replay:" + Path(engine[len("replay:"):]).name
+    path = engine[len("model:"):] if engine.startswith("model:") else \
+        str(configured_model or DEFAULT_MODEL_DIR)
+    return "dice:" + Path(path.rstrip("/")).name
+
+
 def report_and_remarks(proc):
     """(report lines, remark texts) of a compile_pipeline run."""
     report = [line for line in proc.stdout.splitlines() if line.strip()]

@@ -78,7 +78,7 @@ BROKEN = "level2/1_broken"
 EVAL_KEYS = {"sample_id", "compiled", "correctness", "metadata", "runtime", "runtime_stats",
              "granularity", "eager_ms", "inductor_ms", "dice_ms", "speedup_vs_eager",
              "speedup_vs_inductor", "requests", "compile_s", "verify_s"}
-RUN_FLAGS = ["--device", "cpu", "--runs", "3", "--trials", "2"]
+RUN_FLAGS = ["--device", "cpu", "--runs", "3", "--trials", "2", "--engine", "none"]
 
 
 # KernelBench's definitions, on results small enough to compute by hand.

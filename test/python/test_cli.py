@@ -17,6 +17,8 @@ from dice.errors import ProgramError, ToolFailed, ToolNotFound
 from dice.programs import load_program
 from dice.tools import find_tool, run
 
+FAKE_NVCC = SOURCE_ROOT / "test" / "Tools" / "dice-opt" / "Inputs" / "fake-nvcc.sh"
+
 # The console script the set-up installs into the venv beside this Python.
 DICE = Path(sys.executable).parent / "dice"
 
@@ -79,26 +81,41 @@ def relative_error(stdout):
 def test_compile_a_kernelbench_file(tmp_path):
     program = tmp_path / "tanh_linear.py"
     program.write_text(KERNELBENCH_FILE)
-    proc = dice("compile", program)
+    proc = dice("compile", program, "--nvcc", FAKE_NVCC)
     assert proc.returncode == 0, proc.stderr
     assert "'tanh_linear': exported with torch-mlir" in proc.stdout
     found = re.search(r"(\d+) kernel requests", proc.stdout)
     assert found and int(found.group(1)) >= 1, proc.stdout
     assert relative_error(proc.stdout) < 1e-5
-    # No model on this machine and none asked for: it says what to do.
-    assert "no engine" in proc.stdout and "--engine" in proc.stdout
+    # No engine named: the shipped model wrote a candidate for every
+    # request, and without a GPU each keeps its original ops.
+    assert "engine=model " in proc.stdout
+    per_request = [l for l in proc.stdout.split("per request:\n", 1)[1].splitlines()
+                   if l.strip()]
+    assert len(per_request) == int(found.group(1)), proc.stdout
+    assert all("no candidates" not in l and l.endswith("-> original ops")
+               for l in per_request), proc.stdout
+
+
+def test_engine_none_stops_after_the_requests(tmp_path):
+    program = tmp_path / "tanh_linear.py"
+    program.write_text(KERNELBENCH_FILE)
+    proc = dice("compile", program, "--engine", "none")
+    assert proc.returncode == 0, proc.stderr
+    assert "engine 'none': no candidates" in proc.stdout
+    assert "--dice-pipeline" not in proc.stdout
 
 
 def test_compile_a_factory_in_a_file_and_in_a_module(tmp_path):
     (tmp_path / "user_models.py").write_text(FACTORY_FILE)
     for spec, cwd, env in [(tmp_path / "user_models.py", None, None),
                            ("user_models", tmp_path, {"PYTHONPATH": str(tmp_path)})]:
-        proc = dice("compile", f"{spec}:make", cwd=cwd, env=env)
+        proc = dice("compile", f"{spec}:make", "--engine", "none", cwd=cwd, env=env)
         assert proc.returncode == 0, proc.stderr
         assert relative_error(proc.stdout) < 1e-5
         assert "6x10 -> 6" in proc.stdout  # the factory's own inputs were used
     # A factory that returns only the module takes the file's get_inputs().
-    proc = dice("compile", f"{tmp_path / 'user_models.py'}:make_module_only")
+    proc = dice("compile", f"{tmp_path / 'user_models.py'}:make_module_only", "--engine", "none")
     assert proc.returncode == 0, proc.stderr
     assert "3x5 -> 3" in proc.stdout
 
@@ -163,7 +180,8 @@ def test_the_package_installs_with_pip(tmp_path):
     assert pip.returncode == 0, pip.stderr
     program = tmp_path / "prog.py"
     program.write_text(KERNELBENCH_FILE)
-    proc = subprocess.run([venv / "bin" / "dice", "compile", program], capture_output=True,
+    proc = subprocess.run([venv / "bin" / "dice", "compile", program, "--engine", "none"],
+                          capture_output=True,
                           text=True, env=dict(os.environ, DICE_BUILD_DIR=str(BUILD_DIR)),
                           cwd=tmp_path, timeout=600)
     assert proc.returncode == 0, proc.stderr

@@ -24,7 +24,7 @@ from dice import runtime as dice_runtime
 from dice.backend.options import parse_options, toml_text
 from dice.backend.rebuild import PlanRunner, compile_runner
 from dice.errors import DiceError
-from dice.pipeline import plan_of
+from dice.pipeline import plan_of, stored_candidates
 
 PYTHON = SOURCE_ROOT / ".venv" / "bin" / "python"
 
@@ -91,16 +91,33 @@ def tools_of_this_build(monkeypatch):
     (ConvBlock(), (fresh(2, 3, 8, 8),)),
 ], ids=["mlp", "conv"])
 def test_outputs_are_eagers_when_everything_falls_back(model, inputs, fallback):
-    compiled_matches_eager(model, inputs, options={"fallback": fallback})
+    compiled_matches_eager(model, inputs, options={"fallback": fallback, "engine": "none"})
     (report,) = dice.backend.reports()
     assert not report.used_dice and report.fallback == fallback
     # The pipeline ran: the graph's kernel requests are known, each without
-    # candidates (no engine on this machine).
+    # candidates (engine 'none').
     assert report.requests and all(r.status == "no candidates" for r in report.requests)
-    assert report.fallback_reason == "no engine: no candidates"
+    assert report.fallback_reason == "engine 'none': no candidates"
 
 
-def test_no_engine_is_said_once_per_process():
+def test_the_default_engine_is_the_shipped_model(tmp_path):
+    """No engine named: the shipped model writes a candidate for every
+    request; without a GPU none can run, so the graph falls back, saying so."""
+    fake_nvcc = SOURCE_ROOT / "test" / "Tools" / "dice-opt" / "Inputs" / "fake-nvcc.sh"
+    model = nn.Sequential(nn.Linear(8, 16), nn.Tanh())
+    compiled_matches_eager(model, (fresh(4, 8),),
+                           options={"fallback": "eager", "nvcc": str(fake_nvcc),
+                                    "database.path": str(tmp_path / "k.db"),
+                                    "artifacts.dir": str(tmp_path / "a")})
+    (report,) = dice.backend.reports()
+    assert report.requests and not report.used_dice
+    assert all(r.status not in ("no candidates", "accepted") for r in report.requests)
+    assert report.fallback_reason.startswith("no candidate was accepted")
+    models = {c["model"] for c in stored_candidates(tmp_path / "k.db")}
+    assert models == {"dice:default"}
+
+
+def test_engine_none_is_said_once_per_process():
     # Other tests of this process may have said it already: look at a fresh one.
     script = (
         "import warnings, torch\n"
@@ -109,8 +126,9 @@ def test_no_engine_is_said_once_per_process():
         "with warnings.catch_warnings(record=True) as seen, torch.no_grad():\n"
         "    for shape in [(2, 4), (3, 4), (5, 4)]:\n"
         "        torch.compile(m, backend='dice', dynamic=False,\n"
-        "                      options={'fallback': 'eager'})(torch.randn(*shape))\n"
-        "print(sum('no kernel model is configured' in str(w.message) for w in seen))\n")
+        "                      options={'fallback': 'eager', 'engine': 'none'})(\n"
+        "            torch.randn(*shape))\n"
+        "print(sum('asks for no candidates' in str(w.message) for w in seen))\n")
     out = subprocess.run([str(PYTHON), "-c", script], capture_output=True, text=True,
                          env={**os.environ, "DICE_BUILD_DIR": str(BUILD_DIR)}, timeout=300)
     assert out.returncode == 0, out.stderr
@@ -128,7 +146,7 @@ def test_entry_point_works_without_importing_dice(tmp_path):
         "m = torch.nn.Linear(4, 2).eval()\n"
         "x = torch.randn(3, 4)\n"
         "with torch.no_grad():\n"
-        "    y = torch.compile(m, backend='dice', options={'fallback': 'eager'})(x)\n"
+        "    y = torch.compile(m, backend='dice', options={'fallback': 'eager', 'engine': 'none'})(x)\n"
         "    assert torch.allclose(y, m(x))\n"
         "print('ok')\n")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
@@ -142,7 +160,7 @@ def test_entry_point_works_without_importing_dice(tmp_path):
 def test_graph_break_and_recompilation():
     model = Breaking().eval()
     torch._dynamo.reset()
-    compiled = torch.compile(model, backend="dice", options={"fallback": "eager"})
+    compiled = torch.compile(model, backend="dice", options={"fallback": "eager", "engine": "none"})
     with torch.no_grad():
         for batch in (4, 4, 6, 9):  # a new shape recompiles (then dynamically)
             x = fresh(batch, 8, seed=batch)
@@ -159,7 +177,7 @@ def test_static_recompilation_compiles_each_shape_with_dice():
     model = MlpBlock().eval()
     torch._dynamo.reset()
     compiled = torch.compile(model, backend="dice", dynamic=False,
-                             options={"fallback": "eager"})
+                             options={"fallback": "eager", "engine": "none"})
     with torch.no_grad():
         for batch in (2, 5):
             x = fresh(batch, 16, seed=batch)
@@ -167,13 +185,13 @@ def test_static_recompilation_compiles_each_shape_with_dice():
     graphs = dice.backend.reports()
     assert len(graphs) == 2
     # Each static graph went through the pipeline (its requests are known).
-    assert all(g.requests and g.fallback_reason == "no engine: no candidates" for g in graphs)
+    assert all(g.requests and g.fallback_reason == "engine 'none': no candidates" for g in graphs)
 
 
 def test_autograd_graphs_fall_back_whole_with_one_warning():
     model = MlpBlock().train()
     torch._dynamo.reset()
-    compiled = torch.compile(model, backend="dice", options={"fallback": "eager"})
+    compiled = torch.compile(model, backend="dice", options={"fallback": "eager", "engine": "none"})
     x = fresh(4, 16)
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
@@ -373,7 +391,7 @@ def test_a_kernel_that_fails_when_run_falls_back_once(lowered_plan):
 def test_replayed_candidates_are_verified_and_reported(tmp_path):
     # First compile: the requests' fingerprints, as the backend forms them.
     model = MlpBlock().eval()
-    compiled_matches_eager(model, (fresh(4, 16),), options={"fallback": "eager"})
+    compiled_matches_eager(model, (fresh(4, 16),), options={"fallback": "eager", "engine": "none"})
     (first,) = dice.backend.reports()
     fingerprints = [r.fingerprint for r in first.requests]
     # A candidate for each that cannot be a kernel (no dice_forward): the

@@ -13,15 +13,16 @@ import torch.nn as nn
 
 import dice.torch_mlir
 from runtime_test_kernel import KERNEL_MODULE, SQUARE_T, TEST_KERNEL_LIBRARY
-from build_tree import tool
+from build_tree import SOURCE_ROOT, tool
 from dice.errors import DiceError
 from dice.pipeline import requests, write_replay
 from dice.torch_mlir import (CpuLinalgBackend, DiceLinalgOnTensorsBackend, InvocationError,
                              KernelLinkError, ModuleError)
 from dice.torch_mlir_import import export_linalg_on_tensors
 
-# Every test here runs without an engine: dice's warning says so once.
-pytestmark = pytest.mark.filterwarnings("ignore:dice.torch_mlir. no engine")
+# Most tests here ask for no candidates (engine "none"): dice's warning says
+# so once.
+pytestmark = pytest.mark.filterwarnings("ignore:dice.torch_mlir. engine 'none'")
 
 
 class Mlp(nn.Module):
@@ -88,7 +89,7 @@ def build(name):
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_compiled_model_matches_eager(name):
     model, make_inputs = build(name)
-    compiled = dice.torch_mlir.compile(model, make_inputs(generator(1)))
+    compiled = dice.torch_mlir.compile(model, make_inputs(generator(1)), engine="none")
     for seed in (2, 3):
         fresh = make_inputs(generator(seed))
         with torch.no_grad():
@@ -96,16 +97,16 @@ def test_compiled_model_matches_eager(name):
         got = compiled(*fresh)
         assert type(got) is type(want)
         torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
-    # No engine: nothing was replaced, and the module was outlined first.
+    # No candidates: nothing was replaced, and the module was outlined first.
     assert compiled.artifact.kernels == () and compiled.artifact.manifest is None
     assert "dice_k_" not in compiled.artifact.lowered
 
 
-def test_without_engine_dice_says_so_and_falls_back():
+def test_engine_none_dice_says_so_and_falls_back():
     model, make_inputs = build("mlp")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        compiled = dice.torch_mlir.compile(model, make_inputs(generator(1)))
+        compiled = dice.torch_mlir.compile(model, make_inputs(generator(1)), engine="none")
     said = [str(w.message) for w in caught if "dice.torch_mlir" in str(w.message)]
     assert len(said) == 1 and "keeps its original ops" in said[0]
     # The two matmul requests resolved back to their ops, each with its reason.
@@ -120,6 +121,27 @@ class LinearRelu(nn.Module):
 
     def forward(self, x):
         return torch.relu(self.fc(x))
+
+
+def test_the_default_engine_is_the_shipped_model(tmp_path):
+    """No engine named: the shipped model writes each request's candidate;
+    without a GPU none runs, so each request keeps its ops and the results
+    are eager PyTorch's."""
+    model, x = LinearRelu().eval(), torch.randn(4, 8)
+    fake_nvcc = SOURCE_ROOT / "test" / "Tools" / "dice-opt" / "Inputs" / "fake-nvcc.sh"
+    backend = DiceLinalgOnTensorsBackend(workdir=tmp_path, extra_options=(f"nvcc={fake_nvcc}",))
+    assert backend.engine == "model"
+    artifact = backend.compile(export_linalg_on_tensors(model, [x], func_name="forward"))
+    fallbacks = [r for r in artifact.remarks if "falling back" in r]
+    assert fallbacks and not any("no candidates" in r for r in fallbacks), artifact.remarks
+    assert artifact.kernels == ()
+    got = backend.load(artifact).forward(x.numpy())
+    torch.testing.assert_close(torch.from_numpy(got), model(x).detach())
+
+
+def test_an_engine_must_be_named():
+    with pytest.raises(DiceError, match="engine=None"):
+        DiceLinalgOnTensorsBackend(engine=None)
 
 
 def test_engine_candidates_that_fail_keep_the_original_ops(tmp_path):
@@ -154,7 +176,7 @@ def test_backend_the_torch_mlir_way():
         warnings.simplefilter("ignore", FutureWarning)
         module = fx.export_and_import(model, *example, output_type="linalg-on-tensors",
                                       func_name="forward")
-    backend = DiceLinalgOnTensorsBackend(granularity="op")
+    backend = DiceLinalgOnTensorsBackend(granularity="op", engine="none")
     invoker = backend.load(backend.compile(module))
 
     x, y = (t.numpy() for t in make_inputs(generator(4)))
@@ -205,7 +227,7 @@ func.func @forward(%x: tensor<?xf32>) -> tensor<?xf32> {
 
 
 def test_dynamic_shapes_and_libm_functions():
-    backend = DiceLinalgOnTensorsBackend()
+    backend = DiceLinalgOnTensorsBackend(engine="none")
     invoker = backend.load(backend.compile(DYNAMIC_MODULE))
     for n in (3, 17):
         x = torch.randn(n, generator=generator(n)).numpy()
@@ -221,7 +243,7 @@ BAD_MODULE = """func.func @forward(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 
 def test_bad_module_is_named_with_its_location():
-    backend = DiceLinalgOnTensorsBackend()
+    backend = DiceLinalgOnTensorsBackend(engine="none")
     with pytest.raises(ModuleError, match=r"module\.mlir:3:\d+: error: .*linalg\.frobnicate"):
         backend.compile(BAD_MODULE)
     with pytest.raises(ModuleError, match=r"does not parse:\n.*3:\d+.*linalg\.frobnicate"):
@@ -239,7 +261,7 @@ def test_accepted_kernels_are_linked_through_their_trampolines(tmp_path):
     artifacts = tmp_path / "artifacts"
     lowered = tool("dice-opt", f"--dice-lower=artifacts={artifacts}",
                    stdin=KERNEL_MODULE.format(fp=SQUARE_T, library=TEST_KERNEL_LIBRARY))
-    backend = DiceLinalgOnTensorsBackend()
+    backend = DiceLinalgOnTensorsBackend(engine="none")
     artifact = backend.compile_lowered(lowered, artifacts)
     assert artifact.kernels == (SQUARE_T,)
     assert artifact.manifest == artifacts / "manifest.json"
@@ -256,7 +278,7 @@ def test_a_kernel_the_manifest_does_not_list_is_an_error(tmp_path):
     artifacts = tmp_path / "artifacts"
     lowered = tool("dice-opt", f"--dice-lower=artifacts={artifacts}",
                    stdin=KERNEL_MODULE.format(fp=SQUARE_T, library=TEST_KERNEL_LIBRARY))
-    backend = DiceLinalgOnTensorsBackend()
+    backend = DiceLinalgOnTensorsBackend(engine="none")
     other = lowered.replace(SQUARE_T, "0123456789abcdef")
     with pytest.raises(KernelLinkError, match="calls dice_k_0123456789abcdef, which "
                                               ".*manifest.json does not list"):

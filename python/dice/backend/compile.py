@@ -25,8 +25,8 @@ from dice.backend.baseline import partition_times, write_times
 from dice.backend.options import toml_text
 from dice.backend.rebuild import PlanRunner, compile_runner
 from dice.backend.reports import RequestReport, warn_once
-from dice.pipeline import (compile_pipeline, find_tool, first_line, op_names, plan_of,
-                           report_and_remarks, run, stored_candidates)
+from dice.pipeline import (compile_pipeline, find_tool, first_line, model_id, op_names,
+                           plan_of, report_and_remarks, run, stored_candidates)
 from dice.torch_mlir_import import export_linalg_on_tensors
 
 STATUS_ORDER = ("accepted", "slow", "incorrect", "deceptive", "compile_error", "crashed",
@@ -70,16 +70,6 @@ def output_count(gm):
     return len(value) if isinstance(value, (tuple, list)) else 1
 
 
-def model_id(engine, options):
-    """The id the kernel database files the engine's candidates under (as
-    dice::parseEngineSpec spells it)."""
-    if engine.startswith("replay:"):
-        return "replay:" + Path(engine[len("replay:"):]).name
-    path = engine[len("model:"):] if engine.startswith("model:") else \
-        str(options.config_value("model", "path", ""))
-    return "dice:" + Path(path.rstrip("/")).name
-
-
 def summarise(stored):
     """(status, speedup, kernel_ms, reason) of a request's stored candidates."""
     if not stored:
@@ -111,10 +101,9 @@ def compile_graph(gm, example_inputs, options, report):
         if not requests:
             raise NotCompiled("dice-outline formed no kernel request in the graph")
         if engine is None:
-            warn_once("no kernel model is configured (options={'engine': ...} or "
-                      "[model] path in the dice.toml of options={'config': ...}); every "
-                      f"graph runs on the fallback ({options.fallback})")
-            raise NotCompiled("no engine: no candidates")
+            warn_once("engine 'none' asks for no candidates: every graph runs on the "
+                      f"fallback ({options.fallback})")
+            raise NotCompiled("engine 'none': no candidates")
 
         toml = {section: dict(keys) for section, keys in options.toml.items()}
         verifier = toml.setdefault("verifier", {})
@@ -146,7 +135,7 @@ def compile_graph(gm, example_inputs, options, report):
 
     database = options.database
     stored = stored_candidates(database) if database.exists() else []
-    mine = model_id(engine, options)
+    mine = model_id(engine, options.config_value("model", "path"))
     kernels = {s["fingerprint"] for s in plan["steps"] if s["kind"] == "kernel"}
     for r in report.requests:
         r.status, r.speedup, r.kernel_ms, r.reason = summarise(

@@ -5,7 +5,9 @@ Two kinds of key:
 - the backend's own: `fallback` ("inductor" or "eager": what runs whatever
   dice does not replace), `granularity` ("op", "fusion", "function": what a
   kernel request holds, as `dice-outline` forms them), `engine` (where
-  candidates come from: "replay:FILE.jsonl", "model", "model:DIR"),
+  candidates come from: "model", the default, is the dice.toml's model or,
+  with none named, the shipped one of model/default; "model:DIR";
+  "replay:FILE.jsonl"; "none" asks for no candidates at all),
   `config` (a dice.toml to start from), `jobs` (kernel library builds at
   once) and `nvcc`;
 - dice.toml keys, dotted (`"verifier.trials": 3`) or as sections
@@ -63,10 +65,10 @@ class BackendOptions:
         return self.config_value("verifier", "baseline", default)
 
     def engine_spec(self):
-        """The engine to ask for candidates, or None when there is none."""
-        if self.engine:
-            return self.engine
-        return "model" if self.config_value("model", "path") else None
+        """The engine to ask for candidates, or None for engine "none"."""
+        if self.engine == "none":
+            return None
+        return self.engine or "model"
 
 
 def parse_options(options):

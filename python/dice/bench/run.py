@@ -24,7 +24,7 @@ class BenchOptions:
     out: Path = Path("bench-results")
     granularities: tuple = ("function", "fusion")
     device: str = None           # None: cuda when there is one, else cpu
-    engine: str = None           # replay:FILE.jsonl, model:DIR; None: the config's
+    engine: str = None           # model, model:DIR, replay:FILE.jsonl, none; None: model
     config: str = None           # a dice.toml
     jobs: int = 2
     trials: int = 5

@@ -50,7 +50,7 @@ class CompiledModel:
 
 
 def compile(model, example_inputs, output_type="linalg-on-tensors", granularity="fusion",
-            engine=None, config=None, inner=None, jobs=2, **export_options):
+            engine="model", config=None, inner=None, jobs=2, **export_options):
     """Exports `model(*example_inputs)` with torch-mlir, runs it through
     `DiceLinalgOnTensorsBackend` and returns a `CompiledModel`. The shapes
     and dtypes are those of the example inputs; `export_options` go to

@@ -20,15 +20,15 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dice.errors import ToolFailed
+from dice.errors import DiceError, ToolFailed
 from dice.pipeline import compile_pipeline, report_and_remarks, write_config
 from dice.tools import SOURCE_ROOT, build_dir, find_tool, run
 from dice.torch_mlir.cpu_backend import CpuLinalgBackend
 from dice.torch_mlir.errors import KernelLinkError, ModuleError
 
-NO_ENGINE = ("dice.torch_mlir: no engine, so no candidate kernels: the pipeline outlines "
-             "and scaffolds the kernel requests and every request keeps its original ops "
-             "(pass engine='replay:FILE.jsonl', 'model' or 'model:DIR')")
+NO_ENGINE = ("dice.torch_mlir: engine 'none', so no candidate kernels: the pipeline "
+             "outlines and scaffolds the kernel requests and every request keeps its "
+             "original ops")
 
 # The declarations dice-lower leaves for accepted kernels.
 KERNEL_DECLARATION = re.compile(r"func\.func private @dice_k_([0-9a-f]{16})\(")
@@ -59,8 +59,10 @@ class DiceLinalgOnTensorsBackend:
 
     inner: the backend for what dice did not replace (default
     `CpuLinalgBackend`); its `load` must take `shared_libs`. engine:
-    `replay:FILE.jsonl`, `model` or `model:DIR`; None runs outline and
-    scaffold and resolves every request back to its ops. config: a
+    `model` (the default: the config's model or, with none named, the
+    shipped model/default), `model:DIR`, `replay:FILE.jsonl`, or `none`,
+    which runs outline and scaffold and resolves every request back to its
+    ops. config: a
     dice.toml (without one, the run gets a kernel database of its own in
     the work directory). workdir: where the module,
     the artifacts and the trampoline library go (default: a new temporary
@@ -68,10 +70,13 @@ class DiceLinalgOnTensorsBackend:
     trampolines read the manifest there on every call).
     """
 
-    def __init__(self, inner=None, granularity="fusion", engine=None, config=None, jobs=2,
+    def __init__(self, inner=None, granularity="fusion", engine="model", config=None, jobs=2,
                  workdir=None, extra_options=()):
         self.inner = inner if inner is not None else CpuLinalgBackend()
         self.granularity = granularity
+        if not isinstance(engine, str) or not engine:
+            raise DiceError(f"engine={engine!r}: name one ('model', 'model:DIR', "
+                            "'replay:FILE.jsonl', or 'none' for no candidates)")
         self.engine = engine
         self.config = config
         self.jobs = jobs
@@ -127,7 +132,7 @@ class DiceLinalgOnTensorsBackend:
         return path
 
     def _run_pipeline(self, source, output, artifacts, workdir):
-        if self.engine is None:
+        if self.engine == "none":
             warnings.warn(NO_ENGINE, stacklevel=3)
             return self._run_without_engine(source, output, artifacts)
         config = self.config
