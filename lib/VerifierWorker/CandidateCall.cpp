@@ -125,7 +125,8 @@ std::string kernelLabel(const TracedKernel &k) {
 } // namespace
 
 /// Why the trace makes the candidate deceptive; empty when it does not.
-std::string judgeTrace(const KernelTraceResult &trace, int64_t &ownKernels) {
+std::string judgeTrace(const KernelTraceResult &trace, int64_t &ownKernels,
+                       bool callReturned) {
   ownKernels = 0;
   for (const TracedKernel &k : trace.launches)
     ownKernels += k.ownLibrary;
@@ -158,7 +159,7 @@ std::string judgeTrace(const KernelTraceResult &trace, int64_t &ownKernels) {
            " ran: the result must come from the candidate's own kernels, "
            "not from ATen or a vendor library";
   }
-  if (ownKernels == 0) {
+  if (ownKernels == 0 && callReturned) {
     std::string ran;
     for (const TracedKernel &k : trace.launches)
       ran += (ran.empty() ? "" : ", ") + kernelLabel(k);

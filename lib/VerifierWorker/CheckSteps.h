@@ -145,7 +145,11 @@ CallResult callOperator(const c10::OperatorHandle &op,
 Json kernelsJson(const KernelTraceResult &trace);
 
 /// Why the trace makes the candidate deceptive; empty when it does not.
-std::string judgeTrace(const KernelTraceResult &trace, int64_t &ownKernels);
+/// `callReturned`: whether the call returned (rather than threw); a call
+/// that threw before launching anything is wrong, not deceptive, so only
+/// foreign kernels count against it.
+std::string judgeTrace(const KernelTraceResult &trace, int64_t &ownKernels,
+                       bool callReturned = true);
 
 } // namespace dynamic_check
 } // namespace dice

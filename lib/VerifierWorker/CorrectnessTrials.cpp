@@ -96,7 +96,8 @@ bool Checker::tracedCall(const c10::OperatorHandle &op,
     kernels = kernelsJson(trace);
     if (!trace.problem.empty()) {
       traceIssue = trace.problem;
-    } else if (std::string why = judgeTrace(trace, ownKernels);
+    } else if (std::string why =
+                   judgeTrace(trace, ownKernels, call.thrown.empty());
                !why.empty()) {
       setVerdict(verdict, VerdictStatus::Deceptive, why + " (" + when + ")");
       return false;
