@@ -20,10 +20,6 @@ std::string parameterList(const ReferenceProgram &program, bool typed) {
   return list;
 }
 
-std::string fenced(const std::string &language, const std::string &code) {
-  return "```" + language + "\n" + code + (code.ends_with("\n") ? "" : "\n") + "```";
-}
-
 } // namespace
 
 std::string diceForwardSignature(const ReferenceProgram &program) {
@@ -33,7 +29,8 @@ std::string diceForwardSignature(const ReferenceProgram &program) {
 }
 
 ScaffoldText renderScaffold(const ReferenceProgram &program,
-                            const std::string &fingerprint) {
+                            const std::string &fingerprint,
+                            const PromptTemplates &templates) {
   ScaffoldText s;
   s.reference = renderPythonModel(program);
   s.signature = diceForwardSignature(program);
@@ -59,46 +56,45 @@ ScaffoldText renderScaffold(const ReferenceProgram &program,
              parameterList(program, false) + "):\n"
              "        return " + call + "\n";
 
-  s.infillPrompt =
-      chatUserTurn(infillMessage(s.reference, s.prefix, s.suffix, s.signature));
-  s.endToEndPrompt = chatUserTurn(endToEndMessage(s.reference));
+  s.infillPrompt = chatUserTurn(
+      infillMessage(s.reference, s.prefix, s.suffix, s.signature, templates));
+  s.endToEndPrompt =
+      chatUserTurn(endToEndMessage(s.reference, templates, s.signature));
   return s;
 }
 
 namespace {
 
-std::string taskStatement(const std::string &reference) {
-  return "You write custom CUDA kernels to replace the PyTorch operators in the "
-         "given architecture and make it faster.\n\n"
-         "Here is the architecture:\n\n" +
-         fenced("python", reference) + "\n\n";
+/// Code as a fenced block's body: ending in exactly the newline before the
+/// closing fence.
+std::string codeSlot(const std::string &code) {
+  return code.ends_with("\n") ? code : code + "\n";
 }
 
 } // namespace
 
 std::string infillMessage(const std::string &reference, const std::string &prefix,
-                          const std::string &suffix, const std::string &signature) {
+                          const std::string &suffix, const std::string &signature,
+                          const PromptTemplates &templates) {
   std::string function =
       signature.empty() ? "`dice_forward` declared in the suffix"
                         : "`" + signature.substr(0, signature.size() - 1) + "`";
-  return taskStatement(reference) +
-         "Fill in the missing part between the prefix and the suffix below. "
-         "Define `source`, a Python string holding CUDA C++: the kernels and the "
-         "function " + function +
-         " that launches them. The computation must run in your kernels, not "
-         "in PyTorch operators.\n\n"
-         "Prefix:\n" + fenced("python", prefix) + "\n\n"
-         "Suffix:\n" + fenced("python", suffix) + "\n\n"
-         "Output only the missing part in a ```python``` block.";
+  return templates.infill.render({{"reference", codeSlot(reference)},
+                                  {"prefix", codeSlot(prefix)},
+                                  {"suffix", codeSlot(suffix)},
+                                  {"function", function},
+                                  {"signature", signature}});
 }
 
-std::string endToEndMessage(const std::string &reference) {
-  return taskStatement(reference) +
-         "Write `ModelNew`, a drop-in replacement of `Model` that computes the "
-         "same outputs with custom CUDA kernels compiled through "
-         "`torch.utils.cpp_extension.load_inline`. The computation must run in "
-         "your kernels, not in PyTorch operators. Output the complete program "
-         "in a ```python``` block.";
+std::string endToEndMessage(const std::string &reference,
+                            const PromptTemplates &templates,
+                            const std::string &signature) {
+  std::string function =
+      signature.empty() ? "`dice_forward`"
+                        : "`" + signature.substr(0, signature.size() - 1) + "`";
+  return templates.endToEnd.render({{"reference", codeSlot(reference)},
+                                    {"function", function},
+                                    {"signature", signature}});
 }
 
 std::string chatUserTurn(const std::string &message) {
