@@ -57,6 +57,8 @@ mlir::dice::openKernelStore(ModuleOp module, StringRef option,
   key.gpuArch = request.getGpuArch().value_or("").str();
   key.scaffoldVersion = ::dice::kScaffoldVersion;
   key.modelId = request.getModel().value_or("").str();
+  if (ScaffoldAttr scaffold = request.getScaffoldAttr())
+    key.promptTemplate = scaffold.getPromptTemplate().str();
   return key;
 }
 

@@ -79,9 +79,11 @@ def DiceScaffold : Pass<"dice-scaffold", "::mlir::func::FuncOp"> {
     KernelBench-format reference the model reads, the prefix and suffix
     around the hole (the suffix declares `dice_forward` with the exact
     signature the compiler calls), and the kernel-infilling and end-to-end
-    prompts in the Qwen3 chat format. A request whose region cannot be
+    prompts in the Qwen3 chat format, worded by dice.toml's `[prompt]`
+    template files or the built-in ones. A request whose region cannot be
     rendered is an error: `dice-outline` never forms one.
   }];
+  let options = [DiceConfigOption];
   let statistics = [
     Statistic<"numScaffolded", "scaffolded", "Kernel requests scaffolded">
   ];

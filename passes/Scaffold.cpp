@@ -5,6 +5,10 @@
 #include "dice/Scaffold/ReferenceBuilder.h"
 #include "dice/Transforms/Passes.h"
 
+#include "dice/Config/Config.h"
+
+#include <memory>
+
 namespace mlir::dice {
 #define GEN_PASS_DEF_DICESCAFFOLD
 #include "dice/Transforms/Passes.h.inc"
@@ -18,6 +22,29 @@ namespace {
 struct ScaffoldPass : public mlir::dice::impl::DiceScaffoldBase<ScaffoldPass> {
   using Base::Base;
 
+  // dice.toml's prompt templates, read once for every function.
+  LogicalResult initialize(MLIRContext *context) override {
+    if (configFile.empty())
+      return success();
+    auto fail = [&](const ::dice::Error &error) {
+      InFlightDiagnostic diag = emitError(
+          FileLineColLoc::get(context, error.file, error.line, error.column));
+      if (!error.key.empty())
+        diag << error.key << ": ";
+      diag << error.message;
+      return failure();
+    };
+    ::dice::Result<::dice::Config> config = ::dice::loadConfigFile(configFile);
+    if (!config)
+      return fail(config.error());
+    ::dice::Result<::dice::PromptTemplates> loaded =
+        ::dice::PromptTemplates::load(config->promptInfill, config->promptEndToEnd);
+    if (!loaded)
+      return fail(loaded.error());
+    templates = std::make_shared<const ::dice::PromptTemplates>(loaded.take());
+    return success();
+  }
+
   void runOnOperation() override {
     WalkResult result = getOperation().walk([&](KernelRequestOp request) {
       std::string whyNot;
@@ -28,8 +55,10 @@ struct ScaffoldPass : public mlir::dice::impl::DiceScaffoldBase<ScaffoldPass> {
                               << whyNot;
         return WalkResult::interrupt();
       }
+      const ::dice::PromptTemplates &words =
+          templates ? *templates : ::dice::PromptTemplates::builtin();
       ::dice::ScaffoldText text =
-          ::dice::renderScaffold(*program, request.getFingerprint().str());
+          ::dice::renderScaffold(*program, request.getFingerprint().str(), words);
       // Checked: the attribute's verifier reads the program back, so a
       // program its JSON does not carry whole is an error here, at the
       // request, and never an attribute that later readers half-parse.
@@ -38,7 +67,8 @@ struct ScaffoldPass : public mlir::dice::impl::DiceScaffoldBase<ScaffoldPass> {
           [&] { return request.emitOpError(); }, request.getContext(),
           StringRef(json), StringRef(text.reference), StringRef(text.prefix),
           StringRef(text.suffix), StringRef(text.signature),
-          StringRef(text.infillPrompt), StringRef(text.endToEndPrompt));
+          StringRef(text.infillPrompt), StringRef(text.endToEndPrompt),
+          StringRef(words.identity));
       if (!scaffold)
         return WalkResult::interrupt();
       request.setScaffoldAttr(scaffold);
@@ -48,6 +78,8 @@ struct ScaffoldPass : public mlir::dice::impl::DiceScaffoldBase<ScaffoldPass> {
     if (result.wasInterrupted())
       signalPassFailure();
   }
+
+  std::shared_ptr<const ::dice::PromptTemplates> templates;
 };
 
 } // namespace

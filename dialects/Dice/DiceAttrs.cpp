@@ -7,6 +7,8 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <tuple>
@@ -96,7 +98,8 @@ LogicalResult
 ScaffoldAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                      StringRef program, StringRef reference, StringRef prefix,
                      StringRef suffix, StringRef signature,
-                     StringRef infillPrompt, StringRef endToEndPrompt) {
+                     StringRef infillPrompt, StringRef endToEndPrompt,
+                     StringRef promptTemplate) {
   if (::dice::Result<::dice::ReferenceProgram> parsed =
           ::dice::ReferenceProgram::fromJson(program.str());
       !parsed)
@@ -112,6 +115,12 @@ ScaffoldAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (!suffix.contains(signature))
     return emitError() << "scaffold suffix does not contain its signature '"
                        << signature << "'";
+  if (!promptTemplate.empty() &&
+      (promptTemplate.size() != 16 ||
+       !llvm::all_of(promptTemplate, [](char c) { return llvm::isHexDigit(c); })))
+    return emitError() << "scaffold prompt_template must be 16 hex digits (the "
+                          "templates' identity), got '"
+                       << promptTemplate << "'";
   return success();
 }
 

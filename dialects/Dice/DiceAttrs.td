@@ -47,7 +47,10 @@ def Dice_ScaffoldAttr : Dice_Attr<"Scaffold", "scaffold"> {
     - `signature`: that C++ declaration alone, which the verifier compiles
       against;
     - `infill_prompt` and `end_to_end_prompt`: the two chat-formatted prompts
-      (kernel infilling and end-to-end generation).
+      (kernel infilling and end-to-end generation);
+    - `prompt_template` (left out for the built-in wording): the identity of
+      the template files the prompts were written from (16 hex digits), part
+      of the kernel database key.
 
     ```mlir
     #dice.scaffold<program = "{...}", reference = "import torch...", prefix = "...",
@@ -62,7 +65,9 @@ def Dice_ScaffoldAttr : Dice_Attr<"Scaffold", "scaffold"> {
     StringRefParameter<"code after the hole">:$suffix,
     StringRefParameter<"C++ declaration of dice_forward">:$signature,
     StringRefParameter<"kernel-infilling prompt">:$infill_prompt,
-    StringRefParameter<"end-to-end prompt">:$end_to_end_prompt
+    StringRefParameter<"end-to-end prompt">:$end_to_end_prompt,
+    StringRefParameter<"prompt templates' identity (empty: the built-in ones)",
+                       "\"\"">:$prompt_template
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

@@ -122,6 +122,11 @@ const std::vector<Field> &schema() {
       {"verifier", "workers", Kind::Integer, 0, 4096, false, {},
        integer(&VerifierConfig::workers)},
 
+      {"prompt", "infill", Kind::String, 0, 0, false, {},
+       text(&Config::promptInfill)},
+      {"prompt", "end_to_end", Kind::String, 0, 0, false, {},
+       text(&Config::promptEndToEnd)},
+
       {"database", "path", Kind::String, 0, 0, false, {},
        text(&Config::databasePath)},
       {"artifacts", "dir", Kind::String, 0, 0, false, {},
@@ -195,7 +200,7 @@ public:
       if (!isSection(section))
         return error(sectionKey.source(), section,
                      "unknown section (known: model, sampling, verifier, "
-                     "database, artifacts)");
+                     "prompt, database, artifacts)");
       const toml::table *table = sectionNode.as_table();
       if (!table)
         return error(sectionNode.source(), section,

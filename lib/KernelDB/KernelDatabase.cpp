@@ -17,7 +17,8 @@ namespace {
 // Tables the schema creates; any other table makes a file foreign.
 const char *const kTables[] = {"candidates", "choices"};
 
-// Version 2 (1 had no fingerprint_scheme: its fingerprints hashed printed
+// Version 3 (2 had no prompt_template: every prompt was the built-in
+// wording; 1 had no fingerprint_scheme: its fingerprints hashed printed
 // MLIR). Candidates keep their rowid, so candidates() returns them in the
 // order first stored and a re-verification (upsert) keeps its place.
 const char *const kSchema = R"sql(
@@ -27,6 +28,7 @@ CREATE TABLE candidates (
   gpu_arch         TEXT    NOT NULL,
   scaffold_version INTEGER NOT NULL,
   model_id         TEXT    NOT NULL,
+  prompt_template  TEXT    NOT NULL,
   candidate_hash   TEXT    NOT NULL,
   source           TEXT    NOT NULL,
   verdict_json     TEXT    NOT NULL,
@@ -35,7 +37,7 @@ CREATE TABLE candidates (
   artifact         BLOB,
   created_at       INTEGER NOT NULL,
   UNIQUE (fingerprint, fingerprint_scheme, gpu_arch, scaffold_version,
-          model_id, candidate_hash)
+          model_id, prompt_template, candidate_hash)
 );
 CREATE TABLE choices (
   fingerprint      TEXT    NOT NULL,
@@ -43,18 +45,43 @@ CREATE TABLE choices (
   gpu_arch         TEXT    NOT NULL,
   scaffold_version INTEGER NOT NULL,
   model_id         TEXT    NOT NULL,
+  prompt_template  TEXT    NOT NULL,
   candidate_hash   TEXT    NOT NULL,
   chosen_at        INTEGER NOT NULL,
   PRIMARY KEY (fingerprint, fingerprint_scheme, gpu_arch, scaffold_version,
-               model_id)
+               model_id, prompt_template)
 );
 )sql";
 
+// Version 2 -> 3: the same rows, under the built-in wording (''). The new
+// tables are made from kSchema, the rows copied column by column, so the
+// rowids (the candidates' order) stay.
+const char *const kUpgradeFrom2 = R"sql(
+ALTER TABLE candidates RENAME TO candidates_v2;
+ALTER TABLE choices RENAME TO choices_v2;
+)sql";
+const char *const kCopyFrom2 = R"sql(
+INSERT INTO candidates (rowid, fingerprint, fingerprint_scheme, gpu_arch,
+  scaffold_version, model_id, prompt_template, candidate_hash, source,
+  verdict_json, status, speedup, artifact, created_at)
+  SELECT rowid, fingerprint, fingerprint_scheme, gpu_arch, scaffold_version,
+    model_id, '', candidate_hash, source, verdict_json, status, speedup,
+    artifact, created_at FROM candidates_v2;
+INSERT INTO choices (fingerprint, fingerprint_scheme, gpu_arch,
+  scaffold_version, model_id, prompt_template, candidate_hash, chosen_at)
+  SELECT fingerprint, fingerprint_scheme, gpu_arch, scaffold_version,
+    model_id, '', candidate_hash, chosen_at FROM choices_v2;
+DROP TABLE candidates_v2;
+DROP TABLE choices_v2;
+PRAGMA user_version = 3;
+)sql";
+
 // The key's parameters: ?1-?4 and, numbered apart so the statements' own
-// parameters keep theirs, ?20.
+// parameters keep theirs, ?20 and ?21.
 const char *const kKeyMatch = "fingerprint = ?1 AND gpu_arch = ?2 AND "
                               "scaffold_version = ?3 AND model_id = ?4 AND "
-                              "fingerprint_scheme = ?20";
+                              "fingerprint_scheme = ?20 AND "
+                              "prompt_template = ?21";
 
 /// A prepared statement, finalized on every path out.
 class Statement {
@@ -93,6 +120,7 @@ public:
     bind(3, static_cast<int64_t>(key.scaffoldVersion));
     bind(4, key.modelId);
     bind(20, static_cast<int64_t>(key.fingerprintScheme));
+    bind(21, key.promptTemplate);
   }
 
   /// SQLITE_ROW, SQLITE_DONE or an error code.
@@ -360,6 +388,35 @@ Result<KernelDatabase> KernelDatabase::open(const std::string &path,
     }
   }
 
+  if (identity->applicationId == kKernelDatabaseApplicationId &&
+      identity->userVersion == 2) {
+    Identity asCurrent = *identity;
+    asCurrent.userVersion = kKernelDatabaseSchemaVersion;
+    if (std::string problem = checkIdentity(asCurrent); !problem.empty())
+      return fail(problem);
+    if (mode == OpenMode::ReadOnly)
+      return fail("has kernel database schema version 2 (before prompt "
+                  "templates joined the key); open it once for writing (any "
+                  "dice-opt run, or dice-db import) to upgrade it to version " +
+                  std::to_string(kKernelDatabaseSchemaVersion));
+    WriteTransaction transaction(raw);
+    if (!transaction.active())
+      return database.errorOf("cannot lock to upgrade the schema");
+    identity = readIdentity(raw);
+    if (!identity)
+      return database.errorOf("cannot read the database header");
+    if (identity->userVersion == 2) {
+      if (!exec(raw, kUpgradeFrom2) || !exec(raw, kSchema) ||
+          !exec(raw, kCopyFrom2))
+        return database.errorOf("cannot upgrade the schema from version 2");
+      if (!transaction.commit())
+        return database.errorOf("cannot commit the schema upgrade");
+      identity = readIdentity(raw);
+      if (!identity)
+        return database.errorOf("cannot read the database header");
+    }
+  }
+
   std::string problem = checkIdentity(*identity);
   if (!problem.empty())
     return fail(problem);
@@ -409,10 +466,12 @@ Status KernelDatabase::put(const KernelKey &key,
   Statement insert(
       db.get(),
       "INSERT INTO candidates (fingerprint, gpu_arch, scaffold_version, "
-      "model_id, fingerprint_scheme, candidate_hash, source, verdict_json, "
-      "status, speedup, artifact, created_at) VALUES (?1, ?2, ?3, ?4, ?20, ?5, "
-      "?6, ?7, ?8, ?9, ?10, ?11) ON CONFLICT (fingerprint, fingerprint_scheme, "
-      "gpu_arch, scaffold_version, model_id, candidate_hash) DO UPDATE SET source = excluded.source, verdict_json = "
+      "model_id, fingerprint_scheme, prompt_template, candidate_hash, source, "
+      "verdict_json, status, speedup, artifact, created_at) VALUES (?1, ?2, "
+      "?3, ?4, ?20, ?21, ?5, ?6, ?7, ?8, ?9, ?10, ?11) ON CONFLICT "
+      "(fingerprint, fingerprint_scheme, gpu_arch, scaffold_version, model_id, "
+      "prompt_template, candidate_hash) DO UPDATE SET source = "
+      "excluded.source, verdict_json = "
       "excluded.verdict_json, status = excluded.status, speedup = "
       "excluded.speedup, artifact = excluded.artifact, created_at = "
       "excluded.created_at");
@@ -471,9 +530,10 @@ Status KernelDatabase::choose(const KernelKey &key,
   Statement upsert(
       db.get(),
       "INSERT INTO choices (fingerprint, gpu_arch, scaffold_version, model_id, "
-      "fingerprint_scheme, candidate_hash, chosen_at) VALUES (?1, ?2, ?3, ?4, "
-      "?20, ?5, ?6) ON CONFLICT (fingerprint, fingerprint_scheme, gpu_arch, "
-      "scaffold_version, model_id) DO UPDATE SET "
+      "fingerprint_scheme, prompt_template, candidate_hash, chosen_at) VALUES "
+      "(?1, ?2, ?3, ?4, ?20, ?21, ?5, ?6) ON CONFLICT (fingerprint, "
+      "fingerprint_scheme, gpu_arch, scaffold_version, model_id, "
+      "prompt_template) DO UPDATE SET "
       "candidate_hash = excluded.candidate_hash, chosen_at = "
       "excluded.chosen_at");
   if (!upsert.prepared())

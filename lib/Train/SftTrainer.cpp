@@ -39,8 +39,13 @@ Status runSft(TrainSession &s) {
         rows.push_back(std::move(whole));
       }
   }
+  Result<PromptTemplates> templates =
+      PromptTemplates::load(c.infillTemplate, c.endToEndTemplate);
+  if (!templates)
+    return templates.error();
   int64_t tooLong = 0;
-  std::vector<SftSample> samples = tokenizeSft(rows, *s.tokenizer, c.maxLength, tooLong);
+  std::vector<SftSample> samples =
+      tokenizeSft(rows, *s.tokenizer, c.maxLength, tooLong, *templates);
   if (tooLong)
     s.say(std::to_string(tooLong) + " of " + std::to_string(rows.size()) +
           " samples are longer than data.max_length (" + std::to_string(c.maxLength) +

@@ -74,6 +74,10 @@ const std::vector<Field> &schema() {
 
       {"data", "sft", Kind::Strings, 0, 0, {}, member(&TrainConfig::sftFiles)},
       {"data", "tasks", Kind::Strings, 0, 0, {}, member(&TrainConfig::taskFiles)},
+      {"data", "infill_template", Kind::String, 0, 0, {},
+       member(&TrainConfig::infillTemplate)},
+      {"data", "end_to_end_template", Kind::String, 0, 0, {},
+       member(&TrainConfig::endToEndTemplate)},
       {"data", "max_length", Kind::Integer, 8, 1 << 20, {},
        member(&TrainConfig::maxLength)},
       {"data", "pack_length", Kind::Integer, 16, 1 << 22, {},
@@ -322,6 +326,8 @@ void resolvePaths(TrainConfig &c, const std::filesystem::path &base) {
     fix(p);
   for (std::string &p : c.taskFiles)
     fix(p);
+  fix(c.infillTemplate);
+  fix(c.endToEndTemplate);
   fix(c.checkpointDir);
   fix(c.metricsPath);
   fix(c.rolloutLog);

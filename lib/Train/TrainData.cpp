@@ -150,11 +150,13 @@ Result<std::vector<TaskPackRow>> loadTaskPack(const std::string &path) {
   return rows;
 }
 
-std::pair<std::string, std::string> sftPromptAndAnswer(const SftRow &row,
-                                                       const Tokenizer &tokenizer) {
+std::pair<std::string, std::string>
+sftPromptAndAnswer(const SftRow &row, const Tokenizer &tokenizer,
+                   const PromptTemplates &templates) {
   const std::string &architecture = row.reference.empty() ? row.pytorchCode : row.reference;
-  std::string message = row.infill() ? infillMessage(architecture, row.prefix, row.suffix, row.signature)
-                                     : endToEndMessage(architecture);
+  std::string message =
+      row.infill() ? infillMessage(architecture, row.prefix, row.suffix, row.signature, templates)
+                   : endToEndMessage(architecture, templates, row.signature);
   std::string code = row.infill() ? row.middle : row.cudaCode;
   if (!code.empty() && code.back() != '\n')
     code += '\n';
@@ -171,11 +173,11 @@ std::pair<std::string, std::string> sftPromptAndAnswer(const SftRow &row,
 
 std::vector<SftSample> tokenizeSft(const std::vector<SftRow> &rows,
                                    const Tokenizer &tokenizer, int64_t maxLength,
-                                   int64_t &tooLong) {
+                                   int64_t &tooLong, const PromptTemplates &templates) {
   std::vector<SftSample> samples;
   tooLong = 0;
   for (const SftRow &row : rows) {
-    auto [prompt, answer] = sftPromptAndAnswer(row, tokenizer);
+    auto [prompt, answer] = sftPromptAndAnswer(row, tokenizer, templates);
     SftSample s{tokenizer.encode(prompt), tokenizer.encode(answer)};
     if (int64_t(s.prompt.size() + s.answer.size()) > maxLength) {
       ++tooLong;

@@ -176,9 +176,12 @@ TEST_F(KernelDatabaseTest, KeysAreIsolated) {
   // The same fingerprint under another scheme names another computation.
   KernelKey otherScheme = key();
   otherScheme.fingerprintScheme = kFingerprintScheme + 1;
+  // Prompts worded by other templates are another request of the model.
+  KernelKey otherWording = key();
+  otherWording.promptTemplate = "0123456789abcdef";
   for (const KernelKey &other :
        {key("sm_80"), key("sm_90", 2), key("sm_90", 1, "dice-1.7b"),
-        KernelKey{"k_beef", "sm_90", 1, "dice-8b"}, otherScheme}) {
+        KernelKey{"k_beef", "sm_90", 1, "dice-8b"}, otherScheme, otherWording}) {
     auto records = db.candidates(other);
     ASSERT_TRUE(records);
     EXPECT_TRUE(records->empty());
@@ -325,6 +328,75 @@ TEST_F(KernelDatabaseTest, RefusesDatabasesOfPrintedMLIRFingerprints) {
                        std::to_string(kFingerprintScheme)),
             std::string::npos)
       << error;
+}
+
+TEST_F(KernelDatabaseTest, UpgradesAVersion2DatabaseKeepingEveryRow) {
+  // A version 3 file, copied into the version 2 layout (no prompt_template)
+  // as that dice wrote it.
+  std::string current = file("current.db"), old = file("old.db");
+  KernelKey k = key();
+  {
+    KernelDatabase db = openOrDie(current);
+    ASSERT_TRUE(db.put(k, record(k, "aaaa")));
+    CandidateRecord withLibrary = record(k, "bbbb", VerdictStatus::Slow);
+    withLibrary.artifact = bytes(64, 7);
+    ASSERT_TRUE(db.put(k, withLibrary));
+    ASSERT_TRUE(db.choose(k, "aaaa"));
+  }
+  std::string sql = R"sql(
+    CREATE TABLE candidates (fingerprint TEXT NOT NULL,
+      fingerprint_scheme INTEGER NOT NULL, gpu_arch TEXT NOT NULL,
+      scaffold_version INTEGER NOT NULL, model_id TEXT NOT NULL,
+      candidate_hash TEXT NOT NULL, source TEXT NOT NULL,
+      verdict_json TEXT NOT NULL, status TEXT NOT NULL, speedup REAL,
+      artifact BLOB, created_at INTEGER NOT NULL,
+      UNIQUE (fingerprint, fingerprint_scheme, gpu_arch, scaffold_version,
+              model_id, candidate_hash));
+    CREATE TABLE choices (fingerprint TEXT NOT NULL,
+      fingerprint_scheme INTEGER NOT NULL, gpu_arch TEXT NOT NULL,
+      scaffold_version INTEGER NOT NULL, model_id TEXT NOT NULL,
+      candidate_hash TEXT NOT NULL, chosen_at INTEGER NOT NULL,
+      PRIMARY KEY (fingerprint, fingerprint_scheme, gpu_arch, scaffold_version,
+                   model_id));
+    ATTACH DATABASE ')sql" + current + R"sql(' AS src;
+    INSERT INTO candidates SELECT fingerprint, fingerprint_scheme, gpu_arch,
+      scaffold_version, model_id, candidate_hash, source, verdict_json, status,
+      speedup, artifact, created_at FROM src.candidates ORDER BY rowid;
+    INSERT INTO choices SELECT fingerprint, fingerprint_scheme, gpu_arch,
+      scaffold_version, model_id, candidate_hash, chosen_at FROM src.choices;
+    DETACH DATABASE src;
+    PRAGMA application_id = 1145652037;
+    PRAGMA user_version = 2;
+  )sql";
+  rawExec(old, sql.c_str());
+
+  // Read-only, it cannot be upgraded: the error says how.
+  auto readOnly = KernelDatabase::open(old, OpenMode::ReadOnly);
+  ASSERT_FALSE(readOnly);
+  EXPECT_NE(readOnly.error().message.find("schema version 2"), std::string::npos);
+  EXPECT_NE(readOnly.error().message.find("open it once for writing"),
+            std::string::npos);
+
+  {
+    KernelDatabase db = openOrDie(old);
+    // Every row is there, in its order, under the built-in wording.
+    auto records = db.candidates(k);
+    ASSERT_TRUE(records);
+    ASSERT_EQ(records->size(), 2u);
+    EXPECT_EQ((*records)[0].candidateHash, "aaaa");
+    EXPECT_EQ((*records)[1].candidateHash, "bbbb");
+    EXPECT_EQ((*records)[1].status, VerdictStatus::Slow);
+    EXPECT_EQ(*db.artifact(k, "bbbb"), std::optional(bytes(64, 7)));
+    auto choice = db.chosen(k);
+    ASSERT_TRUE(choice && *choice);
+    EXPECT_EQ((*choice)->candidateHash, "aaaa");
+    KernelKey otherWording = k;
+    otherWording.promptTemplate = "0123456789abcdef";
+    EXPECT_TRUE(db.candidates(otherWording)->empty());
+  }
+  // Upgraded for good: it now opens read-only too.
+  KernelDatabase again = openOrDie(old, OpenMode::ReadOnly);
+  EXPECT_EQ(again.candidates(k)->size(), 2u);
 }
 
 TEST_F(KernelDatabaseTest, ReadOnlyNeedsAnExistingDatabase) {

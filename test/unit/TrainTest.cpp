@@ -606,3 +606,24 @@ TEST(TrainData, SftPromptsAreTheCompilersPrompts) {
     EXPECT_EQ(sftPromptAndAnswer(whole, *tok).first, byId[row.id]->endToEndPrompt) << row.id;
   }
 }
+
+// With the compiler's [prompt] template files named in data.*_template,
+// SFT prompts take their wording; the answer stays the row's code.
+TEST(TrainData, SftPromptsFollowTheTemplateFiles) {
+  const std::string dir = DICE_TRAIN_DIR;
+  Result<Tokenizer> tok = Tokenizer::load(dir + "/base");
+  Result<std::vector<SftRow>> rows = loadSftRows(dir + "/data/corpus-val.jsonl");
+  ASSERT_TRUE(tok && rows);
+  std::string path = testing::TempDir() + "/dice-sft-infill-template.txt";
+  std::ofstream(path) << "Kernel of\n{{reference}}between\n{{prefix}}and\n{{suffix}}\n";
+  Result<PromptTemplates> templates = PromptTemplates::load(path, "");
+  ASSERT_TRUE(templates) << templates.error().format();
+  const SftRow &row = rows->front();
+  auto [prompt, answer] = sftPromptAndAnswer(row, *tok, *templates);
+  auto withLine = [](std::string s) { return s.ends_with("\n") ? s : s + "\n"; };
+  EXPECT_EQ(prompt, tok->applyChatTemplate("Kernel of\n" + withLine(row.reference) + "between\n" +
+                                           withLine(row.prefix) + "and\n" +
+                                           withLine(row.suffix)));
+  EXPECT_EQ(answer, sftPromptAndAnswer(row, *tok).second);
+  std::remove(path.c_str());
+}

@@ -11,7 +11,8 @@
 //    "verdict": {"status": "accepted", "kernel_ms": 0.1, "baseline_ms": 0.2},
 //    "chosen": false, "artifact": "libs/3f9a.so"}
 //
-// `gpu_arch` defaults to sm_90 and `scaffold_version` to this compiler's.
+// `gpu_arch` defaults to sm_90, `scaffold_version` to this compiler's and
+// `prompt_template` to "" (the built-in prompt templates).
 // `artifact` (optional) is the candidate's kernel library, stored with it; a
 // relative path is taken from the records file's folder.
 // The verdict takes the keys of the verifier's verdict JSON; its fingerprint
@@ -52,7 +53,8 @@ std::string parseRecord(const std::string &line, const std::string &file,
   if (!object.is_object())
     return "expected a JSON object";
   static const char *known[] = {"fingerprint", "model",  "gpu_arch",
-                                "scaffold_version", "source", "verdict",
+                                "scaffold_version", "prompt_template",
+                                "source", "verdict",
                                 "chosen", "artifact"};
   for (auto it = object.begin(); it != object.end(); ++it)
     if (std::find(std::begin(known), std::end(known), it.key()) ==
@@ -63,6 +65,7 @@ std::string parseRecord(const std::string &line, const std::string &file,
     key.modelId = object.at("model").get<std::string>();
     key.gpuArch = object.value("gpu_arch", std::string("sm_90"));
     key.scaffoldVersion = object.value("scaffold_version", dice::kScaffoldVersion);
+    key.promptTemplate = object.value("prompt_template", std::string());
     record.source = object.at("source").get<std::string>();
     chosen = object.value("chosen", false);
     json verdict = object.at("verdict");
@@ -189,7 +192,8 @@ int main(int argc, char **argv) {
       ->required();
   import->add_option("records.jsonl", records,
                      "one JSON record per line: fingerprint, model, gpu_arch, "
-                     "scaffold_version, source, verdict, chosen, artifact")
+                     "scaffold_version, prompt_template, source, verdict, chosen, "
+                     "artifact")
       ->required();
 
   dice::KernelKey key;
@@ -212,6 +216,9 @@ int main(int argc, char **argv) {
                    "the scaffold version")
       ->type_name("n")
       ->capture_default_str();
+  list->add_option("--prompt-template", key.promptTemplate,
+                   "the prompt templates' identity (default: the built-in ones)")
+      ->type_name("id");
 
   if (std::optional<int> exit = cl.parse(argc, argv))
     return *exit;

@@ -25,6 +25,7 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/CommandLine.h"
@@ -87,11 +88,62 @@ std::string quoteOptionValue(llvm::StringRef value) {
   return "{" + value.str() + "}";
 }
 
+using Shorthands = std::pair<llvm::StringRef, std::string>[3];
+
+/// `text` (a printed pipeline) with each shorthand written into the empty
+/// option of that name of every dice pass, nested ones included.
+std::string fillPrintedPipeline(llvm::StringRef text, const Shorthands &shorthands,
+                                bool &changed) {
+  std::string out;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t name = text.find("dice-", at);
+    size_t brace = name == llvm::StringRef::npos ? name : text.find_first_of("{,)", name);
+    if (brace == llvm::StringRef::npos || text[brace] != '{') {
+      size_t end = brace == llvm::StringRef::npos ? text.size() : brace + 1;
+      out += text.slice(at, end).str();
+      at = end;
+      continue;
+    }
+    // The options, to the matching brace (values may be braced).
+    size_t close = brace;
+    for (int depth = 0; close < text.size(); ++close)
+      if (text[close] == '{')
+        ++depth;
+      else if (text[close] == '}' && --depth == 0)
+        break;
+    out += text.slice(at, brace + 1).str();
+    llvm::SmallVector<llvm::StringRef> items;
+    llvm::StringRef options = text.slice(brace + 1, close);
+    for (size_t start = 0, depth = 0, i = 0; i <= options.size(); ++i) {
+      char c = i < options.size() ? options[i] : ' ';
+      depth += c == '{';
+      depth -= c == '}';
+      if (c == ' ' && depth == 0) {
+        if (i > start)
+          items.push_back(options.slice(start, i));
+        start = i + 1;
+      }
+    }
+    for (auto [index, item] : llvm::enumerate(items)) {
+      std::string written = item.str();
+      for (const auto &[key, value] : shorthands)
+        if (!value.empty() && item == (key + "=").str()) {
+          written += quoteOptionValue(value);
+          changed = true;
+        }
+      out += (index ? " " : "") + written;
+    }
+    at = close;
+  }
+  return out;
+}
+
 /// Writes the shorthands into the dice passes that declare the option and
 /// left it empty: an option given in the pipeline wins. Sets `changed` when
 /// it wrote any.
 mlir::LogicalResult applyShorthands(mlir::PassManager &pm, bool &changed) {
-  std::pair<llvm::StringRef, std::string> shorthands[] = {
+  Shorthands shorthands = {
       {"config", configFile}, {"db", databaseFile}, {"report", reportFile}};
   for (mlir::Pass &pass : pm.getPasses()) {
     if (!pass.getArgument().starts_with("dice-"))
@@ -110,7 +162,27 @@ mlir::LogicalResult applyShorthands(mlir::PassManager &pm, bool &changed) {
       changed = true;
     }
   }
-  return mlir::success();
+  // Passes nested in a func.func(...) manager are out of reach of the loop
+  // above (dice-scaffold reads [prompt]): the printed pipeline gets them,
+  // and is parsed back.
+  std::string printed;
+  llvm::raw_string_ostream os(printed);
+  pm.printAsTextualPipeline(os);
+  bool nestedChanged = false;
+  std::string filled = fillPrintedPipeline(printed, shorthands, nestedChanged);
+  if (!nestedChanged)
+    return mlir::success();
+  changed = true;
+  // Printed as `builtin.module(...)`; the passes go back inside that anchor.
+  llvm::StringRef inner(filled);
+  std::string anchor = (pm.getOpAnchorName() + "(").str();
+  if (!inner.consume_front(anchor) || !inner.consume_back(")")) {
+    llvm::errs() << "dice-opt: cannot read back the pass pipeline '" << filled
+                 << "'\n";
+    return mlir::failure();
+  }
+  pm.clear();
+  return mlir::parsePassPipeline(inner, pm, llvm::errs());
 }
 
 } // namespace

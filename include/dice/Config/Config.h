@@ -65,6 +65,9 @@ struct Config {
   std::string modelDevice = "auto";
   SamplingConfig sampling;
   VerifierConfig verifier;
+  /// Prompt template files (PromptTemplate.h); empty: the built-in wording.
+  std::string promptInfill;
+  std::string promptEndToEnd;
   std::string databasePath = ".dice/kernels.db";
   std::string artifactDir = ".dice/artifacts";
 };

@@ -33,15 +33,19 @@ namespace dice {
 inline constexpr int32_t kKernelDatabaseApplicationId = 0x44494345;
 /// `PRAGMA user_version`: the layout of the tables. A file with a newer
 /// version is refused rather than half understood.
-inline constexpr int kKernelDatabaseSchemaVersion = 2;
+inline constexpr int kKernelDatabaseSchemaVersion = 3;
 
 /// What a kernel was made for. Candidates under one key are interchangeable;
-/// a different GPU architecture, scaffold or model makes a different key.
+/// a different GPU architecture, scaffold, prompt wording or model makes a
+/// different key.
 struct KernelKey {
   std::string fingerprint; ///< the request's fingerprint ("3f9a0c1d2e4b5a69")
   std::string gpuArch;     ///< e.g. "sm_90"
   int scaffoldVersion = 0; ///< kScaffoldVersion of the compiler that asked
   std::string modelId;     ///< the model that wrote the candidates
+  /// PromptTemplates::identity of the prompts' wording; empty for the
+  /// built-in templates.
+  std::string promptTemplate;
   /// How `fingerprint` was computed; keys of other schemes never match.
   int fingerprintScheme = kFingerprintScheme;
 };

@@ -15,6 +15,7 @@
 #define DICE_TRAIN_TRAINDATA_H
 
 #include "dice/Model/Tokenizer.h"
+#include "dice/Scaffold/PromptTemplate.h"
 #include "dice/Support/Result.h"
 #include "dice/Train/DiffusionLoss.h"
 
@@ -49,16 +50,19 @@ struct TaskPackRow {
 Result<std::vector<SftRow>> loadSftRows(const std::string &path);
 Result<std::vector<TaskPackRow>> loadTaskPack(const std::string &path);
 
-/// The row's prompt (chat-formatted, in the compiler's wording) and answer
-/// (what the model should write, ending with the stop token).
-std::pair<std::string, std::string> sftPromptAndAnswer(const SftRow &row,
-                                                       const Tokenizer &tokenizer);
+/// The row's prompt (chat-formatted, worded by `templates` as the compiler
+/// words it) and answer (what the model should write, ending with the stop
+/// token).
+std::pair<std::string, std::string>
+sftPromptAndAnswer(const SftRow &row, const Tokenizer &tokenizer,
+                   const PromptTemplates &templates = PromptTemplates::builtin());
 
 /// Tokenizes rows; those longer than `maxLength` tokens are left out and
 /// counted in `tooLong`.
-std::vector<SftSample> tokenizeSft(const std::vector<SftRow> &rows,
-                                   const Tokenizer &tokenizer, int64_t maxLength,
-                                   int64_t &tooLong);
+std::vector<SftSample>
+tokenizeSft(const std::vector<SftRow> &rows, const Tokenizer &tokenizer,
+            int64_t maxLength, int64_t &tooLong,
+            const PromptTemplates &templates = PromptTemplates::builtin());
 
 /// The order tasks are drawn in: by level (single op, fusion, whole model),
 /// each level shuffled by `seed`. With `levelSteps`, step s draws only from

@@ -31,7 +31,7 @@ FALLBACKS = ("inductor", "eager")
 GRANULARITIES = ("op", "fusion", "function")
 BACKEND_KEYS = ("fallback", "granularity", "engine", "config", "jobs", "nvcc")
 # The dice.toml sections (docs/config.md); their keys are dice-opt's to check.
-CONFIG_SECTIONS = ("model", "sampling", "verifier", "database", "artifacts")
+CONFIG_SECTIONS = ("model", "sampling", "verifier", "prompt", "database", "artifacts")
 
 
 @dataclass
