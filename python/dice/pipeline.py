@@ -24,13 +24,17 @@ def plan_of(mlir_text):
 SCAFFOLD_TEXTS = ("prefix", "suffix", "infill_prompt", "end_to_end_prompt")
 
 
-def requests(mlir_path, granularity="fusion"):
+def requests(mlir_path, granularity="fusion", config=None):
     """The kernel requests of a module, in order: dicts with fingerprint,
     level, program (the reference program), python and signature (the
     `dice_forward` declaration dice-scaffold wrote), and the rest of the
-    scaffold: prefix, suffix, infill_prompt and end_to_end_prompt."""
-    outlined = run([find_tool("dice-opt"), mlir_path,
-                    f"--dice-outline=granularity={granularity}", "--dice-scaffold"])
+    scaffold: prefix, suffix, infill_prompt and end_to_end_prompt (worded by
+    the `[prompt]` templates of `config`, a dice.toml, if given)."""
+    cmd = [find_tool("dice-opt"), mlir_path,
+           f"--dice-outline=granularity={granularity}", "--dice-scaffold"]
+    if config is not None:
+        cmd.insert(2, f"--dice-config={config}")
+    outlined = run(cmd)
     found = []
     for step in plan_of(outlined.stdout)["steps"]:
         if "request" in step:

@@ -81,6 +81,23 @@ def test_several_requests_get_numbered_ids(tmp_path):
     assert len({p["fingerprint"] for p in packs}) == 2
 
 
+def test_the_configurations_prompt_templates_word_the_packs(tmp_path):
+    tasks = write_tasks(tmp_path / "tasks.jsonl", [
+        {"id": "t", "level": 1, "pytorch_code": RELU_BIAS}])
+    (tmp_path / "e2e.txt").write_text("Rewrite this program:\n{{reference}}")
+    config = tmp_path / "dice.toml"
+    config.write_text(f'[prompt]\nend_to_end = "{tmp_path / "e2e.txt"}"\n')
+    plain, worded = tmp_path / "plain.jsonl", tmp_path / "worded.jsonl"
+    prepare(tasks, plain)
+    prepare(tasks, worded, config=config)
+    (a,), (b,) = read_packs(plain), read_packs(worded)
+    assert b["end_to_end_prompt"] == ("<|im_start|>user\nRewrite this program:\n"
+                                      + b["reference"] + "<|im_end|>\n<|im_start|>assistant\n")
+    # The code and the other prompt are the compiler's either way.
+    assert a["infill_prompt"] == b["infill_prompt"]
+    assert (a["reference"], a["prefix"], a["suffix"]) == (b["reference"], b["prefix"], b["suffix"])
+
+
 @pytest.mark.parametrize("line, field, words", [
     ('{"pytorch_code": "x", "level": 1', None, "not JSON"),
     ('[1, 2]', None, "JSON object"),

@@ -1,6 +1,7 @@
 """`dice train ...`: the compiler side of training.
 
     dice train prepare IN.jsonl OUT.jsonl [--granularity function] [--skip-bad]
+                       [--config dice.toml]
     dice train tokenizer CORPUS.jsonl... OUT_DIR --vocab-size N
     dice train plot METRICS.jsonl [--out DIR]
 """
@@ -11,7 +12,7 @@ import sys
 def prepare_command(args):
     from dice.train.prepare import prepare
     packed, written, skipped = prepare(args.input, args.output, args.granularity,
-                                       skip_bad=args.skip_bad)
+                                       skip_bad=args.skip_bad, config=args.config)
     print(f"wrote {written} task pack line(s) for {packed} task(s) to {args.output}"
           + (f"; skipped {skipped} bad line(s)" if skipped else ""), file=sys.stderr)
     return 0
@@ -45,6 +46,8 @@ def add_train_parser(sub):
                          choices=["op", "fusion", "function"])
     prepare.add_argument("--skip-bad", action="store_true",
                          help="report bad lines on stderr and go on, instead of stopping")
+    prepare.add_argument("--config", help="a dice.toml whose [prompt] templates word the "
+                                           "prompts (default: the built-in wording)")
     prepare.set_defaults(run=prepare_command)
 
     tokenizer = train_sub.add_parser(

@@ -35,7 +35,7 @@ class TaskError(DiceError):
         super().__init__(f"{where}: {message}")
 
 
-def program_requests(pytorch_code, name, granularity="function"):
+def program_requests(pytorch_code, name, granularity="function", config=None):
     """The kernel requests (dice.pipeline.requests dicts) of a KernelBench-
     format program given as source text. Raises DiceError (ProgramError
     for code that does not load, ToolFailed for what the tools reject)."""
@@ -57,7 +57,7 @@ def program_requests(pytorch_code, name, granularity="function"):
             raise DiceError(f"torch-mlir export failed: {type(e).__name__}: {first_line}") from e
         module_path = Path(tmp) / f"{func_name}.mlir"
         module_path.write_text(mlir)
-        found, _ = requests(module_path, granularity)
+        found, _ = requests(module_path, granularity, config)
     return found
 
 
@@ -100,11 +100,12 @@ def pack_lines(task, found):
                   ("prefix", "suffix", "infill_prompt", "end_to_end_prompt")}}
 
 
-def task_packs(path, line_no, text, granularity):
+def task_packs(path, line_no, text, granularity, config=None):
     """The pack objects of one task line; TaskError names what is wrong."""
     task = parse_task(path, line_no, text)
     try:
-        found = program_requests(task["pytorch_code"], f"task_{line_no}", granularity)
+        found = program_requests(task["pytorch_code"], f"task_{line_no}", granularity,
+                                 config)
     except TaskError:
         raise
     except DiceError as e:
@@ -114,9 +115,11 @@ def task_packs(path, line_no, text, granularity):
     return task, list(pack_lines(task, found))
 
 
-def prepare(in_path, out_path, granularity="function", skip_bad=False, log=None):
+def prepare(in_path, out_path, granularity="function", skip_bad=False, log=None,
+            config=None):
     """Writes the task packs of every task of `in_path` to `out_path`;
-    progress goes to `log` (stderr by default). Returns (tasks packed, pack
+    progress goes to `log` (stderr by default); `config`, a dice.toml, words
+    the prompts with its `[prompt]` templates. Returns (tasks packed, pack
     lines written, bad lines skipped)."""
     log = log or sys.stderr
     in_path = Path(in_path)
@@ -129,7 +132,7 @@ def prepare(in_path, out_path, granularity="function", skip_bad=False, log=None)
     out = []
     for i, (line_no, text) in enumerate(tasks, 1):
         try:
-            task, packs = task_packs(in_path, line_no, text, granularity)
+            task, packs = task_packs(in_path, line_no, text, granularity, config)
         except TaskError as e:
             if not skip_bad:
                 raise
