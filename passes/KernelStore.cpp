@@ -20,21 +20,23 @@ std::string mlir::dice::formatSeconds(std::chrono::steady_clock::time_point star
   return text;
 }
 
-FailureOr<::dice::Config> mlir::dice::loadPassConfig(ModuleOp module,
+LogicalResult mlir::dice::emitAtErrorLocation(MLIRContext *context,
+                                              const ::dice::Error &error) {
+  InFlightDiagnostic diag =
+      emitError(FileLineColLoc::get(context, error.file, error.line, error.column));
+  if (!error.key.empty())
+    diag << error.key << ": ";
+  diag << error.message;
+  return failure();
+}
+
+FailureOr<::dice::Config> mlir::dice::loadPassConfig(MLIRContext *context,
                                                     StringRef path) {
   if (path.empty())
     return ::dice::Config();
   ::dice::Result<::dice::Config> config = ::dice::loadConfigFile(path.str());
-  if (!config) {
-    // At the file's own line, so editors jump to it.
-    const ::dice::Error &error = config.error();
-    Location where = FileLineColLoc::get(module.getContext(), error.file,
-                                         error.line, error.column);
-    InFlightDiagnostic diag = emitError(where);
-    if (!error.key.empty())
-      diag << error.key << ": ";
-    return diag << error.message;
-  }
+  if (!config)
+    return emitAtErrorLocation(context, config.error());
   return *config;
 }
 

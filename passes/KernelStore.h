@@ -21,9 +21,16 @@
 
 namespace mlir::dice {
 
+/// Emits `error` at its own file, line and column (so editors jump to it),
+/// its key first; returns failure.
+LogicalResult emitAtErrorLocation(MLIRContext *context, const ::dice::Error &error);
+
 /// The dice.toml a pass's `config` option names (empty: the defaults); a
-/// bad file is an error on `module` with its file and line.
-FailureOr<::dice::Config> loadPassConfig(ModuleOp module, llvm::StringRef path);
+/// bad file is an error at its file and line.
+FailureOr<::dice::Config> loadPassConfig(MLIRContext *context, llvm::StringRef path);
+inline FailureOr<::dice::Config> loadPassConfig(ModuleOp module, llvm::StringRef path) {
+  return loadPassConfig(module.getContext(), path);
+}
 
 /// The kernel store of a pass's `db` option (empty: dice.toml's
 /// `database`), opened through the driver's services; a damaged or foreign

@@ -5,7 +5,7 @@
 #include "dice/Scaffold/ReferenceBuilder.h"
 #include "dice/Transforms/Passes.h"
 
-#include "dice/Config/Config.h"
+#include "KernelStore.h"
 
 #include <memory>
 
@@ -26,21 +26,13 @@ struct ScaffoldPass : public mlir::dice::impl::DiceScaffoldBase<ScaffoldPass> {
   LogicalResult initialize(MLIRContext *context) override {
     if (configFile.empty())
       return success();
-    auto fail = [&](const ::dice::Error &error) {
-      InFlightDiagnostic diag = emitError(
-          FileLineColLoc::get(context, error.file, error.line, error.column));
-      if (!error.key.empty())
-        diag << error.key << ": ";
-      diag << error.message;
+    FailureOr<::dice::Config> config = loadPassConfig(context, configFile);
+    if (failed(config))
       return failure();
-    };
-    ::dice::Result<::dice::Config> config = ::dice::loadConfigFile(configFile);
-    if (!config)
-      return fail(config.error());
     ::dice::Result<::dice::PromptTemplates> loaded =
         ::dice::PromptTemplates::load(config->promptInfill, config->promptEndToEnd);
     if (!loaded)
-      return fail(loaded.error());
+      return emitAtErrorLocation(context, loaded.error());
     templates = std::make_shared<const ::dice::PromptTemplates>(loaded.take());
     return success();
   }

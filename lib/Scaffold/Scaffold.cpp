@@ -71,29 +71,31 @@ std::string codeSlot(const std::string &code) {
   return code.ends_with("\n") ? code : code + "\n";
 }
 
+/// How a message names the entry point: its declaration in backquotes, or
+/// `unknown` where there is no signature.
+std::string functionSlot(const std::string &signature, const std::string &unknown) {
+  return signature.empty() ? unknown
+                           : "`" + signature.substr(0, signature.size() - 1) + "`";
+}
+
 } // namespace
 
 std::string infillMessage(const std::string &reference, const std::string &prefix,
                           const std::string &suffix, const std::string &signature,
                           const PromptTemplates &templates) {
-  std::string function =
-      signature.empty() ? "`dice_forward` declared in the suffix"
-                        : "`" + signature.substr(0, signature.size() - 1) + "`";
-  return templates.infill.render({{"reference", codeSlot(reference)},
-                                  {"prefix", codeSlot(prefix)},
-                                  {"suffix", codeSlot(suffix)},
-                                  {"function", function},
-                                  {"signature", signature}});
+  return templates.infill.render(
+      {{"reference", codeSlot(reference)},
+       {"prefix", codeSlot(prefix)},
+       {"suffix", codeSlot(suffix)},
+       {"function", functionSlot(signature, "`dice_forward` declared in the suffix")},
+       {"signature", signature}});
 }
 
 std::string endToEndMessage(const std::string &reference,
                             const PromptTemplates &templates,
                             const std::string &signature) {
-  std::string function =
-      signature.empty() ? "`dice_forward`"
-                        : "`" + signature.substr(0, signature.size() - 1) + "`";
   return templates.endToEnd.render({{"reference", codeSlot(reference)},
-                                    {"function", function},
+                                    {"function", functionSlot(signature, "`dice_forward`")},
                                     {"signature", signature}});
 }
 

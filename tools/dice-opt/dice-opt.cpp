@@ -113,19 +113,8 @@ std::string fillPrintedPipeline(llvm::StringRef text, const Shorthands &shorthan
       else if (text[close] == '}' && --depth == 0)
         break;
     out += text.slice(at, brace + 1).str();
-    llvm::SmallVector<llvm::StringRef> items;
-    llvm::StringRef options = text.slice(brace + 1, close);
-    for (size_t start = 0, depth = 0, i = 0; i <= options.size(); ++i) {
-      char c = i < options.size() ? options[i] : ' ';
-      depth += c == '{';
-      depth -= c == '}';
-      if (c == ' ' && depth == 0) {
-        if (i > start)
-          items.push_back(options.slice(start, i));
-        start = i + 1;
-      }
-    }
-    for (auto [index, item] : llvm::enumerate(items)) {
+    for (auto [index, item] : llvm::enumerate(
+             mlir::dice::splitPassOptions(text.slice(brace + 1, close)))) {
       std::string written = item.str();
       for (const auto &[key, value] : shorthands)
         if (!value.empty() && item == (key + "=").str()) {
@@ -140,39 +129,19 @@ std::string fillPrintedPipeline(llvm::StringRef text, const Shorthands &shorthan
 }
 
 /// Writes the shorthands into the dice passes that declare the option and
-/// left it empty: an option given in the pipeline wins. Sets `changed` when
-/// it wrote any.
+/// left it empty, nested ones (dice-outline and dice-scaffold run inside
+/// func.func) included: an option given in the pipeline wins. The pass
+/// manager gives no access to nested passes, so the printed pipeline gets
+/// the values and is parsed back. Sets `changed` when it wrote any.
 mlir::LogicalResult applyShorthands(mlir::PassManager &pm, bool &changed) {
   Shorthands shorthands = {
       {"config", configFile}, {"db", databaseFile}, {"report", reportFile}};
-  for (mlir::Pass &pass : pm.getPasses()) {
-    if (!pass.getArgument().starts_with("dice-"))
-      continue;
-    llvm::StringMap<std::string> values = mlir::dice::passOptionValues(pass);
-    for (auto &[key, value] : shorthands) {
-      auto it = values.find(key);
-      if (value.empty() || it == values.end() || !it->second.empty())
-        continue;
-      std::string item = (key + "=" + quoteOptionValue(value)).str();
-      if (failed(pass.initializeOptions(item, [&](const llvm::Twine &msg) {
-            llvm::errs() << "dice-opt: " << msg << "\n";
-            return mlir::failure();
-          })))
-        return mlir::failure();
-      changed = true;
-    }
-  }
-  // Passes nested in a func.func(...) manager are out of reach of the loop
-  // above (dice-scaffold reads [prompt]): the printed pipeline gets them,
-  // and is parsed back.
   std::string printed;
   llvm::raw_string_ostream os(printed);
   pm.printAsTextualPipeline(os);
-  bool nestedChanged = false;
-  std::string filled = fillPrintedPipeline(printed, shorthands, nestedChanged);
-  if (!nestedChanged)
+  std::string filled = fillPrintedPipeline(printed, shorthands, changed);
+  if (!changed)
     return mlir::success();
-  changed = true;
   // Printed as `builtin.module(...)`; the passes go back inside that anchor.
   llvm::StringRef inner(filled);
   std::string anchor = (pm.getOpAnchorName() + "(").str();
