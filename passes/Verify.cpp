@@ -80,9 +80,10 @@ void VerifyPass::runOnOperation() {
   // A stored `unverified` says this machine could not run the candidate;
   // one with a GPU may.
   std::optional<bool> device;
-  // An Inductor time is measured anew by each compile (on this GPU, for
-  // this graph): a stored verdict timed against another is no answer.
-  bool retime = config->verifier.baseline == ::dice::Baseline::Inductor;
+  // A measured time (Inductor's, or eager PyTorch's) is measured anew by
+  // each compile (on this GPU, for this graph): a stored verdict timed
+  // against another is no answer.
+  bool retime = config->verifier.baseline != ::dice::Baseline::Eager;
   auto needsVerdict = [&](CandidateAttr candidate) {
     if (!candidate.getVerdict())
       return true;

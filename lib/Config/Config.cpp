@@ -106,10 +106,13 @@ const std::vector<Field> &schema() {
        integer(&VerifierConfig::timingRuns)},
       {"verifier", "min_speedup", Kind::Float, 0, kHuge, true, {},
        real(&VerifierConfig::minSpeedup)},
-      {"verifier", "baseline", Kind::Choice, 0, 0, false, {"eager", "inductor"},
+      {"verifier", "baseline", Kind::Choice, 0, 0, false,
+       {"eager", "measured_eager", "inductor"},
        [](Config &c, const Value &v) {
-         c.verifier.baseline = std::get<std::string>(v) == "inductor"
-                                   ? Baseline::Inductor
+         const std::string &name = std::get<std::string>(v);
+         c.verifier.baseline = name == "inductor" ? Baseline::Inductor
+                               : name == "measured_eager"
+                                   ? Baseline::MeasuredEager
                                    : Baseline::Eager;
        },
        {"default-lowering"}},
@@ -379,6 +382,8 @@ std::string_view toString(Baseline baseline) {
   switch (baseline) {
   case Baseline::Eager:
     return "eager";
+  case Baseline::MeasuredEager:
+    return "measured_eager";
   case Baseline::Inductor:
     return "inductor";
   }

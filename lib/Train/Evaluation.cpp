@@ -142,7 +142,7 @@ Status runEvaluation(TrainSession &s) {
   summary["model"] = c.modelPath;
   summary["task_files"] = c.taskFiles;
   summary["temperature"] = c.dice.sampling.temperature;
-  summary["baseline"] = c.dice.verifier.baseline == Baseline::Eager ? "eager" : "inductor";
+  summary["baseline"] = std::string(toString(c.dice.verifier.baseline));
   summary["generate_s"] = generateSeconds;
   summary["verify_s"] = verifySeconds;
   summary["generated_tokens"] = int64_t(tokens);

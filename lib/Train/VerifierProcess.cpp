@@ -27,8 +27,7 @@ std::string verifierToml(const VerifierConfig &v) {
       << "min_speedup = " << v.minSpeedup << "\n"
       << "timeout_s = " << v.timeoutSeconds << "\n"
       << "workers = " << v.workers << "\n"
-      << "baseline = \"" << (v.baseline == Baseline::Inductor ? "inductor" : "eager")
-      << "\"\n";
+      << "baseline = \"" << toString(v.baseline) << "\"\n";
   if (!v.baselineTimes.empty())
     out << "baseline_times = " << nlohmann::json(v.baselineTimes).dump() << "\n";
   return out.str();

@@ -36,13 +36,19 @@ Result<BaselineTimes> parseBaselineTimes(const std::string &text,
     BaselineTime time;
     for (auto [name, slot] : {std::pair{"inductor_ms", &time.inductorMs},
                               std::pair{"eager_ms", &time.eagerMs}}) {
-      if (!entry.contains(name) || !entry[name].is_number())
+      if (!entry.contains(name))
+        continue;
+      if (!entry[name].is_number())
         return keyError(sourceName, where + "." + name, "must be a number");
-      *slot = entry[name].get<double>();
-      if (!std::isfinite(*slot) || *slot <= 0)
+      double ms = entry[name].get<double>();
+      if (!std::isfinite(ms) || ms <= 0)
         return keyError(sourceName, where + "." + name,
                         "must be a positive time in milliseconds");
+      *slot = ms;
     }
+    if (!time.inductorMs && !time.eagerMs)
+      return keyError(sourceName, where,
+                      "needs inductor_ms or eager_ms (or both)");
     times[fingerprint] = time;
   }
   return times;

@@ -46,8 +46,9 @@ struct Pending {
   std::string cudaSource;
   bool decided = false; ///< the verdict is final before the build
   std::string artifactPath; ///< the built kernel library
-  /// The time to beat, when it was measured elsewhere (the Inductor
-  /// baseline); otherwise the worker times the eager reference itself.
+  /// The time to beat, when it was measured elsewhere (the Inductor or the
+  /// measured eager baseline); otherwise the worker times the eager
+  /// reference itself.
   std::optional<double> baselineMs;
 };
 
@@ -203,7 +204,7 @@ public:
   }
 
 private:
-  /// With the Inductor baseline, gives each candidate of `toRun` its
+  /// With a measured baseline, gives each candidate of `toRun` its
   /// request's measured time, or decides it `unverified` when there is
   /// none; returns the candidates that still go to the workers.
   std::vector<size_t> attachBaselines(const std::vector<VerificationRequest> &requests,
@@ -221,7 +222,7 @@ private:
 
   CandidateVerifierOptions options;
   std::vector<std::string> notes;
-  /// The Inductor times, read once.
+  /// The measured times, read once.
   std::optional<Result<BaselineTimes>> baselineTimes;
   /// Kept across verify() calls: a warm worker has its CUDA context and
   /// its device measurements already.
@@ -267,7 +268,7 @@ std::string workerRequest(const VerificationRequest &request,
                       {"min_speedup", checks.minSpeedup}};
   if (p.baselineMs) {
     r["baseline_ms"] = *p.baselineMs;
-    // The backend sums the partition's kernel durations (BaselineTimes.h).
+    // Whoever measured it summed the run's kernel durations (BaselineTimes.h).
     r["baseline_measure"] = "device_time";
   }
   return r.dump();
@@ -377,35 +378,43 @@ void PipelineVerifier::runDynamicChecks(
 std::vector<size_t> PipelineVerifier::attachBaselines(
     const std::vector<VerificationRequest> &requests,
     std::vector<Pending> &pending, std::vector<size_t> toRun) {
-  if (options.checks.baseline != Baseline::Inductor || toRun.empty())
+  Baseline baseline = options.checks.baseline;
+  if (baseline == Baseline::Eager || toRun.empty())
     return toRun;
+  bool inductor = baseline == Baseline::Inductor;
+  std::string what = inductor ? "no Inductor baseline: " : "no measured eager baseline: ";
   const std::string &path = options.checks.baselineTimes;
   if (!baselineTimes)
-    baselineTimes = path.empty()
-                        ? Result<BaselineTimes>(Error(
-                              "verifier.baseline = \"inductor\" needs "
-                              "verifier.baseline_times, the partitions' "
-                              "times that the torch.compile backend measures "
-                              "(on the MLIR path, use baseline = \"eager\")"))
-                        : loadBaselineTimes(path);
+    baselineTimes =
+        path.empty()
+            ? Result<BaselineTimes>(Error(
+                  "verifier.baseline = \"" + std::string(toString(baseline)) +
+                  "\" needs verifier.baseline_times, the times measured "
+                  "elsewhere (the torch.compile backend and dice-curate "
+                  "write them; on the MLIR path, use baseline = \"eager\")"))
+            : loadBaselineTimes(path);
   std::vector<size_t> kept;
   for (size_t i : toRun) {
     if (!*baselineTimes) {
       decide(pending[i], VerdictStatus::Unverified,
-             "no Inductor baseline: " + baselineTimes->error().describe());
+             what + baselineTimes->error().describe());
       continue;
     }
     auto found = (**baselineTimes).find(requests[i].fingerprint);
-    if (found == (**baselineTimes).end()) {
+    std::optional<double> ms;
+    if (found != (**baselineTimes).end())
+      ms = inductor ? found->second.inductorMs : found->second.eagerMs;
+    if (!ms) {
       decide(pending[i], VerdictStatus::Unverified,
-             "no Inductor time for this request in " + path);
+             std::string(inductor ? "no Inductor time" : "no eager time") +
+                 " for this request in " + path);
       continue;
     }
-    pending[i].baselineMs = found->second.inductorMs;
+    pending[i].baselineMs = *ms;
     kept.push_back(i);
   }
   if (!*baselineTimes)
-    note("no Inductor baseline: " + baselineTimes->error().describe());
+    note(what + baselineTimes->error().describe());
   return kept;
 }
 

@@ -6,6 +6,7 @@
     dice bench tasks DIR               # every KernelBench-format task of DIR, measured
     dice train prepare|tokenizer|plot  # task packs, tokenizer and plots for dice-train
     dice corpus generate OUT_DIR       # PyTorch/CUDA training pairs (docs/corpus.md)
+    dice curate run PAIRS.jsonl --out DIR  # pairs through the verifier (docs/curate.md)
 
 Exports the program with torch-mlir (linalg-on-tensors), prints its kernel
 requests, checks their reference programs against PyTorch, then runs the
@@ -28,6 +29,7 @@ import torch
 
 from dice import examples
 from dice.corpus.cli import add_corpus_parser
+from dice.curate.cli import add_curate_parser
 from dice.errors import DiceError
 from dice.pipeline import (SOURCE_ROOT, compile_pipeline, find_tool, first_line, op_names,
                            model_id, plan_of, report_and_remarks, requests,
@@ -279,6 +281,7 @@ def main(argv=None):
     add_bench_parser(sub)
     add_train_parser(sub)
     add_corpus_parser(sub)
+    add_curate_parser(sub)
     args = parser.parse_args(argv)
     try:
         return args.run(args)

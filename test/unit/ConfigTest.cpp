@@ -167,6 +167,15 @@ TEST(Config, InductorBaselineWithItsTimes) {
   EXPECT_EQ(number.error().key, "verifier.baseline_times");
 }
 
+TEST(Config, MeasuredEagerBaseline) {
+  Result<Config> result = parseConfig(
+      "[verifier]\nbaseline = \"measured_eager\"\nbaseline_times = \"t.json\"\n",
+      "dice.toml");
+  ASSERT_TRUE(result) << result.error().format();
+  EXPECT_EQ(result->verifier.baseline, Baseline::MeasuredEager);
+  EXPECT_EQ(toString(result->verifier.baseline), "measured_eager");
+}
+
 TEST(Config, MissingFile) {
   Result<Config> result = loadConfigFile("/nonexistent/dice.toml");
   ASSERT_FALSE(result);

@@ -22,10 +22,12 @@ namespace dice {
 enum class Remasking { Static, Dynamic, Sequential };
 
 /// What a candidate's time is compared against: the eager ATen reference
-/// program, or the partition as Inductor compiles it, timed by the
-/// torch.compile backend and handed over through `baselineTimes`.
-/// ("default-lowering" is refused until it is measured.)
-enum class Baseline { Eager, Inductor };
+/// program, timed by the verifier; eager PyTorch as the caller timed it
+/// (dice-curate times each pair's own program); or the partition as Inductor
+/// compiles it, timed by the torch.compile backend. The last two come
+/// through `baselineTimes`. ("default-lowering" is refused until it is
+/// measured.)
+enum class Baseline { Eager, MeasuredEager, Inductor };
 
 struct SamplingConfig {
   int64_t blockLength = 4;
@@ -52,7 +54,7 @@ struct VerifierConfig {
   int64_t timingRuns = 100;
   double minSpeedup = 1.0;
   Baseline baseline = Baseline::Eager;
-  /// With the Inductor baseline: the JSON file of each request's measured
+  /// With the measured baselines: the JSON file of each request's measured
   /// times (BaselineTimes.h).
   std::string baselineTimes;
   double timeoutSeconds = 60;

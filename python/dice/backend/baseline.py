@@ -39,7 +39,9 @@ def random_inputs(program, device, generator):
 
 def device_ms(fn, inputs, runs):
     """Median over `runs` of the GPU kernel time one call of `fn` launches."""
-    flush = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device=inputs[0].device)
+    # A program's first argument may be a Python number.
+    device = next(x.device for x in inputs if isinstance(x, torch.Tensor))
+    flush = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device=device)
     for _ in range(3):
         fn(*inputs)
     torch.cuda.synchronize()

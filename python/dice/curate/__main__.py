@@ -1,0 +1,5 @@
+import sys
+
+from dice.curate.cli import main
+
+sys.exit(main())
