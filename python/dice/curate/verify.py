@@ -1,7 +1,8 @@
 """`dice curate verify`: on a GPU machine, times each prepared pair's
 program eagerly, then verifies every kernel with dice-verify against that
-time: the nvcc build, the deception checks, the correctness trials and
-the timing, all the compiler's own. The verdicts go to
+time: the nvcc build, the dynamic deception checks, the correctness
+trials and the timing, all the compiler's own (the static analysis ran at
+prepare). The verdicts go to
 `work`/verdicts.jsonl, one per pair that reached the verifier.
 """
 
@@ -10,7 +11,7 @@ import sys
 from pathlib import Path
 
 from dice.curate.measure import TIMES_FILE, measure
-from dice.curate.prepare import read_work
+from dice.curate.prepare import batch_line, read_work
 from dice.errors import DiceError, ToolFailed
 from dice.tools import find_tool
 
@@ -52,15 +53,6 @@ def write_verify_config(path, work, threshold, user_config=None):
                     min_speedup=threshold)
     Path(path).write_text("[verifier]\n" + "".join(
         f"{key} = {toml_value(value)}\n" for key, value in verifier.items()))
-
-
-def batch_line(line):
-    entry = {"name": line["id"], "fingerprint": line["fingerprint"],
-             "signature": line["signature"], "program": line["program"]}
-    for kind in ("candidate", "cuda_source"):
-        if kind in line:
-            entry[kind] = line[kind]
-    return entry
 
 
 def verify(work, threshold=DEFAULT_THRESHOLD, runs=50, inductor=False, jobs=None,
