@@ -5,9 +5,6 @@
 # folder, verdicts and times added, goes to $OUT/work.tar.gz; run
 # `dice curate report --work WORK --out DIR` on it anywhere.
 #   train/curate_h200.sh WORK [verify options...]
-# EVAL_TIMES=PACKS.jsonl... also times those task packs' programs eagerly and
-# with Inductor (for dice-train's evaluations against either baseline),
-# writing $OUT/pack-times.json.
 set -uo pipefail
 OUT=${OUT:-/tmp/dice-curate-out}
 mkdir -p "$OUT"
@@ -27,18 +24,4 @@ t0=$(date +%s)
 $PY -m dice.curate verify --work "$work" --jobs "$(nproc)" "$@" 2> "$OUT/verify.log"
 echo "verify: exit $?, $(( $(date +%s) - t0 )) s" | tee -a "$OUT/env.txt"
 tail -5 "$OUT/verify.log"
-if [[ -n ${EVAL_TIMES:-} ]]; then
-  t0=$(date +%s)
-  $PY - "$OUT/pack-times" $EVAL_TIMES <<'PY' 2> "$OUT/pack-times.log"
-import json, sys
-from pathlib import Path
-from dice.curate.measure import measure
-out = Path(sys.argv[1]); out.mkdir(exist_ok=True)
-lines = [json.loads(l) for p in sys.argv[2:] for l in Path(p).read_text().splitlines() if l.strip()]
-measure(lines, out, inductor=True)
-PY
-  echo "pack times: exit $?, $(( $(date +%s) - t0 )) s" | tee -a "$OUT/env.txt"
-  cp "$OUT/pack-times/times.json" "$OUT/pack-times.json" 2>/dev/null
-  tail -3 "$OUT/pack-times.log"
-fi
 tar -czf "$OUT/work.tar.gz" -C "$(dirname "$work")" "$(basename "$work")"

@@ -61,14 +61,19 @@ final=$(newest ../runs/rl-e2e); [[ -z $final ]] && final=$(newest ../runs/rl-inf
 [[ -z $final ]] && final=${sft_model:-}
 [[ -n $final ]] && final=$(cd "$final" && pwd)
 awk 'NR % 6 == 1' ../data/packs-train.jsonl > ../data/packs-train-sample.jsonl
+# EVAL_BASELINE=inductor|measured_eager and BASELINE_TIMES=FILE (dice curate
+# times) judge the evaluations' speed against that baseline; EVAL_TAG names them.
+eval_set=()
+[[ -n ${EVAL_BASELINE:-} ]] && eval_set=(--set "verifier.baseline=\"$EVAL_BASELINE\""
+  --set "verifier.baseline_times=\"$BASELINE_TIMES\"")
 evaluate() { # tag model-path
   local tag=$1 model=$2 e mode split name
   for e in ${EVAL-infill:train-sample infill:heldout}; do
-    mode=${e%%:*} split=${e#*:} name=eval-$mode-$split$tag
+    mode=${e%%:*} split=${e#*:} name=eval-$mode-$split$tag${EVAL_TAG:-}
     t0=$(date +%s)
     timeout --signal=INT "${EVAL_S:-240}" "$TRAIN" --config "eval-$mode.toml" --set 'metrics.status="off"' \
       --set "model.path=\"$model\"" --set "data.tasks=[\"../data/packs-$split.jsonl\"]" \
-      --set "checkpoint.dir=\"../runs/$name\"" 2> "$OUT/$name.log"
+      --set "checkpoint.dir=\"../runs/$name\"" "${eval_set[@]}" 2> "$OUT/$name.log"
     echo "eval $mode $split of $model: exit $?, $(( $(date +%s) - t0 )) s" | tee -a "$OUT/env.txt"
     tail -2 "$OUT/$name.log"
     cp ../runs/$name/eval-summary.json "$OUT/$name-summary.json" 2>/dev/null

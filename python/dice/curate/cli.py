@@ -5,6 +5,7 @@ the verifier into CuKe-format data (docs/curate.md).
     dice curate verify --work DIR [--threshold 2.0]   # on a GPU machine
     dice curate report --work DIR --out DIR           # anywhere
     dice curate run PAIRS.jsonl... --out DIR          # all three, on one machine
+    dice curate times PACKS.jsonl... --out DIR        # a baseline_times file (GPU)
 """
 
 import argparse
@@ -42,6 +43,31 @@ def report_command(args):
     summary = report(args.work, args.out, args.threshold)
     print(f"kept {summary['kept']} of {summary['pairs']} pairs: "
           f"{Path(args.out) / 'curated.jsonl'}; report {Path(args.out) / 'report.md'}")
+    return 0
+
+
+def times_command(args):
+    import json
+    from dice.curate.measure import TIMES_FILE, measure
+    lines = []
+    for path in args.packs:
+        try:
+            text = Path(path).read_text()
+        except OSError as e:
+            raise DiceError(f"{path}: {e.strerror}") from None
+        for n, line in enumerate(text.splitlines(), 1):
+            if line.strip():
+                try:
+                    lines.append(json.loads(line))
+                except json.JSONDecodeError as e:
+                    raise DiceError(f"{path}:{n}: not JSON ({e.msg})") from None
+                if not {"fingerprint", "pytorch_code"} <= lines[-1].keys():
+                    raise DiceError(f"{path}:{n}: needs fingerprint and pytorch_code "
+                                    "(a task pack or a prepared pair)")
+                lines[-1].setdefault("id", f"{Path(path).stem}:{n}")
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    timed = measure(lines, args.out, args.runs, args.inductor)
+    print(f"timed {timed} request(s): {Path(args.out) / TIMES_FILE}", file=sys.stderr)
     return 0
 
 
@@ -118,6 +144,13 @@ def add_curate_parser(sub):
     p.add_argument("--out", required=True, help="where curated.jsonl and the report go")
     _add_threshold(p)
     p.set_defaults(run=report_command)
+
+    p = csub.add_parser("times", help="time task packs' programs eagerly (and with "
+                                      "Inductor): a verifier.baseline_times file")
+    p.add_argument("packs", nargs="+", help="task pack (or prepared pair) JSONL files")
+    p.add_argument("--out", required=True, help="where times.json and measure.jsonl go")
+    _add_verify_options(p)
+    p.set_defaults(run=times_command)
 
     p = csub.add_parser("run", help="prepare, verify and report, on a machine with both")
     _add_pairs_options(p)
