@@ -267,3 +267,40 @@ def test_verify_refuses_a_config_that_sets_what_curate_sets(tmp_path):
     bad = tmp_path / "dice.toml"
     bad.write_text('[verifier]\nmin_speedup = 1.0\n')
     assert curate_main(["verify", "--work", str(work), "--config", str(bad)]) == 1
+
+
+@pytest.mark.skipif(not Path(NVCC).exists(), reason="no nvcc")
+def test_a_measured_baseline_needs_the_requests_time(tmp_path):
+    """The verifier's measured baselines: a request the times file gives no
+    time of the chosen kind stays unverified, saying so; one it times goes
+    on to the checks (here a CPU-mode worker)."""
+    import subprocess
+    from dice.curate.prepare import batch_line, prepare, read_work
+    from dice.tools import find_tool
+    pairs = write_jsonl(tmp_path / "pairs.jsonl", [
+        {"id": "kb", "pytorch_code": SCALE_SHIFT, "cuda_code": kernelbench_program(KERNEL_BODY),
+         "level": 1}])
+    prepare([pairs], tmp_path / "work")
+    line = read_work(tmp_path / "work")[0]
+    batch = write_jsonl(tmp_path / "batch.jsonl", [batch_line(line)])
+
+    def verdict(baseline, times):
+        (tmp_path / "times.json").write_text(json.dumps({"version": 1, "times": times}))
+        (tmp_path / "dice.toml").write_text(
+            f'[verifier]\nbaseline = "{baseline}"\n'
+            f'baseline_times = "{tmp_path / "times.json"}"\n')
+        proc = subprocess.run([find_tool("dice-verify"), "--batch", batch, "--json",
+                               "--cpu-run", "--config", tmp_path / "dice.toml",
+                               "--cache", tmp_path / "cache"],
+                              capture_output=True, text=True, timeout=600)
+        return json.loads(proc.stdout.splitlines()[0])
+
+    other = {"00000000000000ff": {"eager_ms": 1.0, "inductor_ms": 1.0}}
+    v = verdict("measured_eager", other)
+    assert v["status"] == "unverified"
+    assert v["reason"] == f"no eager time for this request in {tmp_path / 'times.json'}"
+    eager_only = {line["fingerprint"]: {"eager_ms": 1.0}}
+    v = verdict("inductor", eager_only)
+    assert v["status"] == "unverified" and v["reason"].startswith("no Inductor time")
+    v = verdict("measured_eager", eager_only)
+    assert "time for this request" not in v["reason"], v
