@@ -701,6 +701,15 @@ LogicalResult Builder::translateStructured(linalg::LinalgOp op) {
     } else if (isa<arith::MaxUIOp, arith::MinUIOp>(combiner)) {
       return translateUnsignedReduction(op, result, combiner, other, scalars,
                                         loops, reduced, parallel);
+    } else if (isa<arith::AndIOp, arith::OrIOp>(combiner) &&
+               outType.dtype == DType::Bool) {
+      // On booleans `and` is the minimum and `or` the maximum (torch.all and
+      // torch.any); on wider integers they are bitwise, which no torch
+      // reduction computes.
+      bool all = isa<arith::AndIOp>(combiner);
+      reduceFn = all ? "amin" : "amax";
+      combineFn = all ? "minimum" : "maximum";
+      identity = all ? 1 : 0;
     } else {
       return fail(op, "reduces with '" +
                           combiner->getName().getStringRef() +

@@ -154,6 +154,19 @@ case("arange_add", Lambda(lambda x: x + torch.arange(6, dtype=torch.float32)), f
 case("arange_int", Lambda(lambda x: x * torch.arange(6)), ints(4, 6))
 case("one_hot", Lambda(lambda a: F.one_hot(a, 5)), ints(7, low=0, high=5))
 
+# ------------------------------------------------------ boolean reductions
+# all/any lower to generics that reduce with arith.andi / arith.ori on i1.
+
+def bools(*shape, p=0.7):
+    return lambda g: torch.rand(shape, generator=g) < p
+
+
+case("all_dim", Lambda(lambda x: (x > -1.5).all(dim=1)), floats(4, 6))
+case("any_dim0", Lambda(lambda x: (x > 1.5).any(dim=0)), floats(5, 3))
+case("all_bool_input", Lambda(lambda m: m.all(dim=-1)), bools(6, 5, p=0.9))
+case("any_keepdim_to_float", Lambda(lambda m, x: m.any(dim=1, keepdim=True) * x),
+     bools(4, 3, p=0.2), floats(4, 3))
+
 # ------------------------------------------------------------ normalization
 
 
