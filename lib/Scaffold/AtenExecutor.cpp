@@ -305,6 +305,10 @@ private:
       return at::amax(arg(op, 0), ints(op, "dims"));
     if (fn == "amin")
       return at::amin(arg(op, 0), ints(op, "dims"));
+    if (fn == "argmax")
+      return at::argmax(arg(op, 0), ints(op, "dim")[0]);
+    if (fn == "argmin")
+      return at::argmin(arg(op, 0), ints(op, "dim")[0]);
     if (fn == "prod") {
       // One dim at a time, in reverse order, as the printer spells it.
       at::Tensor a = arg(op, 0);

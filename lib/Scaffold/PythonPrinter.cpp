@@ -204,6 +204,9 @@ private:
     } else if (fn == "sum" || fn == "amax" || fn == "amin") {
       os << out << "torch." << fn << "(" << name(op.args[0])
          << ", dim=" << tuple(ints("dims")) << ")\n";
+    } else if (fn == "argmax" || fn == "argmin") {
+      os << out << "torch." << fn << "(" << name(op.args[0])
+         << ", dim=" << ints("dim")[0] << ")\n";
     } else if (fn == "prod") {
       // torch.prod reduces one dim at a time; highest first keeps numbering.
       std::vector<int64_t> dims = ints("dims");

@@ -300,6 +300,12 @@ private:
       linalg::LinalgOp op, OpResult result, Operation *combiner, Value other,
       llvm::DenseMap<Value, int> &scalars, ArrayRef<int64_t> loops,
       ArrayRef<int64_t> reduced, ArrayRef<int64_t> parallel);
+  LogicalResult translateIndexReduction(linalg::LinalgOp op, OpResult result,
+                                        arith::SelectOp select,
+                                        llvm::DenseMap<Value, int> &scalars,
+                                        ArrayRef<int64_t> loops,
+                                        ArrayRef<int64_t> reduced,
+                                        ArrayRef<int64_t> parallel);
   std::optional<int> loopIndex(Operation *owner, unsigned dim);
   std::optional<int> gather(Operation *owner, tensor::ExtractOp extract,
                             ArrayRef<int> args);
@@ -675,7 +681,14 @@ LogicalResult Builder::translateStructured(linalg::LinalgOp op) {
     }
 
     // A reduction: the yield must combine the accumulator with an expression
-    // of the inputs alone.
+    // of the inputs alone, or pick the loop index of a running max/min.
+    if (auto select = yielded.getDefiningOp<arith::SelectOp>();
+        select && select->getBlock() == body) {
+      if (failed(translateIndexReduction(op, result, select, scalars, loops,
+                                         reduced, parallel)))
+        return failure();
+      continue;
+    }
     Operation *combiner = yielded.getDefiningOp();
     if (!combiner || combiner->getBlock() != body ||
         combiner->getNumOperands() != 2)
@@ -738,6 +751,123 @@ LogicalResult Builder::translateStructured(linalg::LinalgOp op) {
       return fail(op, error);
     values[result] = *combined;
   }
+  return success();
+}
+
+/// torch.argmax/argmin as torch-mlir lowers them: one generic whose outputs
+/// are the running max (min) and its index,
+///   %i = arith.index_cast (linalg.index d)
+///   %v = arith.maximumf %x, %value        // or maxsi / minimumf / minsi
+///   %c = arith.cmpf ogt, %x, %value       // or sgt / olt / slt
+///   yield %v, (arith.select %c, %i, %index)
+/// The strict comparison keeps the first extremum, as torch does, when the
+/// running value starts at the order's identity and the index at 0.
+LogicalResult Builder::translateIndexReduction(
+    linalg::LinalgOp op, OpResult result, arith::SelectOp select,
+    llvm::DenseMap<Value, int> &scalars, ArrayRef<int64_t> loops,
+    ArrayRef<int64_t> reduced, ArrayRef<int64_t> parallel) {
+  const char *unknown = "has a reduction payload without a combiner";
+  OpOperand *init = op.getDpsInitOperand(result.getResultNumber());
+  if (select.getFalseValue() != op.getMatchingBlockArgument(init))
+    return fail(op, unknown);
+  if (reduced.size() != 1)
+    return fail(op, "picks an index over several reduced dims");
+  Operation *cast = select.getTrueValue().getDefiningOp();
+  auto index = cast && isa<arith::IndexCastOp, arith::IndexCastUIOp>(cast)
+                   ? cast->getOperand(0).getDefiningOp<linalg::IndexOp>()
+                   : linalg::IndexOp();
+  if (!index || index.getDim() != reduced[0])
+    return fail(op, unknown);
+
+  // The condition compares an expression of the inputs with the running
+  // value, another output's accumulator.
+  Value lhs, rhs;
+  bool max;
+  if (auto cmp = select.getCondition().getDefiningOp<arith::CmpFOp>()) {
+    auto p = cmp.getPredicate();
+    if (p != arith::CmpFPredicate::OGT && p != arith::CmpFPredicate::OLT)
+      return fail(op, unknown);
+    max = p == arith::CmpFPredicate::OGT, lhs = cmp.getLhs(), rhs = cmp.getRhs();
+  } else if (auto cmp = select.getCondition().getDefiningOp<arith::CmpIOp>()) {
+    auto p = cmp.getPredicate();
+    if (p != arith::CmpIPredicate::sgt && p != arith::CmpIPredicate::slt)
+      return fail(op, unknown);
+    max = p == arith::CmpIPredicate::sgt, lhs = cmp.getLhs(), rhs = cmp.getRhs();
+  } else {
+    return fail(op, unknown);
+  }
+  auto running = dyn_cast<BlockArgument>(rhs);
+  if (!running || running.getOwner() != op.getBlock() ||
+      running.getArgNumber() < op.getNumDpsInputs())
+    return fail(op, unknown);
+  OpOperand *valueInit =
+      op.getDpsInitOperand(running.getArgNumber() - op.getNumDpsInputs());
+  // The running value must be the max (min) of the same expression.
+  Operation *update = op.getBlock()->getTerminator()->getOperand(
+      valueInit->getOperandNumber() - op.getNumDpsInputs()).getDefiningOp();
+  bool updates =
+      update && update->getNumOperands() == 2 &&
+      (max ? isa<arith::MaximumFOp, arith::MaxNumFOp, arith::MaxSIOp>(update)
+           : isa<arith::MinimumFOp, arith::MinNumFOp, arith::MinSIOp>(update)) &&
+      llvm::is_contained(update->getOperands(), lhs) &&
+      llvm::is_contained(update->getOperands(), Value(running));
+  if (!updates)
+    return fail(op, "picks an index of a value that is not its running " +
+                        Twine(max ? "max" : "min"));
+  TensorType valueType = *tensorType(op->getResult(
+      valueInit->getOperandNumber() - op.getNumDpsInputs()));
+  TensorType outType = *tensorType(result);
+  if (valueType.shape != outType.shape)
+    return fail(op, "picks an index into an output of another shape than "
+                    "its running value's");
+  // A start at the order's identity: -inf/+inf, or an integer type's
+  // extreme (which a double may not hold, so it is read from the fill).
+  const double inf = std::numeric_limits<double>::infinity();
+  bool fromIdentity = isIntegerIdentity(valueInit->get(), max ? "maximum" : "minimum");
+  std::optional<int> valueStart;
+  if (!fromIdentity) {
+    valueStart = get(valueInit->get());
+    if (!valueStart)
+      return fail(op, error);
+    fromIdentity = isFloatingPoint(valueType.dtype) &&
+                   constantOf(*valueStart) == (max ? -inf : inf);
+  }
+  auto indexStart = get(init->get());
+  if (!indexStart)
+    return fail(op, error);
+
+  auto e = translatePayload(op, lhs, scalars);
+  if (!e)
+    return failure();
+  int full = expand(*e, toStd(loops));
+  std::vector<int64_t> keptShape;
+  for (int64_t d : parallel)
+    keptShape.push_back(loops[d]);
+  int picked = emit(max ? "argmax" : "argmin", {full},
+                    TensorType{keptShape, DType::Int64}, {{"dim", {reduced[0]}}});
+  auto laid = toTensorLayout(op, castTo(picked, outType.dtype), parallel,
+                             op.getMatchingIndexingMap(init), outType);
+  if (!laid)
+    return failure();
+  // The running value changes (at the first extremum, which torch.argmax
+  // picks too) iff the extremum beats its start; else the index keeps its
+  // start. Starting from the order's identity and 0, that is argmax alone.
+  if (!fromIdentity || constantOf(*indexStart) != 0) {
+    if (!valueStart)
+      valueStart = get(valueInit->get());
+    if (!valueStart)
+      return fail(op, error);
+    int extreme = emit(max ? "amax" : "amin", {full},
+                       TensorType{keptShape, valueType.dtype}, {{"dims", toStd(reduced)}});
+    auto laidExtreme = toTensorLayout(op, extreme, parallel,
+                                      op.getMatchingIndexingMap(valueInit), valueType);
+    if (!laidExtreme)
+      return failure();
+    int beats = emit(max ? "gt" : "lt", {*laidExtreme, *valueStart},
+                     TensorType{valueType.shape, DType::Bool});
+    laid = emit("where", {beats, *laid, *indexStart}, outType);
+  }
+  values[result] = *laid;
   return success();
 }
 

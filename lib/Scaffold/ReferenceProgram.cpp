@@ -65,6 +65,8 @@ const std::map<std::string, Signature> &vocabulary() {
     t["expand"] = {1, 1, {}};
     for (const char *fn : {"sum", "amax", "amin", "prod"})
       t[fn] = {1, 1, {"dims"}};
+    for (const char *fn : {"argmax", "argmin"})
+      t[fn] = {1, 1, {"dim"}};
     t["matmul"] = {2, 2, {}};
     t["conv"] = {2, 2, {"stride", "padding", "dilation", "groups"}};
     t["max_pool"] = {1, 1, {"kernel", "stride", "padding", "dilation"}};

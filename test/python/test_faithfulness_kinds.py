@@ -167,6 +167,22 @@ case("all_bool_input", Lambda(lambda m: m.all(dim=-1)), bools(6, 5, p=0.9))
 case("any_keepdim_to_float", Lambda(lambda m, x: m.any(dim=1, keepdim=True) * x),
      bools(4, 3, p=0.2), floats(4, 3))
 
+# ---------------------------------------------------------- index reductions
+# argmax/argmin (and max/min with indices) lower to one generic whose second
+# output selects the loop index where the running max/min changes.
+
+def ties(*shape):
+    return lambda g: torch.randint(0, 3, shape, generator=g).float()
+
+
+case("argmax_dim1", Lambda(lambda x: torch.argmax(x, dim=1)), floats(4, 7))
+case("argmin_dim0_keepdim", Lambda(lambda x: torch.argmin(x, dim=0, keepdim=True)),
+     floats(5, 3))
+case("argmax_ties_first", Lambda(lambda x: torch.argmax(x, dim=-1)), ties(6, 9))
+case("argmin_int", Lambda(lambda a: torch.argmin(a, dim=1)), ints(4, 6))
+case("max_values_indices", Lambda(lambda x: torch.max(x, dim=1)), floats(3, 5, 4))
+case("min_values_indices", Lambda(lambda x: torch.min(x, dim=-1)), floats(3, 6))
+
 # ------------------------------------------------------------ normalization
 
 
