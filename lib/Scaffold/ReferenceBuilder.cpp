@@ -681,15 +681,25 @@ LogicalResult Builder::translateStructured(linalg::LinalgOp op) {
     }
 
     // A reduction: the yield must combine the accumulator with an expression
-    // of the inputs alone, or pick the loop index of a running max/min.
+    // of the inputs alone, do so where a condition holds (a masked
+    // reduction: `select %c, (acc + x), acc`, as embedding bags lower), or
+    // pick the loop index of a running max/min.
+    Operation *combiner = yielded.getDefiningOp();
+    Value mask;
     if (auto select = yielded.getDefiningOp<arith::SelectOp>();
         select && select->getBlock() == body) {
-      if (failed(translateIndexReduction(op, result, select, scalars, loops,
-                                         reduced, parallel)))
-        return failure();
-      continue;
+      Operation *update = select.getTrueValue().getDefiningOp();
+      if (select.getFalseValue() == acc && update &&
+          update->getBlock() == body && update->getNumOperands() == 2 &&
+          llvm::is_contained(update->getOperands(), Value(acc))) {
+        combiner = update, mask = select.getCondition();
+      } else {
+        if (failed(translateIndexReduction(op, result, select, scalars, loops,
+                                           reduced, parallel)))
+          return failure();
+        continue;
+      }
     }
-    Operation *combiner = yielded.getDefiningOp();
     if (!combiner || combiner->getBlock() != body ||
         combiner->getNumOperands() != 2)
       return fail(op, "has a reduction payload without a combiner");
@@ -711,7 +721,7 @@ LogicalResult Builder::translateStructured(linalg::LinalgOp op) {
       reduceFn = "amax", combineFn = "maximum", identity = -inf;
     } else if (isa<arith::MinimumFOp, arith::MinNumFOp, arith::MinSIOp>(combiner)) {
       reduceFn = "amin", combineFn = "minimum", identity = inf;
-    } else if (isa<arith::MaxUIOp, arith::MinUIOp>(combiner)) {
+    } else if (isa<arith::MaxUIOp, arith::MinUIOp>(combiner) && !mask) {
       return translateUnsignedReduction(op, result, combiner, other, scalars,
                                         loops, reduced, parallel);
     } else if (isa<arith::AndIOp, arith::OrIOp>(combiner) &&
@@ -731,7 +741,21 @@ LogicalResult Builder::translateStructured(linalg::LinalgOp op) {
     auto e = translatePayload(op, other, scalars);
     if (!e)
       return failure();
-    int full = expand(castTo(*e, outType.dtype), loops);
+    int term = castTo(*e, outType.dtype);
+    if (mask) {
+      // Where the condition fails the term is the combiner's identity, which
+      // an integer max/min has none of as a double.
+      if (!isFloatingPoint(outType.dtype) && std::isinf(identity))
+        return fail(op, "has a masked integer max/min reduction");
+      auto c = translatePayload(op, mask, scalars);
+      if (!c)
+        return failure();
+      int neutral = emit("scalar", {}, TensorType{{}, outType.dtype}, {}, identity);
+      term = emit("where", {*c, term, neutral},
+                  TensorType{broadcastShape(type(*c).shape, type(term).shape),
+                             outType.dtype});
+    }
+    int full = expand(term, loops);
     std::vector<int64_t> keptShape;
     for (int64_t d : parallel)
       keptShape.push_back(loops[d]);

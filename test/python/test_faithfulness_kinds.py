@@ -183,6 +183,13 @@ case("argmin_int", Lambda(lambda a: torch.argmin(a, dim=1)), ints(4, 6))
 case("max_values_indices", Lambda(lambda x: torch.max(x, dim=1)), floats(3, 5, 4))
 case("min_values_indices", Lambda(lambda x: torch.min(x, dim=-1)), floats(3, 6))
 
+# --------------------------------------------------------- masked reductions
+# An embedding bag sums the rows of each bag: a reduction that combines only
+# where its index falls inside the bag (`select %in_bag, acc + x, acc`).
+
+case("embedding_bag_sum", nn.EmbeddingBag(12, 5, mode="sum"), ints(3, 4, low=0, high=12))
+case("embedding_bag_sum_long_bags", nn.EmbeddingBag(9, 3, mode="sum"), ints(2, 7, low=0, high=9))
+
 # ------------------------------------------------------------ normalization
 
 
