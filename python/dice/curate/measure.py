@@ -52,7 +52,7 @@ def measure(lines, work, runs=50, inductor=False, log=None):
         if "dropped" not in line:
             todo.setdefault(line["fingerprint"], line)
     if not torch.cuda.is_available():
-        print("dice-curate: no CUDA device: nothing is timed, so nothing can be kept",
+        print("dice-curate: no CUDA device: nothing is timed (and so no pair can be kept)",
               file=log, flush=True)
         todo = {}
     for i, (fingerprint, line) in enumerate(todo.items(), 1):
