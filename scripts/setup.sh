@@ -49,7 +49,7 @@ fi
 # The dice package itself, editable: `dice` on the venv's PATH and the
 # sources used in place.
 if ! (cd / && "$venv/bin/python" -c "import dice, sys; sys.exit(not dice.__file__.startswith('$root/python/'))" 2>/dev/null) ||
-   [[ ! -x $venv/bin/dice ]]; then
+   [[ ! -x $venv/bin/dice || ! -x $venv/bin/dice-curate ]]; then
   step "installing the dice package into .venv (editable)"
   "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps \
     --no-build-isolation -e "$root"

@@ -304,3 +304,14 @@ def test_a_measured_baseline_needs_the_requests_time(tmp_path):
     assert v["status"] == "unverified" and v["reason"].startswith("no Inductor time")
     v = verdict("measured_eager", eager_only)
     assert "time for this request" not in v["reason"], v
+
+
+def test_dice_and_dice_curate_share_the_commands(tmp_path, capsys):
+    from dice.cli import main as dice_main
+    for run in (lambda a: dice_main(["curate", *a]), curate_main):
+        assert run(["report", "--work", str(tmp_path / "none"), "--out", str(tmp_path)]) == 1
+        err = capsys.readouterr().err
+        assert f"{tmp_path / 'none' / 'pairs.jsonl'}" in err and "dice curate prepare" in err
+    with pytest.raises(SystemExit):
+        curate_main(["report", "--work", "w", "--out", "o", "--threshold", "0"])
+    assert "expected a positive number" in capsys.readouterr().err
