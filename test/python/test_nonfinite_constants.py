@@ -147,10 +147,10 @@ def test_reference_programs_compute_the_model(name, granularity, tmp_path):
 
 @pytest.mark.parametrize("build", (Attention, CausalAttention), ids=("plain", "causal"))
 def test_attention_scaffolds(build, tmp_path):
-    """torch-mlir's decomposition of scaled_dot_product_attention holds ops
-    that stay outside kernel requests (an `arith.andi` reduction; the causal
-    mask's linalg.index), so dice-plan cannot plan the whole function; every
-    request must still scaffold, its -inf intact. MLIR prints `"` as `\\22`."""
+    """torch-mlir's decomposition of scaled_dot_product_attention holds an
+    infinite constant (the masked scores' -inf) and a boolean `arith.andi`
+    reduction; every request must scaffold, its -inf intact. MLIR prints
+    `"` as `\\22`."""
     outlined = scaffolded(build.__name__, build(), qkv(), tmp_path, "fusion")
     assert "scaffold <" in outlined
     assert r"\22value\22:\22-inf\22" in outlined
