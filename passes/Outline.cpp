@@ -246,6 +246,13 @@ private:
     }
     if (isa<tensor::EmptyOp>(op))
       return Role::Rematerializable;
+    if (!op->getDialect()) {
+      op->emitRemark() << "stays outside kernel requests: '" << op->getName()
+                       << "' is an op of dialect '" << op->getName().getDialectNamespace()
+                       << "', which dice-opt does not know";
+      ++numLeftOut;
+      return Role::Other;
+    }
     if (!isa<linalg::LinalgOp>(op) && !isDataMovement(op))
       return Role::Other;
 

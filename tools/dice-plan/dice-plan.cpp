@@ -258,6 +258,9 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   mlir::dice::registerDiceDialects(registry);
   MLIRContext context(registry);
+  // What dice-opt reads (ops of dialects MLIR has not got) dice-plan reads
+  // too; it then says it cannot plan them.
+  context.allowUnregisteredDialects();
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
   std::string error;

@@ -1,14 +1,18 @@
 // Exported from test/torch_models/models.py:sdpa_attention by test/torch_models/export.py; do not edit.
-module {
-  func.func @sdpa_attention(%arg0: tensor<1x2x8x8xf32>, %arg1: tensor<1x2x8x8xf32>, %arg2: tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32> {
-    %cst = arith.constant 0.000000e+00 : f32
-    %collapsed = tensor.collapse_shape %arg0 [[0, 1], [2], [3]] : tensor<1x2x8x8xf32> into tensor<2x8x8xf32>
-    %collapsed_0 = tensor.collapse_shape %arg1 [[0, 1], [2], [3]] : tensor<1x2x8x8xf32> into tensor<2x8x8xf32>
-    %collapsed_1 = tensor.collapse_shape %arg2 [[0, 1], [2], [3]] : tensor<1x2x8x8xf32> into tensor<2x8x8xf32>
-    %0 = tensor.empty() : tensor<2x8x8xf32>
-    %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
-    %2 = tm_tensor.attention ins(%collapsed, %collapsed_0, %collapsed_1 : tensor<2x8x8xf32>, tensor<2x8x8xf32>, tensor<2x8x8xf32>) outs(%1 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
-    %expanded = tensor.expand_shape %2 [[0, 1], [2], [3]] output_shape [1, 2, 8, 8] : tensor<2x8x8xf32> into tensor<1x2x8x8xf32>
-    return %expanded : tensor<1x2x8x8xf32>
-  }
-}
+"builtin.module"() ({
+  "func.func"() <{function_type = (tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>, sym_name = "sdpa_attention"}> ({
+  ^bb0(%arg0: tensor<1x2x8x8xf32>, %arg1: tensor<1x2x8x8xf32>, %arg2: tensor<1x2x8x8xf32>):
+    %0 = "arith.constant"() <{value = 0.000000e+00 : f32}> : () -> f32
+    %1 = "tensor.collapse_shape"(%arg0) <{reassociation = [[0, 1], [2], [3]]}> : (tensor<1x2x8x8xf32>) -> tensor<2x8x8xf32>
+    %2 = "tensor.collapse_shape"(%arg1) <{reassociation = [[0, 1], [2], [3]]}> : (tensor<1x2x8x8xf32>) -> tensor<2x8x8xf32>
+    %3 = "tensor.collapse_shape"(%arg2) <{reassociation = [[0, 1], [2], [3]]}> : (tensor<1x2x8x8xf32>) -> tensor<2x8x8xf32>
+    %4 = "tensor.empty"() : () -> tensor<2x8x8xf32>
+    %5 = "linalg.fill"(%0, %4) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg3: f32, %arg4: f32):
+      "linalg.yield"(%arg3) : (f32) -> ()
+    }) : (f32, tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+    %6 = "tm_tensor.attention"(%1, %2, %3, %5) <{operandSegmentSizes = array<i32: 3, 1>}> : (tensor<2x8x8xf32>, tensor<2x8x8xf32>, tensor<2x8x8xf32>, tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+    %7 = "tensor.expand_shape"(%6) <{reassociation = [[0, 1], [2], [3]], static_output_shape = array<i64: 1, 2, 8, 8>}> : (tensor<2x8x8xf32>) -> tensor<1x2x8x8xf32>
+    "func.return"(%7) : (tensor<1x2x8x8xf32>) -> ()
+  }) : () -> ()
+}) : () -> ()
