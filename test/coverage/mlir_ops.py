@@ -27,7 +27,9 @@ DATA_MOVEMENT = {
     "tensor.splat", "linalg.fill",
 }
 TERMINATORS = {"return", "func.return", "dice.yield"}
-_OP = re.compile(r"^(?P<results>%[^=]*?) = (?P<name>[\w.]+)|^(?P<bare>[\w.]+)")
+# Custom form, or generic (`"tm_tensor.scan"(...)`, how dice-opt prints ops of
+# dialects it does not know).
+_OP = re.compile(r'^(?P<results>%[^=]*?) = "?(?P<name>[\w.]+)|^"?(?P<bare>[\w.]+)')
 _VALUE = re.compile(r"%[\w$.-]+")
 # A non-splat tensor constant, a weight: dense_resource, a dense<[...]> list or
 # hex (dense<"0x...">); a splat prints as dense<value>.
@@ -79,7 +81,8 @@ def count_ops(text):
                     constant_like.update(results)
                     if _WEIGHT.search(stripped) or any(o in weights for o in operands):
                         weights.update(results)
-            elif "tensor<" not in stripped:
+            elif "tensor<" not in stripped and f'"{name}"' not in stripped:
+                # (A generic op with a region prints its types on its last line.)
                 counts["scalar_outside"] += 1
             elif all(o in constant_like for o in operands) and any(o in weights for o in operands):
                 counts["weight_outside"] += 1

@@ -76,6 +76,22 @@ def test_ops_outside_requests_are_classified():
     assert counts["compute_outside"] == 1 and counts["outside_ops"] == {"linalg.generic": 1}
 
 
+def test_an_op_of_an_unknown_dialect_outside_is_compute():
+    # dice-opt prints it in generic form.
+    generic = OUTLINED.replace(
+        "    return %2 : tensor<4x8xf32>",
+        '    %9 = "tm_tensor.sort"(%2) <{dimension = 1 : i64}> ({\n'
+        "    ^bb0(%a: f32, %b: f32):\n"
+        "      %c = arith.cmpf olt, %a, %b : f32\n"
+        '      "tm_tensor.yield"(%c) : (i1) -> ()\n'
+        "    }) : (tensor<4x8xf32>) -> tensor<4x8xf32>\n"
+        "    return %9 : tensor<4x8xf32>")
+    assert generic != OUTLINED
+    counts = mlir_ops.count_ops(generic)
+    assert counts["compute_outside"] == 2
+    assert counts["outside_ops"] == {"linalg.generic": 1, "tm_tensor.sort": 1}
+
+
 def test_an_iota_outside_is_compute_not_a_weight():
     # Computed from tensor.empty alone (torch.arange): dice-outline means to
     # outline it, unlike ops of weights, so it counts as compute left outside.
