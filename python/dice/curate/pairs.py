@@ -10,12 +10,12 @@ name renamed.
 """
 
 import ast
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from dice.errors import DiceError
+from dice.jsonl import json_object_line
 
 LEVELS = (1, 2, 3)
 
@@ -49,12 +49,7 @@ class Pair:
 
 
 def parse_pair(path, line_no, text, fields):
-    try:
-        row = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise PairError(path, line_no, None, f"not JSON: {e.msg} at column {e.colno}") from None
-    if not isinstance(row, dict):
-        raise PairError(path, line_no, None, "expected a JSON object")
+    row = json_object_line(path, line_no, text, PairError)
     codes = []
     for name in (fields.pytorch, fields.cuda):
         if name not in row:

@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 from dice.errors import DiceError, ProgramError
+from dice.jsonl import json_object_line
 from dice.pipeline import requests
 from dice.programs import load_program, python_identifier
 from dice.torch_mlir_import import export_linalg_on_tensors
@@ -64,12 +65,7 @@ def program_requests(pytorch_code, name, granularity="function", config=None):
 def parse_task(path, line_no, text):
     """A task line as a dict with pytorch_code, level and id (the line
     number when the task names none)."""
-    try:
-        task = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise TaskError(path, line_no, None, f"not JSON: {e.msg} at column {e.colno}") from None
-    if not isinstance(task, dict):
-        raise TaskError(path, line_no, None, "expected a JSON object")
+    task = json_object_line(path, line_no, text, TaskError)
     for field, kind in TASK_FIELDS.items():
         if field not in task:
             raise TaskError(path, line_no, field, "missing")
