@@ -1,9 +1,9 @@
 """`dice curate verify`: on a GPU machine, times each prepared pair's
 program eagerly, then verifies every kernel with dice-verify against that
-time: the nvcc build, the dynamic deception checks, the correctness
-trials and the timing, all the compiler's own (the static analysis ran at
-prepare). The verdicts go to
-`work`/verdicts.jsonl, one per pair that reached the verifier.
+time: the nvcc build, the dynamic deception checks, the correctness trials
+and the timing, all the compiler's own (the static analysis ran at
+prepare). The verdicts go to `work`/verdicts.jsonl, one per pair that
+reached the verifier.
 """
 
 import json
