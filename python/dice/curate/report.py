@@ -129,7 +129,7 @@ def _cell(text, width=90):
 
 def markdown(results, threshold, summary):
     gpu = summary["gpu"] or "no GPU"
-    lines = [f"# dice-curate report", "",
+    lines = ["# dice-curate report", "",
              f"{summary['pairs']} pairs read; **{summary['kept']} kept**: built, not "
              f"deceptive, correct and at least {threshold:g}x over eager PyTorch "
              f"(both timed as GPU kernel time, L2 flushed; {gpu}"
