@@ -46,25 +46,23 @@ def report_command(args):
     return 0
 
 
+class PackLineError(DiceError):
+    def __init__(self, path, line, field, message):
+        super().__init__(f"{path}:{line}: {message}")
+
+
 def times_command(args):
-    import json
     from dice.curate.measure import TIMES_FILE, measure
+    from dice.jsonl import json_object_line, nonempty_lines
     lines = []
     for path in args.packs:
-        try:
-            text = Path(path).read_text()
-        except OSError as e:
-            raise DiceError(f"{path}: {e.strerror}") from None
-        for n, line in enumerate(text.splitlines(), 1):
-            if line.strip():
-                try:
-                    lines.append(json.loads(line))
-                except json.JSONDecodeError as e:
-                    raise DiceError(f"{path}:{n}: not JSON ({e.msg})") from None
-                if not {"fingerprint", "pytorch_code"} <= lines[-1].keys():
-                    raise DiceError(f"{path}:{n}: needs fingerprint and pytorch_code "
-                                    "(a task pack or a prepared pair)")
-                lines[-1].setdefault("id", f"{Path(path).stem}:{n}")
+        for n, text in nonempty_lines(path):
+            line = json_object_line(path, n, text, PackLineError)
+            if not {"fingerprint", "pytorch_code"} <= line.keys():
+                raise PackLineError(path, n, None, "needs fingerprint and pytorch_code "
+                                                   "(a task pack or a prepared pair)")
+            line.setdefault("id", f"{Path(path).stem}:{n}")
+            lines.append(line)
     Path(args.out).mkdir(parents=True, exist_ok=True)
     timed = measure(lines, args.out, args.runs, args.inductor)
     print(f"timed {timed} request(s): {Path(args.out) / TIMES_FILE}", file=sys.stderr)

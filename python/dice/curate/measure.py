@@ -47,15 +47,16 @@ def measure(lines, work, runs=50, inductor=False, log=None):
     log = log or sys.stderr
     work = Path(work)
     times, failures = {}, []
-    todo = {}
-    for line in lines:
-        if "dropped" not in line:
-            todo.setdefault(line["fingerprint"], line)
-    if not torch.cuda.is_available():
+    # One timing per request: pairs of the same program share it.
+    to_time = {}
+    if torch.cuda.is_available():
+        for line in lines:
+            if "dropped" not in line:
+                to_time.setdefault(line["fingerprint"], line)
+    else:
         print("dice-curate: no CUDA device: nothing is timed (and so no pair can be kept)",
               file=log, flush=True)
-        todo = {}
-    for i, (fingerprint, line) in enumerate(todo.items(), 1):
+    for i, (fingerprint, line) in enumerate(to_time.items(), 1):
         try:
             times[fingerprint] = program_times(line["pytorch_code"], "cuda", runs, inductor)
             shown = ", ".join(f"{k} {v:.4f}" for k, v in times[fingerprint].items())
@@ -63,7 +64,7 @@ def measure(lines, work, runs=50, inductor=False, log=None):
             failures.append({"fingerprint": fingerprint,
                              "reason": f"{type(e).__name__}: {str(e).strip()}"})
             shown = f"failed: {failures[-1]['reason'].splitlines()[0]}"
-        print(f"[timing {i}/{len(todo)}] {line['id']}: {shown}", file=log, flush=True)
+        print(f"[timing {i}/{len(to_time)}] {line['id']}: {shown}", file=log, flush=True)
     (work / TIMES_FILE).write_text(json.dumps({"version": 1, "times": times}, indent=1) + "\n")
     (work / FAILURES_FILE).write_text("".join(json.dumps(f) + "\n" for f in failures))
     return len(times)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dice.errors import DiceError
-from dice.jsonl import json_object_line
+from dice.jsonl import json_object_line, nonempty_lines
 
 LEVELS = (1, 2, 3)
 
@@ -79,13 +79,7 @@ def read_pairs(paths, fields=None, skip_bad=False, log=None):
     fields = fields or Fields()
     pairs, skipped, seen = [], 0, {}
     for path in paths:
-        try:
-            lines = Path(path).read_text().splitlines()
-        except OSError as e:
-            raise DiceError(f"{path}: {e.strerror}") from None
-        for line_no, text in enumerate(lines, 1):
-            if not text.strip():
-                continue
+        for line_no, text in nonempty_lines(path):
             try:
                 pair = parse_pair(path, line_no, text, fields)
             except PairError as e:

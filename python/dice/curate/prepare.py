@@ -19,6 +19,7 @@ from pathlib import Path
 
 from dice.curate.pairs import read_pairs, verifier_input
 from dice.errors import DiceError, ToolFailed
+from dice.jsonl import read_objects
 from dice.tools import find_tool
 
 PAIRS_FILE = "pairs.jsonl"   # under the work folder: one line per pair read
@@ -111,18 +112,6 @@ def prepare(paths, work, fields=None, skip_bad=False, config=None, log=None):
 
 def read_work(work):
     """The pairs.jsonl objects of a work folder, in order."""
-    path = Path(work) / PAIRS_FILE
-    try:
-        text = path.read_text()
-    except OSError as e:
-        raise DiceError(f"{path}: {e.strerror}; run `dice curate prepare` first") from None
-    out = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError as e:
-            raise DiceError(f"{path}:{n}: not JSON ({e.msg}): the file is damaged; "
-                            "prepare it again") from None
-    return out
+    return read_objects(Path(work) / PAIRS_FILE,
+                        missing_hint="; run `dice curate prepare` first",
+                        damaged_hint=": the file is damaged; prepare it again")

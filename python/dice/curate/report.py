@@ -14,23 +14,15 @@ from dice.curate.measure import FAILURES_FILE, TIMES_FILE
 from dice.curate.prepare import read_work
 from dice.curate.verify import DEFAULT_THRESHOLD, VERDICTS_FILE
 from dice.errors import DiceError
+from dice.jsonl import read_objects
 
 TIMED = ("accepted", "slow")   # statuses whose verdict carries a speedup
 
 
 def _read_jsonl(path, required):
-    if not path.exists():
-        if required:
-            raise DiceError(f"{path}: missing; run `dice curate verify` on a GPU machine first")
+    if not path.exists() and not required:
         return []
-    out = []
-    for n, text in enumerate(path.read_text().splitlines(), 1):
-        if text.strip():
-            try:
-                out.append(json.loads(text))
-            except json.JSONDecodeError as e:
-                raise DiceError(f"{path}:{n}: not JSON ({e.msg})") from None
-    return out
+    return read_objects(path, missing_hint="; run `dice curate verify` on a GPU machine first")
 
 
 def outcomes(work, threshold=DEFAULT_THRESHOLD):

@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 from dice.errors import DiceError
+from dice.jsonl import nonempty_lines
 
 QWEN2_PATTERN = (
     r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}|"""
@@ -33,13 +34,7 @@ def corpus_texts(paths):
     """Every text field of every JSONL line of `paths`, in file order."""
     texts = []
     for path in paths:
-        try:
-            lines = Path(path).read_text().splitlines()
-        except OSError as e:
-            raise DiceError(f"{path}: {e.strerror}") from None
-        for n, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
+        for n, line in nonempty_lines(path):
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as e:
