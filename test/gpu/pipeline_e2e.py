@@ -20,8 +20,16 @@ it (`baseline`, dice/backend/baseline.py) and verifies the batch a second
 time against those times (`verifier.baseline = "inductor"`), for the report
 only: the labels are judged against the eager baseline.
 
-State the CPU phases keep is under .dice/pipeline-e2e/; what the GPU phases
-need is under .dice/pipeline-e2e/gpu/ (carry it to the GPU machine).
+Two cases (`--case`, given to prepare and remembered for the later phases):
+`block` (the default) replays hand-written candidates of every kind and
+checks each verdict; `convnet` is the README's main job, the convnet
+example compiled with the shipped model's candidates (`engine=model`),
+and needs at least two requests to get a model-written kernel that is
+accepted and called in the lowered program.
+
+State the CPU phases keep is under .dice/pipeline-e2e/<case>/; what the GPU
+phases need is under .dice/pipeline-e2e/<case>/gpu/ (carry it to the GPU
+machine).
 """
 
 import argparse
@@ -32,6 +40,8 @@ import statistics
 import subprocess
 import sys
 import tarfile
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -40,17 +50,18 @@ from torch import nn
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
 
-from dice.pipeline import (compile_pipeline, find_tool, op_names, plan_of,  # noqa: E402
-                           report_and_remarks, requests, run, stored_candidates,
+from dice.examples import SmallConvNet  # noqa: E402
+from dice.pipeline import (compile_pipeline, find_tool, model_id, op_names,  # noqa: E402
+                           plan_of, report_and_remarks, requests, run, stored_candidates,
                            write_config, write_replay)
 
-WORK = ROOT / ".dice" / "pipeline-e2e"
-GPU = WORK / "gpu"
+E2E = ROOT / ".dice" / "pipeline-e2e"
+# Set by main() from the case: this case's state, and what the GPU needs.
+WORK = GPU = None
 KERNELS = Path(__file__).resolve().parent / "pipeline_e2e_kernels"
 # Kernels the convnet example replays too: one copy, there.
 EXAMPLE_KERNELS = ROOT / "python" / "dice" / "example_kernels" / "convnet"
 REPLAY_NAME = "block-replay.jsonl"
-MODEL_ID = f"replay:{REPLAY_NAME}"
 
 # The torch ops of a request (dice.pipeline.op_names) -> its candidates, as
 # (kind, file). Kinds: honest (expected accepted), wrong (incorrect), slow,
@@ -67,6 +78,8 @@ CANDIDATES = {
 }
 EXPECTED_STATUS = {"honest": "accepted", "wrong": "incorrect", "slow": "slow",
                    "deceptive": "deceptive"}
+# The convnet case: requests that must get an accepted model-written kernel.
+MIN_MODEL_KERNELS = 2
 
 
 class Block(nn.Module):
@@ -86,6 +99,38 @@ class Block(nn.Module):
         return torch.softmax(self.head(h), dim=-1)
 
 
+@dataclass(frozen=True)
+class Case:
+    name: str
+    model: type          # the nn.Module, built with no arguments
+    input_shape: tuple
+    engine: str          # "replay" (CANDIDATES) or "model" (the shipped model)
+
+    @property
+    def model_id(self):
+        """What the kernel database files this case's candidates under."""
+        return f"replay:{REPLAY_NAME}" if self.engine == "replay" else model_id("model")
+
+
+CASES = {"block": Case("block", Block, (32, 128), "replay"),
+         "convnet": Case("convnet", SmallConvNet, (2, 3, 8, 8), "model")}
+
+
+def set_case(name):
+    global WORK, GPU
+    WORK = E2E / name
+    GPU = WORK / "gpu"
+    return CASES[name]
+
+
+def case_of_work():
+    """The case `prepare` wrote down for the later phases."""
+    if not (GPU / "case.txt").exists():
+        fail(f"no {GPU.relative_to(ROOT)}/case.txt: run prepare first (and carry its gpu/ "
+             "folder to the GPU machine)")
+    return (GPU / "case.txt").read_text().strip()
+
+
 def sha256(text):
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -94,27 +139,15 @@ def fail(message):
     sys.exit(f"FAIL: {message}")
 
 
-def pipeline(replay, output, jobs):
-    proc = compile_pipeline(WORK / "block.mlir", WORK / "dice.toml", f"replay:{replay}",
+def pipeline(engine, output, jobs):
+    proc = compile_pipeline(WORK / "program.mlir", WORK / "dice.toml", engine,
                             WORK / "lowered", jobs=jobs, output=output)
     return report_and_remarks(proc)
 
 
-def prepare(args):
-    from dice.torch_mlir_import import export_linalg_on_tensors
-    if WORK.exists():
-        shutil.rmtree(WORK)
-    GPU.mkdir(parents=True)
-    torch.manual_seed(0)
-    model = Block().eval()
-    example = torch.randn(32, 128)
-    (WORK / "block.mlir").write_text(export_linalg_on_tensors(model, (example,),
-                                                              func_name="block"))
-    torch.manual_seed(1)
-    inputs = [torch.randn(32, 128)]
-    torch.save({"state_dict": model.state_dict(), "inputs": inputs}, GPU / "model.pt")
-
-    found, _ = requests(WORK / "block.mlir")
+def replay_labels(found):
+    """The block case: each request's hand-written candidates (replay file
+    entries) and their labels."""
     entries, labels = [], []
     for request in found:
         key = " ".join(op_names(request["program"]))
@@ -126,18 +159,50 @@ def prepare(args):
             labels.append({"fingerprint": request["fingerprint"], "kind": kind,
                            "file": Path(name).name,
                            "candidate_hash": sha256(source), "ops": key})
+    return entries, labels
+
+
+def prepare(args, case):
+    from dice.torch_mlir_import import export_linalg_on_tensors
+    if WORK.exists():
+        shutil.rmtree(WORK)
+    GPU.mkdir(parents=True)
+    (GPU / "case.txt").write_text(case.name + "\n")
+    torch.manual_seed(0)
+    model = case.model().eval()
+    example = torch.randn(*case.input_shape)
+    (WORK / "program.mlir").write_text(export_linalg_on_tensors(model, (example,),
+                                                                func_name=case.name))
+    torch.manual_seed(1)
+    inputs = [torch.randn(*case.input_shape)]
+    torch.save({"state_dict": model.state_dict(), "inputs": inputs}, GPU / "model.pt")
+
+    found, _ = requests(WORK / "program.mlir")
     if len(found) < 5:
         fail(f"only {len(found)} requests")
-    write_replay(WORK / REPLAY_NAME, entries)
     write_config(WORK / "dice.toml", WORK / "kernels.db", WORK / "builds")
-    report, remarks = pipeline(WORK / REPLAY_NAME, WORK / "cold.mlir", args.jobs)
+    if case.engine == "replay":
+        entries, labels = replay_labels(found)
+        write_replay(WORK / REPLAY_NAME, entries)
+        engine = f"replay:{WORK / REPLAY_NAME}"
+    else:
+        engine = "model"
+    report, remarks = pipeline(engine, WORK / "cold.mlir", args.jobs)
     print("\n".join(report))
 
     # What still needs a GPU: every stored candidate the CPU left unverified.
     # Deceptive ones keep the static analysis' verdict (the GPU half is built
     # without Clang and has no static analysis).
     by_fp = {r["fingerprint"]: r for r in found}
-    stored = [c for c in stored_candidates(WORK / "kernels.db") if c["model"] == MODEL_ID]
+    stored = [c for c in stored_candidates(WORK / "kernels.db") if c["model"] == case.model_id]
+    if case.engine == "model":
+        # The model's candidates: what it wrote is only known now.
+        labels = [{"fingerprint": c["fingerprint"], "kind": "model", "file": "-",
+                   "candidate_hash": c["candidate_hash"],
+                   "ops": " ".join(op_names(by_fp[c["fingerprint"]]["program"]))}
+                  for c in stored]
+        if not labels:
+            fail("the model wrote no candidate")
     batch = []
     for c in stored:
         if c["status"] != "unverified":
@@ -154,6 +219,8 @@ def prepare(args):
     (GPU / "labels.json").write_text(json.dumps(labels, indent=1) + "\n")
     statuses = {c["candidate_hash"]: c["status"] for c in stored}
     for label in labels:
+        if label["kind"] == "model":
+            continue  # a model's text may fail any CPU check
         status = statuses.get(label["candidate_hash"])
         want = "deceptive" if label["kind"] == "deceptive" else "unverified"
         if status != want:
@@ -162,7 +229,7 @@ def prepare(args):
           f"{len(batch)} to verify on the GPU -> {GPU.relative_to(ROOT)}/batch.jsonl")
 
 
-def resolve(args):
+def resolve(args, case):
     gpu_dir = Path(args.gpu).resolve()
     libs = WORK / "gpu-libs"
     if libs.exists():
@@ -185,7 +252,7 @@ def resolve(args):
         entry = batch.get(verdict["candidate_hash"])
         if entry is None:
             fail(f"verdict of an unknown candidate {verdict['candidate_hash']}")
-        record = {"fingerprint": entry["fingerprint"], "model": MODEL_ID,
+        record = {"fingerprint": entry["fingerprint"], "model": case.model_id,
                   "source": entry["cuda_source"], "verdict": verdict}
         library = libs / "libs" / f"{verdict['candidate_hash']}.so"
         if library.exists():
@@ -200,17 +267,25 @@ def resolve(args):
     # The first compile: every request is a database hit with its GPU verdict.
     if (WORK / "lowered").exists():
         shutil.rmtree(WORK / "lowered")
-    replay = WORK / REPLAY_NAME
-    stash = WORK / (REPLAY_NAME + ".away")
-    if stash.exists() and not replay.exists():
-        stash.rename(replay)
-    report, remarks = pipeline(replay, WORK / "lowered.mlir", args.jobs)
-    # The second: the replay file is gone, so any engine call would fail.
-    replay.rename(stash)
-    try:
-        again, _ = pipeline(replay, WORK / "again.mlir", args.jobs)
-    finally:
-        stash.rename(replay)
+    if case.engine == "replay":
+        replay = WORK / REPLAY_NAME
+        stash = WORK / (REPLAY_NAME + ".away")
+        if stash.exists() and not replay.exists():
+            stash.rename(replay)
+        report, remarks = pipeline(f"replay:{replay}", WORK / "lowered.mlir", args.jobs)
+        # The second: the replay file is gone, so any engine call would fail.
+        replay.rename(stash)
+        try:
+            again, _ = pipeline(f"replay:{replay}", WORK / "again.mlir", args.jobs)
+        finally:
+            stash.rename(replay)
+    else:
+        report, remarks = pipeline("model", WORK / "lowered.mlir", args.jobs)
+        # The second: a model folder of the same name that does not exist (the
+        # same database key), so any engine call would fail.
+        with tempfile.TemporaryDirectory() as empty:
+            again, _ = pipeline(f"model:{Path(empty) / model_id('model')[len('dice:'):]}",
+                                WORK / "again.mlir", args.jobs)
     lowered = (WORK / "lowered.mlir").read_text()
     if (WORK / "again.mlir").read_text() != lowered:
         fail("the second compile (database only) printed different IR")
@@ -219,11 +294,11 @@ def resolve(args):
 
     labels = json.loads((GPU / "labels.json").read_text())
     stored = {c["candidate_hash"]: c for c in stored_candidates(WORK / "kernels.db")
-              if c["model"] == MODEL_ID}
+              if c["model"] == case.model_id}
     rows, problems = [], []
     for label in labels:
         c = stored[label["candidate_hash"]]
-        want = EXPECTED_STATUS[label["kind"]]
+        want = EXPECTED_STATUS.get(label["kind"], c["status"])
         speedup = c["verdict"].get("speedup")
         rows.append((label["fingerprint"][:12], label["ops"], label["kind"], label["file"],
                      c["status"], (f"{speedup:.2f}x" if speedup >= 0.1 else f"{speedup:.2g}x") if speedup else "-"))
@@ -234,12 +309,16 @@ def resolve(args):
                         if "call @dice_k_" in l))
     manifest = json.loads((WORK / "lowered" / "manifest.json").read_text()) \
         if (WORK / "lowered" / "manifest.json").exists() else {"kernels": {}}
-    honest = {l["fingerprint"] for l in labels if l["kind"] == "honest"}
+    honest = {l["fingerprint"] for l in labels if l["kind"] == "honest" or
+              (l["kind"] == "model" and stored[l["candidate_hash"]]["status"] == "accepted")}
     if not called:
         problems.append("no kernel is called")
+    if case.engine == "model" and len(called) < MIN_MODEL_KERNELS:
+        problems.append(f"{len(called)} requests call a model-written kernel, "
+                        f"fewer than {MIN_MODEL_KERNELS}")
     for fp in called:
         if fp not in honest:
-            problems.append(f"k_{fp} is called but has no honest candidate")
+            problems.append(f"k_{fp} is called but has no accepted honest candidate")
         if fp not in manifest["kernels"]:
             problems.append(f"k_{fp} is called but not in the manifest")
 
@@ -260,7 +339,7 @@ def resolve(args):
              *[f"| {' | '.join(r)} |" for r in rows], "",
              f"kernels called: {', '.join('k_' + fp for fp in called) or 'none'}; "
              f"{kernel_steps} kernel steps in the plan",
-             "second compile (replay file removed): identical IR and report", ""]
+             "second compile (database only, no engine): identical IR and report", ""]
     if problems:
         lines += ["problems:", *[f"- {p}" for p in problems]]
     (GPU / "resolve.md").write_text("\n".join(lines) + "\n")
@@ -359,7 +438,7 @@ def run_lowered(args):
     saved = torch.load(GPU / "model.pt")
     plan = json.loads((GPU / "plan.json").read_text())
     device = torch.device("cuda")
-    model = Block().eval().to(device)
+    model = CASES[case_of_work()].model().eval().to(device)
     model.load_state_dict(saved["state_dict"])
     inputs = [x.to(device) for x in saved["inputs"]]
     runtime = Runtime(GPU / "artifacts" / "manifest.json")
@@ -442,15 +521,22 @@ def main(argv=None):
     p.add_argument("--inductor", required=True)
     p.add_argument("--times", required=True)
     p.add_argument("--out", required=True)
+    for p in sub.choices.values():
+        p.add_argument("--case", choices=sorted(CASES), default="block",
+                       help="which program and engine (module docstring); its folder "
+                            "is .dice/pipeline-e2e/CASE")
     args = parser.parse_args(argv)
+    case = set_case(args.case)
+    if args.phase != "prepare" and case_of_work() != case.name:
+        fail(f"{GPU} holds the {case_of_work()} case's work, not {case.name}'s")
     if args.phase == "baseline":
         return inductor_baseline(args)
     if args.phase == "compare":
         return compare_baselines(args)
     if args.phase == "prepare":
-        return prepare(args) or 0
+        return prepare(args, case) or 0
     if args.phase == "resolve":
-        return resolve(args) or 0
+        return resolve(args, case) or 0
     return run_lowered(args)
 
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The GPU phases of the dice-pipeline end-to-end test (docs/end-to-end.md),
 # on a GPU machine without LLVM, from the repository root, with
-# .dice/pipeline-e2e/gpu/ (written by `test/gpu/pipeline_e2e.py prepare` and
-# `resolve` on the CPU machine) carried along. Results go to $OUT.
+# .dice/pipeline-e2e/$CASE/gpu/ (written by `test/gpu/pipeline_e2e.py prepare`
+# and `resolve` on the CPU machine) carried along; CASE is block (the
+# default) or convnet. Results go to $OUT.
 #   test/gpu/run-pipeline-e2e.sh verify [PYTHON]   the verification batch through
 #       dice-verify: $OUT/verdicts.jsonl and each built library as
 #       libs/<candidate_hash>.so in $OUT/libs.tar (feed $OUT to
@@ -17,7 +18,8 @@ phase=${1:-}
 [[ $phase == verify || $phase == run ]] || { echo "usage: $0 verify|run [PYTHON]" >&2; exit 2; }
 PY=${2:-/opt/torch/.venv/bin/python}
 OUT=${OUT:-/tmp/dice-pipeline-e2e}
-GPU_DIR=.dice/pipeline-e2e/gpu
+CASE=${CASE:-block}
+GPU_DIR=.dice/pipeline-e2e/$CASE/gpu
 mkdir -p "$OUT"
 [[ -f $GPU_DIR/batch.jsonl ]] || { echo "no $GPU_DIR/batch.jsonl: run pipeline_e2e.py prepare first" >&2; exit 1; }
 start=$SECONDS
@@ -53,13 +55,13 @@ EOF
   # this GPU (dice/backend/baseline.py): the torch.compile backend's speed to
   # beat, reported beside the eager one.
   PYTHONPATH=$PWD/python${PYTHONPATH:+:$PYTHONPATH} "$PY" test/gpu/pipeline_e2e.py baseline \
-    --out "$OUT/inductor" | tee "$OUT/baseline.txt"
+    --case "$CASE" --out "$OUT/inductor" | tee "$OUT/baseline.txt"
   build-gpu/bin/dice-verify --batch "$GPU_DIR/batch.jsonl" --jobs "$(nproc)" --json \
     --cache /tmp/dice-pipeline-e2e-cache --config "$OUT/inductor/inductor.toml" \
     > "$OUT/verdicts-inductor.jsonl" 2> "$OUT/verify-inductor.log"
   echo "verified against Inductor (dice-verify exit $?)"
   PYTHONPATH=$PWD/python${PYTHONPATH:+:$PYTHONPATH} "$PY" test/gpu/pipeline_e2e.py compare \
-    --eager "$OUT/verdicts.jsonl" --inductor "$OUT/verdicts-inductor.jsonl" \
+    --case "$CASE" --eager "$OUT/verdicts.jsonl" --inductor "$OUT/verdicts-inductor.jsonl" \
     --times "$OUT/inductor/baseline-times.json" --out "$OUT/baselines.md"
   # At most a few files come back from a GPU machine: the libraries travel as one archive.
   tar -C "$OUT" -cf "$OUT/libs.tar" libs && rm -rf "$OUT/libs"
@@ -68,5 +70,5 @@ EOF
 fi
 
 [[ -f $GPU_DIR/plan.json ]] || { echo "no $GPU_DIR/plan.json: run pipeline_e2e.py resolve first" >&2; exit 1; }
-PYTHONPATH=$PWD/python${PYTHONPATH:+:$PYTHONPATH} "$PY" test/gpu/pipeline_e2e.py run --out "$OUT" \
+PYTHONPATH=$PWD/python${PYTHONPATH:+:$PYTHONPATH} "$PY" test/gpu/pipeline_e2e.py run --case "$CASE" --out "$OUT" \
   --reference-run build-gpu/bin/dice-reference-run

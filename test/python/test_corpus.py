@@ -52,7 +52,7 @@ def test_the_catalogue_is_wide(specs):
     for family in ("binary_add", "binary_div", "binary_maximum", "chain", "reduce_sum",
                    "reduce_mean", "reduce_amax", "reduce_prod", "reduce_l2_norm", "softmax",
                    "log_softmax", "layer_norm", "rms_norm", "matmul", "gemm_bias_act",
-                   "transpose"):
+                   "transpose", "reduce_argmax", "reduce_argmin", "max_pool2d", "avg_pool2d"):
         assert family in families, family
     assert HELDOUT <= families
     assert {s.level for s in specs} == {1, 2}
@@ -130,6 +130,10 @@ def template_group(family):
     """Families that share a CUDA template share a group."""
     if family in UNARY:
         return "unary"
+    if family.startswith("reduce_arg"):
+        return "reduce_arg"
+    if family.endswith("_pool2d"):
+        return "pool2d"
     return family.split("_")[0] if family.startswith(("binary_", "reduce_")) else family
 
 

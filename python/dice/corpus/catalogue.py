@@ -9,15 +9,16 @@ import random
 from dataclasses import dataclass
 from typing import Callable
 
-from dice.corpus import elementwise, matmul, rows
-from dice.corpus.elementwise import BINARY, UNARY
+from dice.corpus import elementwise, matmul, rows, spatial
+from dice.corpus.elementwise import BINARY, UNARY, Unary
 
 # Families only the held-out split sees (docs/corpus.md, "Splits"): one
 # activation of each kind (smooth, piecewise, rational), a row
-# normalisation, the min reductions and chains of the held-out
-# activations, so held-out scores measure transfer to ops never trained on.
+# normalisation, the min reductions (argmin among them), average pooling
+# and chains of the held-out activations, so held-out scores measure
+# transfer to ops never trained on.
 HELDOUT = frozenset({"mish", "hardswish", "softsign", "log_softmax", "reduce_amin",
-                     "reduce_min", "chain_heldout_ops"})
+                     "reduce_min", "reduce_argmin", "avg_pool2d", "chain_heldout_ops"})
 
 
 @dataclass(frozen=True)
@@ -215,6 +216,12 @@ def row_specs(rng, variants):
                             ["x"], "torch.logsumexp(x, dim=-1)", [(shape, dtype)])
         yield Spec("logsumexp", 1, code, lambda sig, dtype=dtype, shape=shape:
                    rows.logsumexp_source(sig, dtype, shape[-1]))
+    for op in ("argmax", "argmin"):
+        for shape, dtype in shapes():
+            code = program_text(f"{op} over the last dimension of a {shape_text(shape)} {dtype} "
+                                "tensor", ["x"], f"torch.{op}(x, dim=-1)", [(shape, dtype)])
+            yield Spec(f"reduce_{op}", 1, code, lambda sig, op=op, dtype=dtype, shape=shape:
+                       rows.arg_reduction_source(op, sig, dtype, shape[-1]))
     for op in ("softmax", "log_softmax"):
         for shape, dtype in shapes():
             code = program_text(f"{op} over the last dimension of a {shape_text(shape)} {dtype} "
@@ -242,8 +249,10 @@ def row_specs(rng, variants):
                    rows.norm_source("rms_norm", sig, dtype, shape[-1], eps))
 
 
+# The epilogues of GEMM tasks; "none" is the bias alone (a plain linear layer).
 GEMM_ACTIVATIONS = {"relu": UNARY["relu"], "gelu_tanh": UNARY["gelu_tanh"],
-                    "silu": UNARY["silu"], "sigmoid": UNARY["sigmoid"]}
+                    "gelu_erf": UNARY["gelu_erf"], "silu": UNARY["silu"],
+                    "sigmoid": UNARY["sigmoid"], "none": Unary("{x}", "")}
 
 
 def dense_specs(rng, variants):
@@ -256,7 +265,9 @@ def dense_specs(rng, variants):
         yield Spec("matmul", 1, code, lambda sig, tile=tile: matmul.gemm_source(
             sig, "float32", tile, "kn", False, None,
             f"Tiled matmul, {tile} x {tile} shared-memory tiles, float accumulation."))
-    gemm_shapes = [(128, 256, 128), (64, 512, 256), (96, 200, 120), (32, 1024, 64)]
+    # Large and small batches (M): inference runs layers on a few rows.
+    gemm_shapes = [(128, 256, 128), (64, 512, 256), (96, 200, 120), (32, 1024, 64),
+                   (4, 256, 64), (1, 512, 128), (8, 64, 24), (3, 200, 50)]
     for k, (m, kk, n) in enumerate(distinct(rng, gemm_shapes, 2 * variants)):
         act = rng.choice(sorted(GEMM_ACTIVATIONS))
         layout = "nk" if k % 2 else "kn"
@@ -269,13 +280,16 @@ def dense_specs(rng, variants):
         else:
             expr = op.torch.format(x="torch.nn.functional.linear(x, w, b)")
             w_shape, what = (n, kk), "linear(x, w, b)"
-        code = program_text(f"{act}({what}) with x [{m}, {kk}], {dtype}", ["x", "w", "b"], expr,
+        what = what if act == "none" else f"{act}({what})"
+        code = program_text(f"{what} with x [{m}, {kk}], {dtype}", ["x", "w", "b"], expr,
                             [((m, kk), dtype), (w_shape, dtype), ((n,), dtype)])
+        epilogue = "the bias" if act == "none" else "the bias and activation"
         yield Spec("gemm_bias_act", 2, code,
-                   lambda sig, dtype=dtype, tile=tile, layout=layout, op=op, act=act:
-                   matmul.gemm_source(sig, dtype, tile, layout, True, op.cuda,
-                                      f"{act}(x @ W + bias): tiled GEMM ({tile} x {tile}) with "
-                                      "the bias and activation in its epilogue."))
+                   lambda sig, dtype=dtype, tile=tile, layout=layout, op=op, what=what,
+                   epilogue=epilogue:
+                   matmul.gemm_source(sig, dtype, tile, layout, True, op.cuda or None,
+                                      f"{what}: tiled GEMM ({tile} x {tile}) with "
+                                      f"{epilogue} in its epilogue."))
     for k, (m, n) in enumerate(distinct(rng, [(256, 512), (100, 300), (1024, 64), (33, 65)],
                                         variants)):
         dtype = draw_dtype(rng, k)
@@ -285,7 +299,24 @@ def dense_specs(rng, variants):
                    matmul.transpose_source(sig, dtype))
 
 
-def catalogue(seed=0, variants=3):
+POOL_SHAPES = [(2, 8, 16, 16), (4, 16, 32, 32), (8, 3, 64, 64), (1, 32, 28, 28),
+               (16, 64, 14, 14), (2, 4, 17, 19), (32, 8, 8, 8), (4, 24, 12, 30)]
+
+
+def pool_specs(rng, variants):
+    for op in ("max", "avg"):
+        for k, shape in enumerate(distinct(rng, POOL_SHAPES, variants)):
+            dtype = draw_dtype(rng, k)
+            window = rng.choice([2, 2, 3])
+            code = program_text(f"{op} pooling ({window} x {window}, stride {window}) of a "
+                                f"{shape_text(shape)} {dtype} image batch", ["x"],
+                                f"torch.nn.functional.{op}_pool2d(x, {window})",
+                                [(shape, dtype)])
+            yield Spec(f"{op}_pool2d", 1, code, lambda sig, op=op, dtype=dtype, window=window:
+                       spatial.pool2d_source(op, sig, dtype, window))
+
+
+def catalogue(seed=0, variants=8):
     """Every Spec of the catalogue, in a fixed order for a seed."""
     rng = random.Random(seed)
     train_unaries = sorted(n for n in UNARY if n not in HELDOUT)
@@ -296,3 +327,4 @@ def catalogue(seed=0, variants=3):
     yield from chain_specs(rng, variants, heldout_unaries, "chain_heldout_ops")
     yield from row_specs(rng, variants)
     yield from dense_specs(rng, variants)
+    yield from pool_specs(rng, variants)

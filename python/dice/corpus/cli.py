@@ -43,7 +43,7 @@ def add_corpus_parser(sub):
     generate.add_argument("out_dir")
     generate.add_argument("--seed", type=int, default=0)
     generate.add_argument("--limit", type=positive, help="the first N catalogue tasks only")
-    generate.add_argument("--variants", type=positive, default=3,
+    generate.add_argument("--variants", type=positive, default=8,
                           help="tasks drawn per family (chains: ten times as many)")
     generate.set_defaults(run=generate_command)
     check = corpus_sub.add_parser(

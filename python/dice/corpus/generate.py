@@ -40,7 +40,7 @@ def split_of(spec, rng):
     return "val" if rng.random() < VAL_SHARE else "train"
 
 
-def generate(out_dir, seed=0, limit=None, variants=3, log=None):
+def generate(out_dir, seed=0, limit=None, variants=8, log=None):
     """Writes corpus-<split>.jsonl, tasks-<split>.jsonl and packs-<split>.jsonl
     to out_dir; returns {split: rows}. A task the compiler rejects is an
     error: the catalogue must only hold programs it can take."""

@@ -295,3 +295,73 @@ __global__ void row_{op}_kernel(const {t} *__restrict__ in{params}, {t} *__restr
     return (f"{header(dtype)}\n// {word} of each row (last dimension, eps {eps}), "
             f"one block per row.\n{kernel}\n"
             + launch_rows(f"row_{op}", signature, dtype, alloc, args))
+
+
+def arg_reduction_source(op, signature, dtype, cols):
+    """torch.argmax / torch.argmin over the last dimension: [..., N] ->
+    int64 [...]. Ties go to the first index and NaN counts as the extreme,
+    as in PyTorch; each thread keeps its (value, index) pair, warp shuffles
+    and one shared-memory step combine them."""
+    s = DTYPES[dtype]
+    t = s.c_type
+    x = parameters(signature)[0]
+    cmp = ">" if op == "argmax" else "<"
+    kernel = f"""
+constexpr int kThreads = {threads_for(cols)};
+
+// Whether (v, i) wins over (best, at): the {'larger' if op == 'argmax' else 'smaller'} value, NaN before any number,
+// the lower index on a tie.
+__device__ __forceinline__ bool wins(float v, int64_t i, float best, int64_t at) {{
+  if (isnan(v) || isnan(best))
+    return isnan(v) && (!isnan(best) || i < at);
+  return v {cmp} best || (v == best && i < at);
+}}
+
+__device__ __forceinline__ void warp_pick(float &v, int64_t &i) {{
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) {{
+    const float ov = __shfl_xor_sync(0xffffffffu, v, offset);
+    const int64_t oi = __shfl_xor_sync(0xffffffffu, i, offset);
+    if (wins(ov, oi, v, i)) {{
+      v = ov;
+      i = oi;
+    }}
+  }}
+}}
+
+__global__ void row_{op}_kernel(const {t} *__restrict__ in, int64_t *__restrict__ out,
+                                int64_t cols) {{
+  __shared__ float part_v[32];
+  __shared__ int64_t part_i[32];
+  const {t} *row = in + (int64_t)blockIdx.x * cols;
+  float best = {s.load.format("row[0]")};
+  int64_t at = 0;
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {{
+    const float v = {s.load.format("row[c]")};
+    if (wins(v, c, best, at)) {{
+      best = v;
+      at = c;
+    }}
+  }}
+  warp_pick(best, at);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0) {{
+    part_v[warp] = best;
+    part_i[warp] = at;
+  }}
+  __syncthreads();
+  if (warp == 0) {{
+    const int warps = (blockDim.x + 31) >> 5;
+    best = lane < warps ? part_v[lane] : part_v[0];
+    at = lane < warps ? part_i[lane] : part_i[0];
+    warp_pick(best, at);
+    if (lane == 0)
+      out[blockIdx.x] = at;
+  }}
+}}
+"""
+    alloc = reduced_alloc(x, f"{x}.options().dtype(at::kLong)")
+    args = f"{pointer(x, dtype)}, out.data_ptr<int64_t>(), cols"
+    return (f"{header(dtype)}\n// {op} of each row (last dimension), one block per row.\n"
+            f"{kernel}\n" + launch_rows(f"row_{op}", signature, dtype, alloc, args,
+                                        vectorised=False))
