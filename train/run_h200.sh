@@ -7,6 +7,8 @@
 # stage starts from its newest checkpoint. Results go to $OUT.
 #   train/run_h200.sh [SFT_S RL_INFILL_S RL_E2E_S]
 # SFT_S = 0 skips SFT: RL starts from $SFT_MODEL (an SFT checkpoint folder).
+# RESUME=1 continues SFT from its newest checkpoint (a run that an earlier
+# call's budget stopped, on the same machine).
 # EVAL (default "infill:train-sample infill:heldout") lists the greedy
 # evaluations of the final model, MODE:SPLIT each (MODE infill or e2e; SPLIT
 # a packs-SPLIT.jsonl of train/data, train-sample being every sixth training
@@ -38,6 +40,7 @@ stage() { # name seconds model-path
   (( seconds > 0 )) || return 0
   local args=(--config "$name.toml" --set "metrics.status=\"off\"")
   [[ -n $model ]] && args+=(--set "model.path=\"$model\"")
+  [[ $name == sft && ${RESUME:-0} == 1 ]] && args+=(--set 'checkpoint.resume="latest"')
   local t0=$(date +%s)
   timeout --signal=INT "$seconds" "$TRAIN" "${args[@]}" 2> "$OUT/$name.log"
   echo "$name: exit $?, $(( $(date +%s) - t0 )) s, $(wc -l < ../runs/$name/metrics.jsonl) steps" | tee -a "$OUT/env.txt"
