@@ -27,10 +27,14 @@ public:
                      const SamplingConfig &params) override {
     // One model, one KV cache: requests take turns.
     std::lock_guard<std::mutex> lock(mutex);
+    // The checkpoint's recommended decoding, where the user chose none.
+    const SamplingConfig sampling =
+        applyGenerationDefaults(params, model->config().generation);
     // Greedy sampling would decode the same text n times, and the verifier
     // would judge it n times: decode it once (an engine may return fewer).
     Result<std::vector<Candidate>> decoded = sampler.generateCandidates(
-        tokenizer.encode(request.prompt), params.deterministic() ? 1 : n, params);
+        tokenizer.encode(request.prompt), sampling.deterministic() ? 1 : n,
+        sampling);
     if (!decoded)
       return Error(engineName + ": " + decoded.error().describe());
     const std::vector<int64_t> &stops = model->config().stopTokenIds;

@@ -70,6 +70,40 @@ Status readIds(const json &j, std::string_view source, const char *key,
   return {};
 }
 
+/// generation_config.json's decoding keys, checked against the ranges
+/// dice.toml's [sampling] accepts.
+Status readGenerationDefaults(const json &j, std::string_view source,
+                              GenerationDefaults &out) {
+  auto present = [&](const char *key) {
+    auto it = j.find(key);
+    return it != j.end() && !it->is_null();
+  };
+  if (present("do_sample")) {
+    if (!j["do_sample"].is_boolean())
+      return keyError(source, "do_sample", "expected true or false");
+    out.doSample = j["do_sample"].get<bool>();
+  }
+  if (present("temperature")) {
+    const json &v = j["temperature"];
+    if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 100)
+      return keyError(source, "temperature", "expected a number in [0, 100]");
+    out.temperature = v.get<double>();
+  }
+  if (present("top_k")) {
+    const json &v = j["top_k"];
+    if (!v.is_number_integer() || v.get<int64_t>() < 0)
+      return keyError(source, "top_k", "expected an integer >= 0");
+    out.topK = v.get<int64_t>();
+  }
+  if (present("top_p")) {
+    const json &v = j["top_p"];
+    if (!v.is_number() || !(v.get<double>() > 0) || v.get<double>() > 1)
+      return keyError(source, "top_p", "expected a number in (0, 1]");
+    out.topP = v.get<double>();
+  }
+  return {};
+}
+
 Result<json> parseJson(std::string_view text, std::string_view source) {
   try {
     json j = json::parse(text);
@@ -172,6 +206,19 @@ Result<ModelConfig> parseModelConfig(std::string_view text,
   return c;
 }
 
+SamplingConfig applyGenerationDefaults(SamplingConfig sampling,
+                                       const GenerationDefaults &generation) {
+  if (!generation.doSample.value_or(false))
+    return sampling;
+  if (!sampling.userSet.temperature)
+    sampling.temperature = generation.temperature.value_or(1.0);
+  if (!sampling.userSet.topK)
+    sampling.topK = generation.topK.value_or(50);
+  if (!sampling.userSet.topP)
+    sampling.topP = generation.topP.value_or(1.0);
+  return sampling;
+}
+
 Result<ModelConfig> loadModelConfig(const std::string &dir) {
   std::string path = dir + "/config.json";
   Result<std::string> text = readFile(path);
@@ -194,6 +241,10 @@ Result<ModelConfig> loadModelConfig(const std::string &dir) {
       return gen.error();
     if (Status status =
             readIds(*gen, genPath, "eos_token_id", config->stopTokenIds);
+        !status)
+      return status.error();
+    if (Status status =
+            readGenerationDefaults(*gen, genPath, config->generation);
         !status)
       return status.error();
   }

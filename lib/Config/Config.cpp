@@ -82,11 +82,20 @@ const std::vector<Field> &schema() {
       {"sampling", "threshold", Kind::Float, 0, 1, true, {},
        real(&SamplingConfig::threshold)},
       {"sampling", "temperature", Kind::Float, 0, 100, false, {},
-       real(&SamplingConfig::temperature)},
+       [](Config &c, const Value &v) {
+         c.sampling.temperature = std::get<double>(v);
+         c.sampling.userSet.temperature = true;
+       }},
       {"sampling", "top_k", Kind::Integer, 0, 1e9, false, {},
-       integer(&SamplingConfig::topK)},
+       [](Config &c, const Value &v) {
+         c.sampling.topK = std::get<int64_t>(v);
+         c.sampling.userSet.topK = true;
+       }},
       {"sampling", "top_p", Kind::Float, 0, 1, true, {},
-       real(&SamplingConfig::topP)},
+       [](Config &c, const Value &v) {
+         c.sampling.topP = std::get<double>(v);
+         c.sampling.userSet.topP = true;
+       }},
       {"sampling", "max_tokens", Kind::Integer, 1, 1 << 20, false, {},
        integer(&SamplingConfig::maxTokens)},
       {"sampling", "candidates", Kind::Integer, 1, 1024, false, {},

@@ -122,6 +122,65 @@ TEST_F(CheckpointTest, GenerationConfigGivesStopIds) {
   EXPECT_EQ(loaded->stopTokenIds, (std::vector<int64_t>{151645, 151643}));
 }
 
+TEST_F(CheckpointTest, GenerationConfigRecommendsDecoding) {
+  // SDAR's own generation_config.json.
+  write("generation_config.json",
+        R"({"do_sample": true, "temperature": 0.6, "top_k": 20, "top_p": 0.95,
+            "eos_token_id": [151645, 151643]})");
+  Result<ModelConfig> loaded = loadModelConfig(dir);
+  ASSERT_TRUE(loaded) << loaded.error().format();
+  SamplingConfig defaults;
+  ASSERT_TRUE(defaults.deterministic()) << "dice's own default is greedy";
+  SamplingConfig s = applyGenerationDefaults(defaults, loaded->generation);
+  EXPECT_EQ(s.temperature, 0.6);
+  EXPECT_EQ(s.topK, 20);
+  EXPECT_EQ(s.topP, 0.95);
+  EXPECT_FALSE(s.deterministic());
+
+  // What the user set stands, key by key.
+  Result<Config> user = parseConfig("[sampling]\ntop_k = 1\n", "dice.toml");
+  ASSERT_TRUE(user);
+  s = applyGenerationDefaults(user->sampling, loaded->generation);
+  EXPECT_EQ(s.topK, 1);
+  EXPECT_EQ(s.temperature, 0.6);
+  EXPECT_TRUE(s.deterministic());
+  ASSERT_TRUE(applyConfigOverride(*user, "sampling.temperature", "0.0"));
+  EXPECT_EQ(applyGenerationDefaults(user->sampling, loaded->generation).temperature, 0.0);
+}
+
+TEST_F(CheckpointTest, GenerationConfigSamplingDefaultsAreTransformers) {
+  GenerationDefaults sample;
+  sample.doSample = true;
+  SamplingConfig s = applyGenerationDefaults(SamplingConfig{}, sample);
+  EXPECT_EQ(s.temperature, 1.0);
+  EXPECT_EQ(s.topK, 50);
+  EXPECT_EQ(s.topP, 1.0);
+
+  // do_sample false or absent: the file's numbers are not used.
+  GenerationDefaults greedy;
+  greedy.doSample = false;
+  greedy.temperature = 0.5;
+  greedy.topK = 7;
+  EXPECT_TRUE(applyGenerationDefaults(SamplingConfig{}, greedy).deterministic());
+  greedy.doSample.reset();
+  EXPECT_EQ(applyGenerationDefaults(SamplingConfig{}, greedy).topK, 1);
+}
+
+TEST_F(CheckpointTest, GenerationConfigErrorsNameFileAndKey) {
+  for (auto [text, key] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"do_sample": "yes"})", "do_sample"},
+           {R"({"do_sample": true, "temperature": -1})", "temperature"},
+           {R"({"top_k": 2.5})", "top_k"},
+           {R"({"top_p": 0})", "top_p"},
+           {R"({"top_p": 1.5})", "top_p"}}) {
+    write("generation_config.json", text);
+    Result<ModelConfig> loaded = loadModelConfig(dir);
+    ASSERT_FALSE(loaded) << text;
+    EXPECT_EQ(loaded.error().file, dir + "/generation_config.json");
+    EXPECT_EQ(loaded.error().key, key) << text;
+  }
+}
+
 TEST_F(CheckpointTest, ConfigErrorsNameFileAndKey) {
   Result<ModelConfig> missing =
       parseModelConfig(R"({"hidden_size": 8})", "x/config.json");

@@ -39,6 +39,12 @@ struct SamplingConfig {
   double topP = 1.0;
   int64_t maxTokens = 4096;
   int64_t candidates = 8; ///< candidates decoded together per request
+  /// The decoding keys dice.toml or an override set. The model engine takes
+  /// the others from the checkpoint's generation_config.json, as
+  /// transformers does (applyGenerationDefaults in ModelConfig.h).
+  struct {
+    bool temperature = false, topK = false, topP = false;
+  } userSet;
 
   /// Greedy choice of each token (temperature 0 or top-k 1): every
   /// candidate of a request would be the same text.

@@ -1,17 +1,19 @@
 //===- ModelConfig.h - SDAR/Qwen3 checkpoint configuration ------*- C++ -*-===//
 //
 // The hyperparameters of a checkpoint, read from its `config.json` (and the
-// stop ids from `generation_config.json` when present). Plain C++: no
-// LibTorch, no LLVM.
+// stop ids and recommended decoding from `generation_config.json` when
+// present). Plain C++: no LibTorch, no LLVM.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef DICE_MODEL_MODELCONFIG_H
 #define DICE_MODEL_MODELCONFIG_H
 
+#include "dice/Config/Config.h"
 #include "dice/Support/Result.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +22,16 @@ namespace dice {
 
 /// Element type of weights and activations.
 enum class ModelDType { Float32, Float16, BFloat16 };
+
+/// The decoding a checkpoint recommends: generation_config.json's
+/// `do_sample`, `temperature`, `top_k` and `top_p`, each absent unless the
+/// file gives it.
+struct GenerationDefaults {
+  std::optional<bool> doSample;
+  std::optional<double> temperature;
+  std::optional<int64_t> topK;
+  std::optional<double> topP;
+};
 
 struct ModelConfig {
   int64_t hiddenSize = 0;
@@ -38,7 +50,17 @@ struct ModelConfig {
   /// Generation stops after a block holding one of these (generation_config
   /// `eos_token_id`, else config.json's, else `<|im_end|>`/`<|endoftext|>`).
   std::vector<int64_t> stopTokenIds;
+  GenerationDefaults generation;
 };
+
+/// `sampling` with the checkpoint's recommended decoding for the keys the
+/// user did not set (`sampling.userSet`), as transformers' generate() reads
+/// generation_config.json: with `do_sample` true, temperature, top-k and
+/// top-p come from the file or transformers' defaults (1.0, 50, 1.0);
+/// with it false or absent the user's settings and dice's defaults (greedy)
+/// stand.
+SamplingConfig applyGenerationDefaults(SamplingConfig sampling,
+                                       const GenerationDefaults &generation);
 
 /// Parses config.json text; `sourceName` names it in errors. Stop ids come
 /// from the config's `eos_token_id` when present.
