@@ -302,6 +302,11 @@ int call(const std::string &fingerprint, size_t numInputs,
     for (c10::IValue &value : stack)
       value = value.toTensor().to(c10::Device(c10::kCUDA, 0));
   }
+  // The verifier judged the kernel on contiguous inputs only, and a kernel
+  // may index its inputs as row-major without checking: a strided view (a
+  // transposed weight, a slice) is handed over as a contiguous copy.
+  for (c10::IValue &value : stack)
+    value = value.toTensor().contiguous();
 
   op->callBoxed(&stack);
   std::vector<at::Tensor> outputs = unstack(stack);

@@ -101,7 +101,10 @@ class Kernel:
         if op is None:
             raise DiceRuntimeError(f"{where}: operator {self.operator} is not registered "
                                 "(the manifest names no library that registers it)")
-        outputs = op(*tensors)
+        # The verifier judged the kernel on contiguous inputs only, and a
+        # kernel may index its inputs as row-major without checking: a view
+        # (a transposed weight, a slice) is handed over as a copy.
+        outputs = op(*[t.contiguous() for t in tensors])
         if isinstance(outputs, torch.Tensor):
             outputs = [outputs]
         outputs = list(outputs)

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -31,6 +32,14 @@ at::Tensor scaleAdd(const at::Tensor &a, const at::Tensor &b) {
 std::vector<at::Tensor> pair(const at::Tensor &a) { return {a + 1, a.t()}; }
 at::Tensor wrongDtype(const at::Tensor &a) { return a.to(at::kDouble); }
 at::Tensor onlyOnCuda(const at::Tensor &a) { return a; }
+/// Reads its input's memory as row-major without checking, as a generated
+/// kernel judged on contiguous inputs may.
+at::Tensor rowMajorCopy(const at::Tensor &a) {
+  at::Tensor out = at::empty(a.sizes(), a.options());
+  std::memcpy(out.data_ptr<float>(), a.data_ptr<float>(),
+              a.numel() * sizeof(float));
+  return out;
+}
 
 } // namespace
 
@@ -39,11 +48,13 @@ TORCH_LIBRARY_FRAGMENT(dice, m) {
   m.def("k_runtimepair(Tensor a) -> Tensor[]");
   m.def("k_runtimebaddtype(Tensor a) -> Tensor");
   m.def("k_runtimecuda(Tensor a) -> Tensor");
+  m.def("k_runtimerowmajor(Tensor a) -> Tensor");
 }
 TORCH_LIBRARY_IMPL(dice, CPU, m) {
   m.impl("k_runtimetest", TORCH_FN(scaleAdd));
   m.impl("k_runtimepair", TORCH_FN(pair));
   m.impl("k_runtimebaddtype", TORCH_FN(wrongDtype));
+  m.impl("k_runtimerowmajor", TORCH_FN(rowMajorCopy));
 }
 TORCH_LIBRARY_IMPL(dice, CUDA, m) {
   m.impl("k_runtimecuda", TORCH_FN(onlyOnCuda));
@@ -78,6 +89,11 @@ const char *kManifest = R"({
       "inputs": [{"shape": [2, 3], "dtype": "float32"}],
       "results": [{"shape": [2, 3], "dtype": "float32"},
                   {"shape": [3, 2], "dtype": "float32"}]
+    },
+    "runtimerowmajor": {
+      "operator": "dice::k_runtimerowmajor",
+      "inputs": [{"shape": [2, 3], "dtype": "float32"}],
+      "results": [{"shape": [2, 3], "dtype": "float32"}]
     },
     "runtimebaddtype": {
       "operator": "dice::k_runtimebaddtype",
@@ -203,6 +219,18 @@ TEST_F(RuntimeTest, StridedInputsAndResultBuffer) {
   ASSERT_EQ(call("runtimetest", {&ra, &rb}, {&rout}), 0) << error;
   EXPECT_TRUE(at::equal(out, a * 2 + b));
   EXPECT_TRUE(at::equal(outBase, (a * 2 + b).t()));
+}
+
+TEST_F(RuntimeTest, KernelsGetContiguousInputs) {
+  open();
+  // The verifier judged kernels on contiguous inputs: a transposed view is
+  // handed over as a row-major copy, and the caller's memory is untouched.
+  at::Tensor base = at::randn({3, 2}), a = base.t(), before = base.clone();
+  at::Tensor out = at::zeros({2, 3});
+  Ref ra(a), rout(out);
+  ASSERT_EQ(call("runtimerowmajor", {&ra}, {&rout}), 0) << error;
+  EXPECT_TRUE(at::equal(out, a));
+  EXPECT_TRUE(at::equal(base, before));
 }
 
 TEST_F(RuntimeTest, RuntimeOwnedResultsAreDescribed) {
