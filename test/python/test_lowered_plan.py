@@ -273,3 +273,46 @@ def test_reference_run_calls_kernel_steps_through_the_c_runtime(tmp_path):
     assert run.returncode == 1
     assert f"(kernel {SQUARE_T}): a call of an accepted kernel" in run.stderr
     assert "--manifest" in run.stderr
+
+
+ROW_MAJOR = "40aa0a0000000004"
+_LIBRARY.define(f"k_{ROW_MAJOR}(Tensor x) -> Tensor")
+# Reads its input's storage as row-major without looking at the strides, as
+# a generated kernel judged on contiguous inputs may.
+_LIBRARY.impl(f"k_{ROW_MAJOR}", lambda x: x.as_strided(x.shape, (x.shape[1], 1)).clone(),
+              "CPU")
+
+ROW_MAJOR_MODULE = """
+dice.kernel @k_{fp} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    verdict #dice.verdict<accepted, kernel_ms = 0.1, baseline_ms = 0.2, speedup = 2.0>
+    source "__global__ void row_major() {{}}" artifact "{artifact}"
+func.func @forward(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {{
+  %r = dice.call @k_{fp}(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}}
+"""
+
+
+def test_kernels_get_contiguous_inputs(tmp_path):
+    """The verifier judges kernels on contiguous inputs: a strided view (a
+    transposed weight) reaches a kernel as a row-major copy, through the
+    Python runtime, a plan and the torch.compile backend's runner."""
+    from dice.backend.rebuild import PlanRunner
+
+    stand_in = tmp_path / "row_major.so"
+    stand_in.write_bytes(b"stand-in\n")
+    source = ROW_MAJOR_MODULE.format(fp=ROW_MAJOR, artifact=stand_in)
+    after = tool("dice-opt", f"--dice-lower=artifacts={tmp_path / 'artifacts'}", stdin=source)
+    manifest = tmp_path / "artifacts" / "manifest.json"
+    base = torch.randn(8, 4, generator=torch.Generator().manual_seed(5))
+    view = base.t()
+    assert not view.is_contiguous()
+    kernel = getattr(torch.ops.dice, f"k_{ROW_MAJOR}")
+    assert not torch.equal(kernel(view), view), "the op misreads a view it is handed"
+
+    runtime = Runtime(manifest)
+    assert torch.equal(runtime.call(ROW_MAJOR, view)[0], view)
+    plan = json.loads(tool("dice-plan", stdin=after))
+    assert torch.equal(run_plan(plan, [view], manifest=runtime)[0], view)
+    assert torch.equal(PlanRunner(plan, runtime, "cpu")(view)[0], view)
+    assert torch.equal(base, view.t()), "the caller's tensor is untouched"
