@@ -4,8 +4,9 @@ default settings: no model configured, no engine named.
 On a CPU machine the pipeline still asks the model for every request; the
 candidates are built but cannot run, so each request falls back and every
 function leaves exactly as it came in (the output is the plain round trip).
-Decoding is greedy by default, so a fixed seed gives the same candidates on
-every run.
+The shipped model's generation_config.json asks for sampling (8 candidates
+a request); the sampler's seed is fixed, so every run gives the same
+candidates.
 """
 
 import json
