@@ -8,6 +8,7 @@ and every request falls back; the model's candidates end wherever the
 verifier puts them, and every request falls back too.
 """
 
+import json
 import os
 import subprocess
 import sys
@@ -48,9 +49,14 @@ def test_the_default_is_the_shipped_models_candidates(tmp_path):
     # Every request got the model's candidate, judged, and kept its ops.
     assert not any("no candidates" in l for l in lines), lines
     assert all(l.endswith("-> original ops") for l in lines), lines
-    # What the report counts is what the model wrote: one candidate each.
+    # What the report counts is what the model wrote: the shipped model asks
+    # for sampling (its generation_config.json), so each request gets
+    # [sampling] candidates' default of 8.
+    generation = json.loads((SOURCE_ROOT / "model" / "default" /
+                             "generation_config.json").read_text())
+    assert generation["do_sample"] is True
     total = [l for l in out.splitlines() if l.strip().startswith("total: ")]
-    assert total and "candidates: 5," in total[0] and "kernels used: 0" in total[0], total
+    assert total and "candidates: 40," in total[0] and "kernels used: 0" in total[0], total
 
 
 def test_compile_prints_report_and_outcomes(tmp_path):
