@@ -74,32 +74,29 @@ Status readIds(const json &j, std::string_view source, const char *key,
 /// dice.toml's [sampling] accepts.
 Status readGenerationDefaults(const json &j, std::string_view source,
                               GenerationDefaults &out) {
-  auto present = [&](const char *key) {
+  auto field = [&](const char *key) -> const json * {
     auto it = j.find(key);
-    return it != j.end() && !it->is_null();
+    return it == j.end() || it->is_null() ? nullptr : &*it;
   };
-  if (present("do_sample")) {
-    if (!j["do_sample"].is_boolean())
+  if (const json *v = field("do_sample")) {
+    if (!v->is_boolean())
       return keyError(source, "do_sample", "expected true or false");
-    out.doSample = j["do_sample"].get<bool>();
+    out.doSample = v->get<bool>();
   }
-  if (present("temperature")) {
-    const json &v = j["temperature"];
-    if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 100)
+  if (const json *v = field("temperature")) {
+    if (!v->is_number() || v->get<double>() < 0 || v->get<double>() > 100)
       return keyError(source, "temperature", "expected a number in [0, 100]");
-    out.temperature = v.get<double>();
+    out.temperature = v->get<double>();
   }
-  if (present("top_k")) {
-    const json &v = j["top_k"];
-    if (!v.is_number_integer() || v.get<int64_t>() < 0)
+  if (const json *v = field("top_k")) {
+    if (!v->is_number_integer() || v->get<int64_t>() < 0)
       return keyError(source, "top_k", "expected an integer >= 0");
-    out.topK = v.get<int64_t>();
+    out.topK = v->get<int64_t>();
   }
-  if (present("top_p")) {
-    const json &v = j["top_p"];
-    if (!v.is_number() || !(v.get<double>() > 0) || v.get<double>() > 1)
+  if (const json *v = field("top_p")) {
+    if (!v->is_number() || !(v->get<double>() > 0) || v->get<double>() > 1)
       return keyError(source, "top_p", "expected a number in (0, 1]");
-    out.topP = v.get<double>();
+    out.topP = v->get<double>();
   }
   return {};
 }

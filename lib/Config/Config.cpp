@@ -53,6 +53,17 @@ auto real(double VerifierConfig::*member) {
     c.verifier.*member = std::get<double>(v);
   };
 }
+/// A decoding key the checkpoint's generation_config.json may also give:
+/// setting it records that the user chose it (applyGenerationDefaults in
+/// ModelConfig.h then leaves it alone).
+using UserSetKeys = decltype(SamplingConfig::userSet);
+template <typename T>
+auto decoding(T SamplingConfig::*member, bool UserSetKeys::*chosen) {
+  return [member, chosen](Config &c, const Value &v) {
+    c.sampling.*member = std::get<T>(v);
+    c.sampling.userSet.*chosen = true;
+  };
+}
 auto text(std::string Config::*member) {
   return [member](Config &c, const Value &v) {
     c.*member = std::get<std::string>(v);
@@ -82,20 +93,11 @@ const std::vector<Field> &schema() {
       {"sampling", "threshold", Kind::Float, 0, 1, true, {},
        real(&SamplingConfig::threshold)},
       {"sampling", "temperature", Kind::Float, 0, 100, false, {},
-       [](Config &c, const Value &v) {
-         c.sampling.temperature = std::get<double>(v);
-         c.sampling.userSet.temperature = true;
-       }},
+       decoding(&SamplingConfig::temperature, &UserSetKeys::temperature)},
       {"sampling", "top_k", Kind::Integer, 0, 1e9, false, {},
-       [](Config &c, const Value &v) {
-         c.sampling.topK = std::get<int64_t>(v);
-         c.sampling.userSet.topK = true;
-       }},
+       decoding(&SamplingConfig::topK, &UserSetKeys::topK)},
       {"sampling", "top_p", Kind::Float, 0, 1, true, {},
-       [](Config &c, const Value &v) {
-         c.sampling.topP = std::get<double>(v);
-         c.sampling.userSet.topP = true;
-       }},
+       decoding(&SamplingConfig::topP, &UserSetKeys::topP)},
       {"sampling", "max_tokens", Kind::Integer, 1, 1 << 20, false, {},
        integer(&SamplingConfig::maxTokens)},
       {"sampling", "candidates", Kind::Integer, 1, 1024, false, {},

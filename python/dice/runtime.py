@@ -82,6 +82,14 @@ def _read_manifest(path):
         text = ctypes.create_string_buffer(needed.value)
 
 
+def call_operator(op, tensors):
+    """A kernel's dispatcher op called on `tensors`. The verifier judged the
+    kernel on contiguous inputs only, and a kernel may index its inputs as
+    row-major without checking: a view (a transposed weight, a slice) is
+    handed over as a contiguous copy."""
+    return op(*[t.contiguous() for t in tensors])
+
+
 class Kernel:
     """One kernel of a manifest: its dispatcher op and signature."""
 
@@ -101,10 +109,7 @@ class Kernel:
         if op is None:
             raise DiceRuntimeError(f"{where}: operator {self.operator} is not registered "
                                 "(the manifest names no library that registers it)")
-        # The verifier judged the kernel on contiguous inputs only, and a
-        # kernel may index its inputs as row-major without checking: a view
-        # (a transposed weight, a slice) is handed over as a copy.
-        outputs = op(*[t.contiguous() for t in tensors])
+        outputs = call_operator(op, tensors)
         if isinstance(outputs, torch.Tensor):
             outputs = [outputs]
         outputs = list(outputs)
