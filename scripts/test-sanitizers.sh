@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Builds build-asan/ (CMake preset `asan`: ASan + UBSan, DICE_ENABLE_SANITIZERS)
-# and runs the lit and GoogleTest suites under the sanitizers. pytest is not
+# and runs the lit, GoogleTest and fuzz-replay suites under the sanitizers
+# (scripts/test.sh, the README's test command, ends with it). pytest is not
 # part of it: it loads the project's shared libraries into an uninstrumented
 # Python (scripts/test.sh runs it against the regular build).
-# Only what the two suites need is built (targets dice-test-depends and
-# dice-unit-tests), not the remaining tools.
+# Only what those suites need is built (targets dice-test-depends and
+# dice-unit-tests, which holds the fuzz replays), not the remaining tools.
 # Environment: DICE_JOBS (parallel compile jobs, default 2).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -33,7 +34,7 @@ step "built in $((SECONDS - start)) s"
 
 rm -rf "$build/test-results"
 mkdir -p "$build/test-results"
-step "running lit and the unit tests"
+step "running lit, the unit tests and the fuzz replays under ASan + UBSan"
 start=$SECONDS
 status=0
 ctest --preset asan -j "$jobs" || status=$?

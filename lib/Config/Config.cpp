@@ -1,9 +1,8 @@
 //===- Config.cpp - dice.toml configuration -------------------------------===//
 
 #include "dice/Config/Config.h"
+#include "dice/Config/TomlDocument.h"
 #include "dice/Support/File.h"
-
-#include <toml++/toml.h>
 
 #include <functional>
 #include <optional>
@@ -332,15 +331,11 @@ private:
 
 Result<Config> parseConfig(std::string_view text, std::string_view sourceName) {
   std::string file(sourceName);
-  toml::parse_result parsed = toml::parse(text, sourceName);
-  if (!parsed) {
-    const toml::parse_error &e = parsed.error();
-    return Error(file, static_cast<unsigned>(e.source().begin.line),
-                 static_cast<unsigned>(e.source().begin.column), "",
-                 std::string(e.description()));
-  }
+  Result<toml::table> parsed = parseTomlDocument(text, file);
+  if (!parsed)
+    return parsed.error();
   Config config;
-  if (Status applied = Loader(file).apply(parsed.table(), config); !applied)
+  if (Status applied = Loader(file).apply(*parsed, config); !applied)
     return applied.error();
   return config;
 }
@@ -361,13 +356,13 @@ Status applyConfigOverride(Config &config, std::string_view key,
                  "expected a dotted key such as sampling.top_k");
   std::string text = "[" + dotted.substr(0, dot) + "]\n" +
                      dotted.substr(dot + 1) + " = " + std::string(value) + "\n";
-  toml::parse_result parsed = toml::parse(std::string_view(text), std::string_view("<override>"));
+  Result<toml::table> parsed = parseTomlDocument(text, "<override>");
   if (!parsed)
     return Error("<override>", 0, 0, dotted,
                  "cannot parse value '" + std::string(value) +
-                     "': " + std::string(parsed.error().description()));
+                     "': " + parsed.error().message);
   Config updated = config;
-  if (Status applied = Loader("<override>").apply(parsed.table(), updated);
+  if (Status applied = Loader("<override>").apply(*parsed, updated);
       !applied) {
     Error error = applied.error();
     error.line = error.column = 0; // lines of the synthetic text mean nothing

@@ -3,7 +3,7 @@
 #include "dice/Train/TrainConfig.h"
 #include "dice/Support/File.h"
 
-#include <toml++/toml.h>
+#include "dice/Config/TomlDocument.h"
 
 #include <filesystem>
 #include <functional>
@@ -356,15 +356,11 @@ std::string_view toString(TrainStage stage) {
 Result<TrainConfig> parseTrainConfig(std::string_view text,
                                      std::string_view sourceName) {
   std::string file(sourceName);
-  toml::parse_result parsed = toml::parse(text, sourceName);
-  if (!parsed) {
-    const toml::parse_error &e = parsed.error();
-    return Error(file, unsigned(e.source().begin.line),
-                 unsigned(e.source().begin.column), "",
-                 std::string(e.description()));
-  }
+  Result<toml::table> parsed = parseTomlDocument(text, file);
+  if (!parsed)
+    return parsed.error();
   TrainConfig config;
-  if (Status ok = Loader(file).apply(parsed.table(), config); !ok)
+  if (Status ok = Loader(file).apply(*parsed, config); !ok)
     return ok.error();
   return config;
 }
@@ -389,12 +385,11 @@ Status applyTrainOverride(TrainConfig &config, std::string_view key,
   std::string text = "[" + std::string(key.substr(0, dot)) + "]\n" +
                      std::string(key.substr(dot + 1)) + " = " +
                      std::string(value) + "\n";
-  toml::parse_result parsed = toml::parse(std::string_view(text), std::string_view("--set"));
+  Result<toml::table> parsed = parseTomlDocument(text, "--set");
   if (!parsed)
     return Error("--set", 0, 0, std::string(key),
-                 "cannot read the value: " +
-                     std::string(parsed.error().description()));
-  Status ok = Loader("--set").apply(parsed.table(), config);
+                 "cannot read the value: " + parsed.error().message);
+  Status ok = Loader("--set").apply(*parsed, config);
   if (!ok) {
     Error e = ok.error();
     e.line = e.column = 0;

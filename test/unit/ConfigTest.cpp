@@ -140,6 +140,41 @@ TEST(Config, SyntaxErrorHasLine) {
   EXPECT_FALSE(e.message.empty());
 }
 
+// Inputs that toml++ 3.3 meets with undefined behaviour (found by the
+// config fuzz target) are located errors, and what TOML allows there still
+// reads: non-ASCII text in strings and comments, quoted keys in headers.
+TEST(Config, NonAsciiBetweenTokensIsALocatedError) {
+  Error e = expectError("[sampling]\ntop_k = 3\n\u03a3cres = 2\n");
+  EXPECT_EQ(e.line, 3u);
+  EXPECT_EQ(e.column, 1u);
+  EXPECT_NE(e.message.find("outside ASCII"), std::string::npos) << e.message;
+  Error after = expectError("[sampling]\ntop_k = 3 \u00a1\n");
+  EXPECT_EQ(after.line, 2u);
+  EXPECT_EQ(after.column, 11u);
+
+  Result<Config> allowed = parseConfig(
+      "# caf\u00e9 \u03a3\n[database]\npath = \"caf\u00e9/\u03a3.db\" # \u00a1\n"
+      "[artifacts]\ndir = '''\n\u00e9'''\n",
+      "dice.toml");
+  ASSERT_TRUE(allowed) << allowed.error().format();
+  EXPECT_EQ(allowed->databasePath, "caf\u00e9/\u03a3.db");
+  EXPECT_EQ(allowed->artifactDir, "\u00e9");
+}
+
+TEST(Config, TableHeaderWithoutAKeyIsALocatedError) {
+  Error e = expectError("[sampling]\ntop_k = 3\n[%u\n");
+  EXPECT_EQ(e.line, 3u);
+  EXPECT_EQ(e.column, 2u);
+  EXPECT_NE(e.message.find("table header"), std::string::npos) << e.message;
+  EXPECT_EQ(expectError("[ sampling . ]\n").line, 1u);
+  EXPECT_EQ(expectError("[sampling\n").line, 1u);
+  // Quoted keys and spaces inside a header are TOML.
+  Result<Config> ok = parseConfig(
+      "[ \"sampling\" ]\ntop_k = 3\n[verifier]\nbaseline = \"eager\"\n", "dice.toml");
+  ASSERT_TRUE(ok) << ok.error().format();
+  EXPECT_EQ(ok->sampling.topK, 3);
+}
+
 TEST(Config, BaselineNotMeasuredYetIsAnError) {
   // Accepted and ignored, it would compare against eager while saying
   // otherwise.
