@@ -9,10 +9,11 @@
 #include "dice/Sandbox/Sandbox.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
-#include <cstdlib>
 #include <csignal>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 
 #include <fcntl.h>
@@ -157,6 +158,39 @@ void applyResourceLimits(const SandboxOptions &opts, SandboxReport &report) {
   record(report, SandboxMeasure::ResourceLimits, SandboxReport::Applied);
 }
 
+/// The measures one skip list names (see sandboxSkips).
+Result<SandboxSkips> parseSkipList(std::string_view list,
+                                   std::string_view source) {
+  SandboxSkips skips = {};
+  for (size_t at = 0; at <= list.size();) {
+    size_t end = std::min(list.find(',', at), list.size());
+    std::string_view name = list.substr(at, end - at);
+    at = end + 1;
+    while (!name.empty() &&
+           std::isspace(static_cast<unsigned char>(name.front())))
+      name.remove_prefix(1);
+    while (!name.empty() &&
+           std::isspace(static_cast<unsigned char>(name.back())))
+      name.remove_suffix(1);
+    if (name.empty())
+      continue;
+    bool known = false;
+    for (unsigned i = 0; i < kSandboxMeasureCount; ++i)
+      if (name == sandboxMeasureName(SandboxMeasure(i)))
+        known = skips[i] = true;
+    if (known)
+      continue;
+    std::string valid;
+    for (unsigned i = 0; i < kSandboxMeasureCount; ++i)
+      valid +=
+          std::string(i ? ", " : "") + sandboxMeasureName(SandboxMeasure(i));
+    return Error("", 0, 0, std::string(source),
+                 "unknown sandbox measure '" + std::string(name) +
+                     "' (the measures are " + valid + ")");
+  }
+  return skips;
+}
+
 } // namespace
 
 const char *sandboxMeasureName(SandboxMeasure measure) {
@@ -185,6 +219,21 @@ bool isNetworkMeasure(SandboxMeasure measure) {
   return measure == SandboxMeasure::NetworkNamespace ||
          measure == SandboxMeasure::TcpRules ||
          measure == SandboxMeasure::SyscallFilter;
+}
+
+Result<SandboxSkips> sandboxSkips(const SandboxOptions &options) {
+  Result<SandboxSkips> skips =
+      parseSkipList(options.skip, "SandboxOptions::skip");
+  if (!skips)
+    return skips;
+  if (const char *env = std::getenv("DICE_SANDBOX_SKIP"); env && *env) {
+    Result<SandboxSkips> fromEnv = parseSkipList(env, "DICE_SANDBOX_SKIP");
+    if (!fromEnv)
+      return fromEnv;
+    for (unsigned i = 0; i < kSandboxMeasureCount; ++i)
+      (*skips)[i] = (*skips)[i] || (*fromEnv)[i];
+  }
+  return skips;
 }
 
 std::vector<std::string> SandboxReport::notes() const {
@@ -247,17 +296,8 @@ std::string SandboxReport::describe() const {
 }
 
 Sandbox::Sandbox(SandboxOptions options) : opts(std::move(options)) {
-  std::string skip = opts.skip;
-  if (const char *env = std::getenv("DICE_SANDBOX_SKIP"); env && *env)
-    skip += std::string(",") + env;
-  for (unsigned i = 0; i < kSandboxMeasureCount; ++i) {
-    std::string name = sandboxMeasureName(SandboxMeasure(i));
-    size_t at = skip.find(name);
-    skipped[i] = at != std::string::npos &&
-                 (at == 0 || skip[at - 1] == ',') &&
-                 (at + name.size() == skip.size() ||
-                  skip[at + name.size()] == ',');
-  }
+  if (Result<SandboxSkips> skips = sandboxSkips(opts))
+    skipped = *skips;
   writable.push_back({opts.scratchDir, true});
   // A site whose GPU driver writes somewhere else adds the place here.
   std::vector<std::string> patterns = opts.writablePaths;
@@ -292,27 +332,129 @@ Sandbox::Sandbox(SandboxOptions options) : opts(std::move(options)) {
 
 Sandbox::~Sandbox() = default;
 
+void Sandbox::applyLandlock(SandboxReport &report) const noexcept {
+  bool wantWrites = !skipped[unsigned(SandboxMeasure::FilesystemWrites)];
+  bool wantTcp = !skipped[unsigned(SandboxMeasure::TcpRules)];
+  bool wantSignals = !skipped[unsigned(SandboxMeasure::SignalScope)];
+  if (!wantWrites && !wantTcp && !wantSignals)
+    return;
+  // Records `state` for each of the three measures not left out; those the
+  // kernel's ABI lacks are Unsupported.
+  auto recordAll = [&](int8_t state, int error, long abi) {
+    if (wantWrites)
+      record(report, SandboxMeasure::FilesystemWrites, state, error);
+    if (wantTcp)
+      record(report, SandboxMeasure::TcpRules,
+             abi >= 4 ? state : int8_t(SandboxReport::Unsupported), error);
+    if (wantSignals)
+      record(report, SandboxMeasure::SignalScope,
+             abi >= 6 ? state : int8_t(SandboxReport::Unsupported), error);
+  };
+
+  long abi = syscall(SYS_landlock_create_ruleset, nullptr, 0,
+                     LANDLOCK_CREATE_RULESET_VERSION);
+  if (abi < 0) {
+    int error = errno;
+    bool missing = error == ENOSYS || error == EOPNOTSUPP;
+    return recordAll(
+        missing ? SandboxReport::Unsupported : SandboxReport::Failed, error, 6);
+  }
+  report.landlockAbi = int32_t(abi);
+  // Every write-type right is handled, so it is denied except beneath the
+  // rules' directories; reading and executing stay unrestricted (the
+  // worker loads CUDA, LibTorch and the candidate's library).
+  uint64_t writes = 0;
+  if (wantWrites) {
+    writes = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |
+             LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |
+             LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
+             LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |
+             LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM;
+    if (abi >= 2)
+      writes |= LANDLOCK_ACCESS_FS_REFER;
+    if (abi >= 3)
+      writes |= LANDLOCK_ACCESS_FS_TRUNCATE;
+  }
+  RulesetAttr attr{writes, 0, 0};
+  size_t attrSize = offsetof(RulesetAttr, handledAccessNet);
+  if (abi >= 4) {
+    // No rules: no TCP port may be bound or connected to.
+    if (wantTcp)
+      attr.handledAccessNet =
+          LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP;
+    attrSize = offsetof(RulesetAttr, scoped);
+  }
+  if (abi >= 6) {
+    // Signals only to processes in this sandbox: not to the supervisor,
+    // not to other users' processes of the same uid.
+    if (wantSignals)
+      attr.scoped = LANDLOCK_SCOPE_SIGNAL;
+    attrSize = sizeof(RulesetAttr);
+  }
+  if (!attr.handledAccessFs && !attr.handledAccessNet && !attr.scoped)
+    return recordAll(SandboxReport::Unsupported, 0, abi); // nothing to ask
+
+  int error = 0;
+  int ruleset = int(syscall(SYS_landlock_create_ruleset, &attr, attrSize, 0));
+  if (ruleset < 0)
+    error = errno;
+  // Of the handled rights only these apply to a file that is not a
+  // directory; the kernel rejects a file rule with any other.
+  uint64_t fileWrites =
+      writes & (LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE);
+  for (size_t i = 0; writes && ruleset >= 0 && !error && i < writable.size();
+       ++i) {
+    int fd = open(writable[i].path.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+      // A path that vanished since it was expanded is no reason to stay
+      // unconfined; a missing scratch only leaves the worker read-only.
+      continue;
+    }
+    landlock_path_beneath_attr rule{};
+    rule.allowed_access = writable[i].directory ? writes : fileWrites;
+    rule.parent_fd = fd;
+    if (syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH,
+                &rule, 0) != 0)
+      error = errno;
+    close(fd);
+  }
+  if (ruleset >= 0 && !error &&
+      syscall(SYS_landlock_restrict_self, ruleset, 0) != 0)
+    error = errno;
+  if (ruleset >= 0)
+    close(ruleset);
+  recordAll(error ? SandboxReport::Failed : SandboxReport::Applied, error, abi);
+}
+
 void Sandbox::applyInChild(pid_t supervisor,
                            SandboxReport &report) const noexcept {
   report = SandboxReport();
   if (opts.disabled)
     return;
 
-  // Landlock and seccomp require it; it also keeps setuid helpers from
-  // elevating (so a worker cannot undo the rest).
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0)
+  auto skip = [&](SandboxMeasure measure) {
+    return skipped[unsigned(measure)];
+  };
+  // Each measure left out on request stays NotAttempted, which the report
+  // reads as "disabled".
+
+  // Landlock and seccomp require it (or CAP_SYS_ADMIN); it also keeps
+  // setuid helpers from elevating (so a worker cannot undo the rest).
+  if (skip(SandboxMeasure::NoNewPrivileges)) {
+  } else if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0) {
     record(report, SandboxMeasure::NoNewPrivileges, SandboxReport::Applied);
-  else
+  } else {
     record(report, SandboxMeasure::NoNewPrivileges, SandboxReport::Failed,
            errno);
+  }
 
-  applyResourceLimits(opts, report);
+  if (!skip(SandboxMeasure::ResourceLimits))
+    applyResourceLimits(opts, report);
 
   // A fresh network namespace has only a loopback that is down. The user
   // namespace makes it possible without privileges; privileged callers where
   // user namespaces are off can still get the network namespace alone.
-  if (skipped[unsigned(SandboxMeasure::NetworkNamespace)]) {
-    // Left out on request; reported as not attempted.
+  if (skip(SandboxMeasure::NetworkNamespace)) {
   } else if (unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0) {
     writeProcFile("/proc/self/setgroups", "deny", 4);
     writeProcFile("/proc/self/uid_map", uidMap.data(), uidMap.size());
@@ -329,7 +471,8 @@ void Sandbox::applyInChild(pid_t supervisor,
 
   // Armed after the namespace change so that no credential change can clear
   // it; the parent may have died before it was armed.
-  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == 0) {
+  if (skip(SandboxMeasure::ParentDeathSignal)) {
+  } else if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == 0) {
     record(report, SandboxMeasure::ParentDeathSignal, SandboxReport::Applied);
     if (getppid() != supervisor)
       _exit(127);
@@ -338,91 +481,10 @@ void Sandbox::applyInChild(pid_t supervisor,
            errno);
   }
 
-  long abi = skipped[unsigned(SandboxMeasure::FilesystemWrites)]
-                 ? -2
-                 : syscall(SYS_landlock_create_ruleset, nullptr, 0,
-                           LANDLOCK_CREATE_RULESET_VERSION);
-  if (abi == -2) {
-    // Left out on request; reported as not attempted.
-  } else if (abi < 0) {
-    int error = errno;
-    int8_t state = (error == ENOSYS || error == EOPNOTSUPP)
-                       ? SandboxReport::Unsupported
-                       : SandboxReport::Failed;
-    record(report, SandboxMeasure::FilesystemWrites, state, error);
-    record(report, SandboxMeasure::TcpRules, state, error);
-    record(report, SandboxMeasure::SignalScope, state, error);
-  } else {
-    report.landlockAbi = int32_t(abi);
-    // Every write-type right is handled, so it is denied except beneath the
-    // rules' directories; reading and executing stay unrestricted (the
-    // worker loads CUDA, LibTorch and the candidate's library).
-    uint64_t writes = LANDLOCK_ACCESS_FS_WRITE_FILE |
-                      LANDLOCK_ACCESS_FS_REMOVE_DIR |
-                      LANDLOCK_ACCESS_FS_REMOVE_FILE |
-                      LANDLOCK_ACCESS_FS_MAKE_CHAR |
-                      LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
-                      LANDLOCK_ACCESS_FS_MAKE_SOCK |
-                      LANDLOCK_ACCESS_FS_MAKE_FIFO |
-                      LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM;
-    if (abi >= 2)
-      writes |= LANDLOCK_ACCESS_FS_REFER;
-    if (abi >= 3)
-      writes |= LANDLOCK_ACCESS_FS_TRUNCATE;
-    RulesetAttr attr{writes, 0, 0};
-    size_t attrSize = offsetof(RulesetAttr, handledAccessNet);
-    if (abi >= 4) {
-      // No rules: no TCP port may be bound or connected to.
-      attr.handledAccessNet =
-          LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP;
-      attrSize = offsetof(RulesetAttr, scoped);
-    }
-    if (abi >= 6) {
-      // Signals only to processes in this sandbox: not to the supervisor,
-      // not to other users' processes of the same uid.
-      attr.scoped = LANDLOCK_SCOPE_SIGNAL;
-      attrSize = sizeof(RulesetAttr);
-    }
-    int error = 0;
-    int ruleset =
-        int(syscall(SYS_landlock_create_ruleset, &attr, attrSize, 0));
-    if (ruleset < 0)
-      error = errno;
-    // Of the handled rights only these apply to a file that is not a
-    // directory; the kernel rejects a file rule with any other.
-    uint64_t fileWrites = writes & (LANDLOCK_ACCESS_FS_WRITE_FILE |
-                                    LANDLOCK_ACCESS_FS_TRUNCATE);
-    for (size_t i = 0; ruleset >= 0 && !error && i < writable.size(); ++i) {
-      int fd = open(writable[i].path.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
-      if (fd < 0) {
-        // A path that vanished since it was expanded is no reason to stay
-        // unconfined; a missing scratch only leaves the worker read-only.
-        continue;
-      }
-      landlock_path_beneath_attr rule{};
-      rule.allowed_access = writable[i].directory ? writes : fileWrites;
-      rule.parent_fd = fd;
-      if (syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH,
-                  &rule, 0) != 0)
-        error = errno;
-      close(fd);
-    }
-    if (ruleset >= 0 && !error &&
-        syscall(SYS_landlock_restrict_self, ruleset, 0) != 0)
-      error = errno;
-    if (ruleset >= 0)
-      close(ruleset);
-    int8_t state = error ? SandboxReport::Failed : SandboxReport::Applied;
-    record(report, SandboxMeasure::FilesystemWrites, state, error);
-    record(report, SandboxMeasure::TcpRules,
-           abi >= 4 ? state : int8_t(SandboxReport::Unsupported), error);
-    record(report, SandboxMeasure::SignalScope,
-           abi >= 6 ? state : int8_t(SandboxReport::Unsupported), error);
-  }
+  applyLandlock(report);
 
   // Last: the filter forbids setsid, which the caller has already done.
-  if (skipped[unsigned(SandboxMeasure::SyscallFilter)]) {
-    // Left out on request; reported as not attempted.
+  if (skip(SandboxMeasure::SyscallFilter)) {
   } else if (filter.empty()) {
     record(report, SandboxMeasure::SyscallFilter, SandboxReport::Unsupported);
   } else {

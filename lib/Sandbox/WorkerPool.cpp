@@ -20,9 +20,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <deque>
-#include <fstream>
+#include <filesystem>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -52,6 +51,7 @@ double secondsSince(Clock::time_point start) {
 /// newline is broken or hostile.
 constexpr size_t kMaxLineBytes = size_t(64) << 20;
 constexpr unsigned kLogTailLines = 20;
+constexpr size_t kLogTailBytes = 65536;
 /// A process closes its descriptors before it becomes waitable: the end of
 /// the reply pipe is taken for a closed pipe only after this long.
 constexpr auto kExitGrace = std::chrono::seconds(2);
@@ -62,18 +62,27 @@ std::string signalName(int signal) {
   return "signal " + std::to_string(signal);
 }
 
-/// The last `lines` lines of the worker's log, each cut to a readable
-/// length (a worker may print megabytes without a newline).
-std::string readLogTail(const std::string &path, unsigned lines) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
+/// The last `lines` lines of the worker's log, read from the pool's own
+/// descriptor of it (a worker may rename the file, or put a FIFO or a link
+/// in its place), at most the last kLogTailBytes, each line cut to a
+/// readable length (a worker may print megabytes without a newline).
+std::string readLogTail(int fd, unsigned lines) {
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
     return "";
-  in.seekg(0, std::ios::end);
-  std::streamoff size = in.tellg();
-  std::streamoff start = std::max<std::streamoff>(0, size - 65536);
-  in.seekg(start);
-  std::string text((std::istreambuf_iterator<char>(in)),
-                   std::istreambuf_iterator<char>());
+  off_t start = std::max<off_t>(0, st.st_size - off_t(kLogTailBytes));
+  std::string text(size_t(st.st_size - start), '\0');
+  size_t got = 0;
+  while (got < text.size()) {
+    ssize_t n =
+        pread(fd, text.data() + got, text.size() - got, start + off_t(got));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    got += size_t(n);
+  }
+  text.resize(got);
   std::vector<std::string> all;
   std::istringstream stream(text);
   for (std::string line; std::getline(stream, line);) {
@@ -212,6 +221,10 @@ private:
     int pidFd = -1;
     int requestFd = -1; ///< write end of the worker's stdin
     int replyFd = -1;   ///< read end of the worker's fd 3
+    /// The worker's log as the pool created it, kept until the slot's next
+    /// start: the tail is read from it, never from the path, which the
+    /// worker controls.
+    int logFd = -1;
     std::string scratch, logPath;
     std::string input, output;
     Clock::time_point startedAt, sentAt, deadline;
@@ -314,6 +327,11 @@ WorkerPool::Supervisor::Supervisor(WorkerPoolOptions options)
                  : scratchRoot.empty()
                      ? "cannot create a scratch directory for the workers"
                      : std::string("pipe: ") + std::strerror(errno);
+  } else if (Result<SandboxSkips> skips = sandboxSkips(opts.sandbox); !skips) {
+    // A misspelt measure would otherwise be applied after all, silently.
+    gaveUp = true;
+    startError = "the worker sandbox cannot be set up: " + skips.error().key +
+                 ": " + skips.error().message;
   }
   startWanted = opts.startEagerly;
   thread = std::thread([this] { loop(); });
@@ -512,8 +530,14 @@ void WorkerPool::Supervisor::spawn(Worker &worker) {
     return startFailed(worker, std::string("pipe: ") + std::strerror(errno),
                        false);
   }
-  int log = open(worker.logPath.c_str(),
-                 O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  // The worker's stdout and stderr. Made fresh (the scratch was just
+  // emptied; O_EXCL and O_NOFOLLOW refuse whatever a worker left there);
+  // the pool keeps this descriptor to read the tail from.
+  closeFd(worker.logFd);
+  int log =
+      open(worker.logPath.c_str(),
+           O_RDWR | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+  worker.logFd = log;
   pid_t supervisorPid = getpid();
   const char *scratch = worker.scratch.c_str();
 
@@ -561,8 +585,6 @@ void WorkerPool::Supervisor::spawn(Worker &worker) {
   int forkError = errno;
   for (int fd : {request[0], reply[1], status[1]})
     close(fd);
-  if (log >= 0)
-    close(log);
   if (pid < 0) {
     for (int fd : {request[1], reply[0], status[0]})
       close(fd);
@@ -632,7 +654,7 @@ void WorkerPool::Supervisor::startFailed(Worker &worker,
                                          bool withLog) {
   std::string message = why;
   if (withLog) {
-    std::string tail = readLogTail(worker.logPath, 5);
+    std::string tail = readLogTail(worker.logFd, 5);
     if (!tail.empty())
       message += "; worker log:\n" + tail;
   }
@@ -951,7 +973,7 @@ void WorkerPool::Supervisor::failWorker(Worker &worker,
   } else if (WIFEXITED(waitStatus)) {
     outcome.exitCode = WEXITSTATUS(waitStatus);
   }
-  outcome.logTail = readLogTail(worker.logPath, kLogTailLines);
+  outcome.logTail = readLogTail(worker.logFd, kLogTailLines);
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (status == WorkerOutcome::Status::Crashed)
@@ -1008,6 +1030,7 @@ void WorkerPool::Supervisor::shutdown() {
                  "the worker pool shut down", terminate(worker));
     else if (worker.state != Worker::State::Down)
       terminate(worker);
+    closeFd(worker.logFd);
     if (!opts.keepScratch)
       removeTree(worker.scratch);
   }

@@ -30,6 +30,7 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <thread>
 #include <utility>
 
 #include <unistd.h>
@@ -162,6 +163,12 @@ bool haveCudaDevice() {
   return present;
 }
 
+unsigned verifierWorkerCount(const VerifierConfig &checks, bool onCpu) {
+  if (checks.workers > 0)
+    return unsigned(checks.workers);
+  return onCpu ? std::max(1u, std::thread::hardware_concurrency()) : 1u;
+}
+
 KernelBuildOptions defaultKernelBuildOptions(const std::string &cacheDir) {
   KernelBuildOptions build;
   build.nvccPath = DICE_NVCC;
@@ -238,12 +245,10 @@ WorkerPool *PipelineVerifier::workerPool(bool onCpu) {
     poolOptions.argv.push_back("--device");
     poolOptions.argv.push_back("cpu");
   }
-  poolOptions.workers = std::max(1u, options.gpuWorkers);
+  poolOptions.workers = verifierWorkerCount(options.checks, onCpu);
   poolOptions.scratchRoot = options.scratchDir;
   poolOptions.sandbox.disabled = !options.sandbox;
   pool = std::make_unique<WorkerPool>(std::move(poolOptions));
-  for (const std::string &text : pool->sandboxNotes())
-    note("worker sandbox: " + text);
   return pool.get();
 }
 
@@ -342,10 +347,6 @@ void PipelineVerifier::runDynamicChecks(
     std::vector<Pending> &pending, const std::vector<size_t> &toRun,
     bool onCpu) {
   WorkerPool *workers = workerPool(onCpu);
-  nlohmann::json ready =
-      nlohmann::json::parse(workers->readyJson(), nullptr, false);
-  if (ready.is_discarded())
-    ready = nlohmann::json::object();
   double timeout = options.checks.timeoutSeconds;
   std::vector<size_t> queue = toRun;
   // A worker asks for a retry when a library it cannot hold beside one it
@@ -361,6 +362,17 @@ void PipelineVerifier::runDynamicChecks(
           if (options.progress)
             options.progress("checked", done, total);
         });
+    // Workers start on the pool's thread: their ready line (the GPU and
+    // driver names), what their sandbox lacks, or why none could start, is
+    // known once a batch has come back.
+    nlohmann::json ready =
+        nlohmann::json::parse(workers->readyJson(), nullptr, false);
+    if (!ready.is_object())
+      ready = nlohmann::json::object();
+    for (const std::string &text : workers->sandboxNotes())
+      note("worker sandbox: " + text);
+    if (std::string error = workers->startError(); !error.empty())
+      note("workers: " + error);
     std::vector<size_t> again;
     for (size_t k = 0; k < queue.size(); ++k) {
       bool retry = false;

@@ -15,6 +15,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <unistd.h>
 
 namespace {
 
@@ -23,21 +25,37 @@ dice::AnalysisOptions &options() {
   return analysis;
 }
 
+/// The precompiled prologue, built once per binary and kept under $TMPDIR:
+/// libFuzzer's -fork and -jobs start many processes, and each would
+/// otherwise spend tens of seconds parsing the prologue's headers.
+std::string cachedPch(const dice::AnalysisOptions &analysis) {
+  namespace fs = std::filesystem;
+  const char *tmp = std::getenv("TMPDIR");
+  fs::path self = fs::read_symlink("/proc/self/exe");
+  std::string stamp = std::to_string(fs::file_size(self)) + "-" +
+                      std::to_string(fs::last_write_time(self).time_since_epoch().count());
+  fs::path pch = fs::path(tmp && *tmp ? tmp : "/tmp") /
+                 ("dice-fuzz-deception-" + stamp + ".pch");
+  if (fs::exists(pch))
+    return pch.string();
+  std::string partial = pch.string() + "." + std::to_string(getpid());
+  if (std::optional<std::string> failed = dice::buildProloguePch(analysis, partial)) {
+    std::fprintf(stderr, "cannot precompile the prologue: %s\n", failed->c_str());
+    std::abort();
+  }
+  fs::rename(partial, pch);
+  return pch.string();
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
-  static dice::fuzz::ScratchDir cache;
-  dice::KernelBuildOptions build = dice::defaultKernelBuildOptions(cache.path());
+  dice::KernelBuildOptions build = dice::defaultKernelBuildOptions("");
   dice::AnalysisOptions &analysis = options();
   analysis.prologueDir = build.prologueDir;
   analysis.includeDirs = build.includeDirs;
   analysis.gpuArch = build.gpuArch;
-  std::string pch = cache.path() + "/prologue.pch";
-  if (std::optional<std::string> failed = dice::buildProloguePch(analysis, pch)) {
-    std::fprintf(stderr, "cannot precompile the prologue: %s\n", failed->c_str());
-    std::abort();
-  }
-  analysis.pchPath = pch;
+  analysis.pchPath = cachedPch(analysis);
   return 0;
 }
 

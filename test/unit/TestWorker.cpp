@@ -1,11 +1,12 @@
 //===- TestWorker.cpp - a worker that misbehaves on request --------------===//
 //
 // Speaks the worker protocol of WorkerPool.h and does what each request's
-// "do" says: answer, crash in the ways generated kernels crash, hang, or
-// probe the sandbox (network, file writes, signals, process groups) and
-// report the errno it got. Options: --scratch DIR (checked against the
-// environment), --not-ready (says ready:false), --die-at-start (exits 7
-// before the ready line), --silent (never says ready).
+// "do" says: answer, crash in the ways generated kernels crash, hang,
+// replace its log before it dies, or probe the sandbox (network, file
+// writes, signals, process groups) and report the errno it got. Options:
+// --scratch DIR (checked against the environment), --not-ready (says
+// ready:false), --die-at-start (exits 7 before the ready line), --silent
+// (never says ready).
 //
 //===----------------------------------------------------------------------===//
 
@@ -260,6 +261,18 @@ int main(int argc, char **argv) {
            written < bytes; written += text.size())
         std::fwrite(text.data(), 1, text.size(), stdout);
       std::fflush(stdout);
+    } else if (action == "replace-log") {
+      // Puts something else where the pool created worker.log, then dies:
+      // the pool must still read its tail, and promptly.
+      std::string by = request.value("by", "fifo");
+      unlink("worker.log");
+      int made = by == "fifo"       ? mkfifo("worker.log", 0644)
+                 : by == "dev-zero" ? symlink("/dev/zero", "worker.log")
+                                    : mkdir("worker.log", 0755);
+      std::fprintf(stderr, "replaced worker.log by %s: %s\n", by.c_str(),
+                   made == 0 ? "done" : std::strerror(errno));
+      std::fflush(stderr);
+      std::abort();
     } else if (action == "network") {
       reply["network"] = probeNetwork(request.value("port", 0));
     } else if (action == "write") {

@@ -12,9 +12,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <future>
 #include <set>
 #include <thread>
 
@@ -26,6 +28,7 @@
 #include <netinet/in.h>
 #include <sched.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -324,6 +327,51 @@ TEST(WorkerPool, LoudWorkerDoesNotBlockAndTheTailStaysShort) {
   EXPECT_LE(lines, 20u);
 }
 
+// A worker may replace its log before it dies: by a FIFO (an open by path
+// would wait for a writer for ever), a link to /dev/zero (a read would never
+// end) or a directory (a stream read throws). The pool reads the tail
+// through its own descriptor, so the crash is reported with the worker's
+// real last lines.
+class ReplacedLog : public ::testing::TestWithParam<const char *> {};
+
+TEST_P(ReplacedLog, TheCrashIsReportedWithTheRealTail) {
+  WorkerPool pool(testOptions(1));
+  WorkerOutcome first = runOne(pool, request("echo"));
+  ASSERT_TRUE(first.replied()) << first.describe();
+  std::string by = GetParam();
+  std::future<WorkerOutcome> pending = std::async(std::launch::async, [&] {
+    return runOne(pool, request("replace-log", {{"by", by}}));
+  });
+  if (pending.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+    ADD_FAILURE() << "the pool is stuck on the log the worker replaced";
+    // A writer that comes and goes releases a reader stuck on the FIFO, so
+    // that the test ends.
+    int fd = open((pool.scratchRoot() + "/worker-0/worker.log").c_str(),
+                  O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd >= 0)
+      close(fd);
+  }
+  WorkerOutcome crashed = pending.get();
+  EXPECT_EQ(crashed.status, WorkerOutcome::Status::Crashed)
+      << crashed.describe();
+  EXPECT_EQ(crashed.signalName, "SIGABRT") << crashed.describe();
+  EXPECT_NE(crashed.logTail.find("replaced worker.log by " + by + ": done"),
+            std::string::npos)
+      << crashed.logTail;
+
+  WorkerOutcome next = runOne(pool, request("echo"));
+  EXPECT_TRUE(next.replied()) << next.describe();
+  EXPECT_NE(next.workerPid, first.workerPid);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    By, ReplacedLog, ::testing::Values("fifo", "dev-zero", "directory"),
+    [](const ::testing::TestParamInfo<const char *> &info) {
+      std::string name = info.param;
+      name.erase(std::remove(name.begin(), name.end(), '-'), name.end());
+      return name;
+    });
+
 //===----------------------------------------------------------------------===//
 // Start failures
 //===----------------------------------------------------------------------===//
@@ -405,6 +453,88 @@ TEST(WorkerSandbox, AppliesWhatTheKernelAllows) {
   runOne(pool, request("segfault"));
   runOne(pool, request("echo"));
   EXPECT_EQ(pool.sandboxNotes().size(), missing);
+}
+
+TEST(WorkerSandbox, EachMeasureCanBeLeftOutAlone) {
+  rlimit callerFileSize{};
+  getrlimit(RLIMIT_FSIZE, &callerFileSize);
+  for (unsigned i = 0; i < kSandboxMeasureCount; ++i) {
+    std::string name = sandboxMeasureName(SandboxMeasure(i));
+    WorkerPoolOptions options = testOptions(1);
+    options.sandbox.skip = name;
+    WorkerPool pool(options);
+    SandboxReport report = startedReport(pool);
+    for (unsigned j = 0; j < kSandboxMeasureCount; ++j) {
+      if (j == i)
+        EXPECT_EQ(report.state[j], SandboxReport::NotAttempted)
+            << name << ": " << report.describe();
+      else
+        EXPECT_NE(report.state[j], SandboxReport::NotAttempted)
+            << "leaving out " << name << " left out "
+            << sandboxMeasureName(SandboxMeasure(j)) << " too";
+    }
+    std::vector<std::string> notes = pool.sandboxNotes();
+    EXPECT_TRUE(std::any_of(notes.begin(), notes.end(),
+                            [&](const std::string &note) {
+                              return note.rfind(name + " not applied: disabled",
+                                                0) == 0;
+                            }))
+        << name;
+    if (SandboxMeasure(i) == SandboxMeasure::ResourceLimits) {
+      json process = replyOf(runOne(pool, request("process")))["process"];
+      EXPECT_EQ(process["fsize"], uint64_t(callerFileSize.rlim_cur));
+    }
+  }
+}
+
+TEST(WorkerSandbox, SkipListIgnoresBlanksAndEmptyEntries) {
+  WorkerPoolOptions options = testOptions(1);
+  options.sandbox.skip = " network-namespace , ,seccomp-filter,";
+  WorkerPool pool(options);
+  SandboxReport report = startedReport(pool);
+  for (unsigned i = 0; i < kSandboxMeasureCount; ++i) {
+    SandboxMeasure measure = SandboxMeasure(i);
+    bool skipped = measure == SandboxMeasure::NetworkNamespace ||
+                   measure == SandboxMeasure::SyscallFilter;
+    EXPECT_EQ(report.state[i] == SandboxReport::NotAttempted, skipped)
+        << sandboxMeasureName(measure) << ": " << report.describe();
+  }
+}
+
+// A misspelt measure would leave the sandbox as it is while the site
+// believes it relaxed (or, with a list meant to be empty, tightened) it.
+TEST(WorkerSandbox, UnknownMeasureInASkipListStartsNoWorker) {
+  struct Case {
+    const char *skip, *environment, *source, *unknown;
+  } cases[] = {
+      {"network-namespce", nullptr, "SandboxOptions::skip", "network-namespce"},
+      {"", "seccomp-filter,landlock", "DICE_SANDBOX_SKIP", "landlock"},
+  };
+  for (const Case &c : cases) {
+    if (c.environment)
+      setenv("DICE_SANDBOX_SKIP", c.environment, 1);
+    {
+      WorkerPoolOptions options = testOptions(1);
+      options.sandbox.skip = c.skip;
+      WorkerPool pool(options);
+      WorkerOutcome outcome = runOne(pool, request("echo"), 10);
+      EXPECT_EQ(outcome.status, WorkerOutcome::Status::Error);
+      for (const std::string &error : {outcome.error, pool.startError()}) {
+        EXPECT_NE(error.find(c.source), std::string::npos) << error;
+        EXPECT_NE(error.find(std::string("'") + c.unknown + "'"),
+                  std::string::npos)
+            << error;
+        for (unsigned i = 0; i < kSandboxMeasureCount; ++i)
+          EXPECT_NE(error.find(sandboxMeasureName(SandboxMeasure(i))),
+                    std::string::npos)
+              << error;
+      }
+      EXPECT_FALSE(pool.waitUntilReady(1));
+      EXPECT_EQ(pool.counters().requests, 0u);
+      EXPECT_FALSE(pool.sandboxReport().has_value());
+    }
+    unsetenv("DICE_SANDBOX_SKIP");
+  }
 }
 
 TEST(WorkerSandbox, NoNetwork) {

@@ -13,7 +13,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -156,6 +158,23 @@ int main(int argc, char **argv) {
       ->type_name("n")
       ->check(positiveNumber)
       ->capture_default_str();
+  int64_t workers = 0;
+  CLI::Option *workersOption =
+      cl.add_option("--workers", workers,
+                    "sandboxed workers that run candidates at once; wins "
+                    "over dice.toml's verifier.workers (default 0: one per "
+                    "CPU core with --cpu-run, one on a GPU)")
+          ->type_name("n")
+          ->check(CLI::Validator(
+              [](std::string &input) {
+                char *end = nullptr;
+                long long value = std::strtoll(input.c_str(), &end, 10);
+                if (input.empty() || *end || value < 0 || value > 4096)
+                  return "expected an integer from 0 to 4096, got '" + input +
+                         "'";
+                return std::string();
+              },
+              ""));
   cl.add_option("--cache", cache,
                 "build cache ($XDG_CACHE_HOME/dice/kernels or "
                 "~/.cache/dice/kernels by default)")
@@ -184,7 +203,7 @@ int main(int argc, char **argv) {
       ->type_name("path");
   cl.add_option("--config", configPath,
                 "dice.toml: the [verifier] section (trials, tolerances, "
-                "timing runs, min_speedup, timeout_s)")
+                "timing runs, min_speedup, timeout_s, workers)")
       ->type_name("file");
   cl.add_option("--worker", options.workerPath,
                 "the GPU worker (the installation's by default)")
@@ -217,6 +236,8 @@ int main(int argc, char **argv) {
     }
     options.checks = config->verifier;
   }
+  if (workersOption->count())
+    options.checks.workers = workers;
   options.build.cacheDir = cache;
   options.scratchDir = (fs::path(cache) / "workers").string();
 

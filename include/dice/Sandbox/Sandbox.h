@@ -17,6 +17,9 @@
 #ifndef DICE_SANDBOX_SANDBOX_H
 #define DICE_SANDBOX_SANDBOX_H
 
+#include "dice/Support/Result.h"
+
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -46,6 +49,9 @@ const char *sandboxMeasureName(SandboxMeasure measure);
 
 /// Whether the measure keeps the worker off the network.
 bool isNetworkMeasure(SandboxMeasure measure);
+
+/// Which measures are left out, by SandboxMeasure.
+using SandboxSkips = std::array<bool, kSandboxMeasureCount>;
 
 /// What the child did, written by the child through a pipe (trivially
 /// copyable, no pointers).
@@ -94,15 +100,26 @@ struct SandboxOptions {
   bool disabled = false;
   /// Measures left out, by sandboxMeasureName, comma-separated; e.g.
   /// "network-namespace" where a driver refuses to work inside a user
-  /// namespace. The constructor adds those named by $DICE_SANDBOX_SKIP, so a
-  /// site can relax one measure without a rebuild; each is reported.
+  /// namespace. Any measure can be left out, each alone (without
+  /// `no-new-privileges`, Landlock and seccomp need CAP_SYS_ADMIN in the
+  /// worker's user namespace, which `network-namespace` gives it). Those
+  /// named by $DICE_SANDBOX_SKIP are added, so a site can relax one measure
+  /// without a rebuild; each is reported.
   std::string skip;
 };
+
+/// The measures `options.skip` and $DICE_SANDBOX_SKIP leave out. Each is a
+/// list of sandboxMeasureName's, comma-separated (blanks around a name and
+/// empty entries are ignored); a name that is no measure is an error that
+/// names it, says which list it is in and lists the valid names.
+Result<SandboxSkips> sandboxSkips(const SandboxOptions &options);
 
 /// A sandbox prepared for one child. Not copyable: the child reads the
 /// prepared buffers of exactly this object.
 class Sandbox {
 public:
+  /// A skip list with an unknown name (sandboxSkips) skips nothing: check
+  /// it first to report the mistake.
   explicit Sandbox(SandboxOptions options);
   ~Sandbox();
   Sandbox(const Sandbox &) = delete;
@@ -120,13 +137,17 @@ public:
   const SandboxOptions &options() const { return opts; }
 
 private:
+  /// The three Landlock measures, as one ruleset: the rights of those not
+  /// left out, as far as the kernel's ABI has them.
+  void applyLandlock(SandboxReport &report) const noexcept;
+
   SandboxOptions opts;
   struct WritablePath {
     std::string path;
     bool directory;
   };
   std::vector<WritablePath> writable; ///< scratch first, patterns expanded
-  bool skipped[8] = {};               ///< by SandboxMeasure
+  SandboxSkips skipped = {};
   std::string uidMap, gidMap;            ///< "<uid> <uid> 1\n"
   std::vector<sock_filter> filter;       ///< the seccomp program
 };

@@ -31,12 +31,17 @@
 //  * Failures. A worker that dies before replying, or does not reply within
 //    the request's timeout (its whole process group gets SIGKILL), is
 //    replaced; the outcome names the signal or exit code and carries the
-//    tail of its log. A reply that is not a JSON object with the request's
-//    id is a protocol error and the worker is replaced too. A worker that
-//    fails to start (exec fails, it dies, says ready:false or stays silent
-//    past the start timeout) is retried; after `maxStartFailures`
-//    consecutive failures the pool gives up and every pending and later
-//    request is an error naming the last failure.
+//    tail of its log (at most its last 64 KiB, read through the descriptor
+//    the pool opened before the worker started: a worker that renames the
+//    file or puts a FIFO or a link in its place changes nothing). A reply
+//    that is not a JSON object with the request's id is a protocol error
+//    and the worker is replaced too. A worker that fails to start (exec
+//    fails, it dies, says ready:false or stays silent past the start
+//    timeout) is retried; after `maxStartFailures` consecutive failures the
+//    pool gives up and every pending and later request is an error naming
+//    the last failure. A sandbox skip list that names an unknown measure
+//    (SandboxOptions::skip, $DICE_SANDBOX_SKIP) starts no worker at all:
+//    every request is an error naming it.
 //  * Shutdown. The pool closes the workers' stdin (end of input means
 //    exit), waits a short grace period, then kills what is left.
 //
@@ -150,7 +155,9 @@ public:
   std::string startError() const;
   /// The sandbox report of the latest worker started, if any.
   std::optional<SandboxReport> sandboxReport() const;
-  /// Each measure that could not be applied, once per pool.
+  /// Each measure that could not be applied, once per pool. Workers start
+  /// on the pool's thread: this is empty until one has been set up, so read
+  /// it after run() or waitUntilReady().
   std::vector<std::string> sandboxNotes() const;
   WorkerPoolCounters counters() const;
   const std::string &scratchRoot() const;

@@ -42,7 +42,9 @@ struct VerificationResult {
 
 struct CandidateVerifierOptions {
   KernelBuildOptions build;
-  VerifierConfig checks;   ///< trials, tolerances, timing, timeout, workers
+  /// Trials, tolerances, timing, timeout, and `workers`: how many sandboxed
+  /// workers at once (verifierWorkerCount).
+  VerifierConfig checks;
   unsigned jobs = 1;       ///< builds at once
   bool staticAnalysis = true;
   /// Stop after the static analysis: candidates it passes stay
@@ -53,9 +55,6 @@ struct CandidateVerifierOptions {
   std::string workerPath;
   /// Where workers get their scratch directories.
   std::string scratchDir;
-  /// GPU workers at once. One by default: candidates timed side by side on
-  /// one GPU would slow each other down.
-  unsigned gpuWorkers = 1;
   /// Run workers in the sandbox of Sandbox.h (off only to debug a worker).
   bool sandbox = true;
   /// Run built candidates in CPU-mode workers where there is no GPU: host
@@ -98,6 +97,12 @@ std::string defaultWorkerPath();
 
 /// Whether this machine has a usable NVIDIA driver and device.
 bool haveCudaDevice();
+
+/// How many sandboxed workers check candidates at once: `checks.workers`
+/// when it is positive; 0 picks one per CPU core for CPU-mode workers
+/// (`cpuSmokeRun` without a device) and one for GPU workers, since
+/// candidates timed side by side on one GPU slow each other down.
+unsigned verifierWorkerCount(const VerifierConfig &checks, bool onCpu);
 
 } // namespace dice
 
