@@ -110,6 +110,8 @@ Result<json> parseJson(std::string_view text, std::string_view source) {
   } catch (const json::parse_error &e) {
     return Error(std::string(source),
                  "invalid JSON at byte " + std::to_string(e.byte));
+  } catch (const json::exception &e) { // e.g. a number out of range
+    return Error(std::string(source), "invalid JSON: " + std::string(e.what()));
   }
 }
 

@@ -164,6 +164,8 @@ SafetensorsFile::open(const std::string &path) {
   } catch (const json::parse_error &e) {
     return fileError(path, "corrupt header: invalid JSON at byte " +
                                std::to_string(e.byte));
+  } catch (const json::exception &e) { // e.g. a number out of range
+    return fileError(path, "corrupt header: " + std::string(e.what()));
   }
   if (!header.is_object())
     return fileError(path, "corrupt header: not a JSON object");
@@ -207,6 +209,8 @@ SafetensorsCheckpoint::open(const std::string &dir) {
     } catch (const json::parse_error &e) {
       return fileError(indexPath,
                        "invalid JSON at byte " + std::to_string(e.byte));
+    } catch (const json::exception &e) { // e.g. a number out of range
+      return fileError(indexPath, "invalid JSON: " + std::string(e.what()));
     }
     auto weightMap = index.is_object() ? index.find("weight_map") : index.end();
     if (!index.is_object() || weightMap == index.end() ||

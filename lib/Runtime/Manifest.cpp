@@ -130,6 +130,10 @@ Result<Manifest> parseManifest(std::string_view text, const std::string &path) {
     // nlohmann's byte is one past the offending character.
     locate(text, e.byte ? e.byte - 1 : 0, error);
     return error;
+  } catch (const json::exception &e) {
+    // Not a syntax error but a value nlohmann cannot hold (a number out of
+    // double's range): no byte to point at.
+    return Error(path, "malformed manifest: " + std::string(e.what()));
   }
   if (!document.is_object() || !document.contains("version") ||
       document["version"] != kManifestVersion)

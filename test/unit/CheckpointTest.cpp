@@ -194,6 +194,13 @@ TEST_F(CheckpointTest, ConfigErrorsNameFileAndKey) {
   ASSERT_FALSE(broken);
   EXPECT_EQ(broken.error().file, "x/config.json");
   EXPECT_NE(broken.error().message.find("invalid JSON"), std::string::npos);
+  // A number beyond double's range is nlohmann's out_of_range, not a
+  // parse_error; it ended the process before (the fuzz targets found it).
+  Result<ModelConfig> huge =
+      parseModelConfig("{\"hidden_size\": 1e999}", "x/config.json");
+  ASSERT_FALSE(huge);
+  EXPECT_EQ(huge.error().file, "x/config.json");
+  EXPECT_NE(huge.error().message.find("invalid JSON"), std::string::npos);
 }
 
 TEST_F(CheckpointTest, LoadsSingleFileAndShards) {

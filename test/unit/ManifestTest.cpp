@@ -112,6 +112,15 @@ TEST(Manifest, EveryBadFieldIsNamed) {
             "m.json: error: kernels.k.verdict: must be an object");
 }
 
+// nlohmann reports a number beyond double's range as out_of_range, not as a
+// parse_error (found by the manifest fuzz target: it ended the process).
+TEST(Manifest, ANumberOutOfRangeIsAnError) {
+  EXPECT_EQ(errorOf(R"({"version": 1e999, "kernels": {}})").rfind(
+                "m.json: error: malformed manifest: ", 0),
+            0u)
+      << errorOf(R"({"version": 1e999, "kernels": {}})");
+}
+
 TEST(Manifest, MissingFilesSayWhy) {
   Result<Manifest> read = readManifest("/nonexistent/manifest.json");
   ASSERT_FALSE(read);
