@@ -2,11 +2,9 @@
 
 #include "dice/Transforms/Services.h"
 #include "dice/Dialect/Dice/DiceDialect.h"
+#include "dice/Support/File.h"
 
 #include "mlir/IR/MLIRContext.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -45,25 +43,11 @@ llvm::Error DiceServices::writeArtifact(StringRef path, StringRef contents) cons
   // Through a temporary file and a rename: a concurrent reader sees the old
   // file or the new one, and a library a running process has mapped keeps
   // its inode.
-  std::string temp =
-      llvm::formatv("{0}.tmp.{1}", path, llvm::sys::Process::getProcessId());
-  std::error_code ec;
-  {
-    llvm::raw_fd_ostream os(temp, ec);
-    if (!ec) {
-      os << contents;
-      os.close();
-      ec = os.error();
-      os.clear_error();
-    }
-  }
-  if (!ec)
-    ec = llvm::sys::fs::rename(temp, path);
-  if (ec) {
-    llvm::sys::fs::remove(temp);
-    return llvm::createStringError(ec, "cannot write '%s': %s",
-                                   path.str().c_str(), ec.message().c_str());
-  }
+  if (::dice::Status written = ::dice::writeFileAtomically(
+          path.str(), {contents.data(), contents.size()});
+      !written)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s",
+                                   written.error().describe().c_str());
   return llvm::Error::success();
 }
 

@@ -7,6 +7,7 @@
 #include "dice/Verifier/CandidateVerifier.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -133,6 +134,8 @@ void VerifyPass::runOnOperation() {
     return signalPassFailure();
 
   std::vector<std::string> notes;
+  llvm::MapVector<KernelRequestOp, std::vector<::dice::CandidateRecord>>
+      verdicts;
   for (auto &[arch, slots] : batches) {
     std::unique_ptr<::dice::CandidateVerifier> verifier =
         services.createVerifier(verifierOptions(*config, services, arch));
@@ -184,13 +187,19 @@ void VerifyPass::runOnOperation() {
         StringRef data = (*bytes)->getBuffer();
         record.artifact.emplace(data.begin(), data.end());
       }
-      if (::dice::Status stored = db->put(kernelKeyOf(request), record);
-          !stored) {
-        module.emitError() << "kernel database " << stored.error().describe();
-        return signalPassFailure();
-      }
+      verdicts[request].push_back(std::move(record));
     }
   }
+
+  // A request's candidates are stored together: infill takes what a key
+  // holds as the request's whole answer, so another process, or the next
+  // run after this one is killed, must never find some of them.
+  for (auto &[request, records] : verdicts)
+    if (::dice::Status stored = db->putAll(kernelKeyOf(request), records);
+        !stored) {
+      module.emitError() << "kernel database " << stored.error().describe();
+      return signalPassFailure();
+    }
 
   // Said once for the run, not once per request: these hold for every
   // candidate alike.

@@ -30,6 +30,8 @@ public:
       if (lineStart && depth == 0 && c == '[') {
         if (std::optional<Error> bad = tableHeader())
           return bad;
+        if (stopped)
+          return std::nullopt;
         lineStart = false;
         continue;
       }
@@ -37,8 +39,8 @@ public:
       if (c == '#') {
         skipComment();
       } else if (c == '"' || c == '\'') {
-        if (std::optional<Error> bad = string(c))
-          return bad;
+        if (!string(c))
+          return std::nullopt;
       } else if (static_cast<unsigned char>(c) >= 0x80) {
         return error("a character outside ASCII may only appear in a string "
                      "or a comment");
@@ -80,9 +82,10 @@ private:
   }
 
   /// A string starting at `quote`, single- or multi-line; its contents may
-  /// be anything but must end.
-  std::optional<Error> string(char quote) {
-    unsigned startLine = line, startColumn = column;
+  /// be anything. Returns false when it does not end: toml++ reports that
+  /// itself (at the line's end, as users of dice.toml have seen it), and
+  /// nothing after it can be screened.
+  bool string(char quote) {
     std::string_view triple = quote == '"' ? "\"\"\"" : "'''";
     bool multiLine = startsWith(triple);
     advance(multiLine ? 3 : 1);
@@ -92,14 +95,13 @@ private:
         advance(multiLine ? 3 : 1);
         while (multiLine && at < text.size() && text[at] == quote)
           advance();
-        return std::nullopt;
+        return true;
       }
       if (!multiLine && text[at] == '\n')
         break;
       advance(quote == '"' && text[at] == '\\' ? 2 : 1);
     }
-    return Error(source, startLine, startColumn, "",
-                 "a string that starts here does not end");
+    return false;
   }
 
   /// `[key.key]` or `[[key.key]]` at the start of a line: each key bare
@@ -110,8 +112,10 @@ private:
     for (;;) {
       skipBlanks();
       if (at < text.size() && (text[at] == '"' || text[at] == '\'')) {
-        if (std::optional<Error> bad = string(text[at]))
-          return bad;
+        if (!string(text[at])) {
+          stopped = true;
+          return std::nullopt;
+        }
       } else {
         size_t start = at;
         while (at < text.size() && isBareKeyCharacter(text[at]))
@@ -149,6 +153,7 @@ private:
   size_t at = 0;
   unsigned line = 1, column = 1;
   int depth = 0; ///< open [ and { of values: a '[' inside one is no header
+  bool stopped = false; ///< a string did not end: the rest is toml++'s
 };
 
 } // namespace

@@ -123,6 +123,9 @@ public:
     bind(21, key.promptTemplate);
   }
 
+  /// Makes the statement ready to run again, its bindings kept.
+  void reset() { sqlite3_reset(stmt); }
+
   /// SQLITE_ROW, SQLITE_DONE or an error code.
   int step() {
     rc = sqlite3_step(stmt);
@@ -443,8 +446,8 @@ Result<KernelDatabase> KernelDatabase::open(const std::string &path,
   return database;
 }
 
-Status KernelDatabase::put(const KernelKey &key,
-                           const CandidateRecord &record) {
+Status KernelDatabase::checkRecord(const KernelKey &key,
+                                   const CandidateRecord &record) const {
   if (record.candidateHash.empty())
     return Error{filePath,
                  "candidate of " + key.fingerprint + " has no candidate hash"};
@@ -459,6 +462,19 @@ Status KernelDatabase::put(const KernelKey &key,
                  "verdict of candidate " + record.candidateHash +
                      " disagrees with its record (fingerprint, candidate "
                      "hash or status)"};
+  return {};
+}
+
+Status KernelDatabase::put(const KernelKey &key,
+                           const CandidateRecord &record) {
+  return putAll(key, std::span<const CandidateRecord>(&record, 1));
+}
+
+Status KernelDatabase::putAll(const KernelKey &key,
+                              std::span<const CandidateRecord> records) {
+  for (const CandidateRecord &record : records)
+    if (Status valid = checkRecord(key, record); !valid)
+      return valid;
 
   WriteTransaction transaction(db.get());
   if (!transaction.active())
@@ -477,18 +493,24 @@ Status KernelDatabase::put(const KernelKey &key,
       "excluded.created_at");
   if (!insert.prepared())
     return errorOf("cannot prepare a write");
-  insert.bindKey(key);
-  insert.bind(5, record.candidateHash);
-  insert.bind(6, record.source);
-  insert.bind(7, record.verdictJson);
-  insert.bind(8, std::string(verdictStatusName(record.status)));
-  insert.bind(9, record.speedup);
-  insert.bind(10, record.artifact);
-  insert.bind(11, record.createdAt ? record.createdAt : now());
-  if (insert.step() != SQLITE_DONE)
-    return errorOf("cannot store candidate " + record.candidateHash);
+  int64_t createdAt = now();
+  for (const CandidateRecord &record : records) {
+    insert.reset();
+    insert.bindKey(key);
+    insert.bind(5, record.candidateHash);
+    insert.bind(6, record.source);
+    insert.bind(7, record.verdictJson);
+    insert.bind(8, std::string(verdictStatusName(record.status)));
+    insert.bind(9, record.speedup);
+    insert.bind(10, record.artifact);
+    insert.bind(11, record.createdAt ? record.createdAt : createdAt);
+    if (insert.step() != SQLITE_DONE)
+      return errorOf("cannot store candidate " + record.candidateHash);
+  }
   if (!transaction.commit())
-    return errorOf("cannot commit candidate " + record.candidateHash);
+    return errorOf(records.size() == 1
+                       ? "cannot commit candidate " + records[0].candidateHash
+                       : "cannot commit the candidates of " + key.fingerprint);
   return {};
 }
 

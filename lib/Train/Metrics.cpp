@@ -1,16 +1,76 @@
 //===- Metrics.cpp - per-step metrics and the live status line ------------===//
 
 #include "dice/Train/Metrics.h"
+#include "dice/Support/File.h"
 
 #include <nlohmann/json.hpp>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <sstream>
+#include <sys/stat.h>
 #include <unistd.h>
+#include <utility>
+#include <vector>
 
 namespace dice {
+
+Status dropLoggedStepsAfter(const std::string &path, const std::string &stage,
+                            int64_t step) {
+  struct stat info;
+  if (::stat(path.c_str(), &info) != 0 && errno == ENOENT)
+    return {};
+  Result<std::string> text = readFile(path);
+  if (!text)
+    return text.error();
+  std::vector<std::string_view> lines;
+  std::string_view rest = *text;
+  bool torn = false;
+  while (!rest.empty()) {
+    size_t end = rest.find('\n');
+    if (end == std::string_view::npos) {
+      torn = true; // killed inside a write
+      break;
+    }
+    lines.push_back(rest.substr(0, end + 1));
+    rest.remove_prefix(end + 1);
+  }
+  // Where each line says it is: its stage and step, when it has both.
+  using Place = std::optional<std::pair<std::string, int64_t>>;
+  auto place = [](std::string_view line) -> Place {
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("stage") ||
+        !j["stage"].is_string() || !j.contains("step") ||
+        !j["step"].is_number_integer())
+      return std::nullopt;
+    return std::make_pair(j["stage"].get<std::string>(),
+                          j["step"].get<int64_t>());
+  };
+  std::optional<size_t> checkpointed;
+  std::vector<Place> places;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    places.push_back(place(lines[i]));
+    if (places.back() && places.back()->first == stage &&
+        places.back()->second == step)
+      checkpointed = i;
+  }
+  std::string kept;
+  size_t dropped = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (checkpointed && i > *checkpointed && places[i] &&
+        places[i]->first == stage && places[i]->second > step) {
+      ++dropped;
+      continue;
+    }
+    kept += lines[i];
+  }
+  if (!dropped && !torn)
+    return {};
+  return writeFileAtomically(path, kept);
+}
 
 Result<MetricsLog> MetricsLog::open(const std::string &path,
                                     const std::string &status) {

@@ -65,6 +65,13 @@ Status runRl(TrainSession &s) {
                     : std::string("rollouts.jsonl")))
                   .string();
   fs::create_directories(fs::path(logPath).parent_path());
+  // A resumed run takes again the steps a killed one logged after its
+  // checkpoint.
+  if (s.step > 0)
+    if (Status ok = dropLoggedStepsAfter(
+            logPath, std::string(toString(c.stage)), s.step);
+        !ok)
+      return ok;
   std::ofstream rolloutLog(logPath, std::ios::app);
   if (!rolloutLog)
     return Error(logPath, "cannot be opened for appending");

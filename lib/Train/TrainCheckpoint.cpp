@@ -6,6 +6,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -90,13 +94,47 @@ Status writeShards(const fs::path &dir, const std::string &stem,
   return {};
 }
 
+/// Gives the finished folder `tmp` the name `final`. A resume from an earlier
+/// checkpoint writes later names again: the old folder is swapped out in one
+/// step, so that `final`, whenever a killed run leaves it, is one whole
+/// checkpoint, never a folder half deleted.
+Status putInPlace(const fs::path &tmp, const fs::path &final) {
+  std::error_code ec;
+  if (!fs::exists(final, ec)) {
+    fs::rename(tmp, final, ec);
+    if (ec)
+      return Error(final.string(), "cannot be put in place: " + ec.message());
+    return {};
+  }
+  if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, final.c_str(),
+                  RENAME_EXCHANGE) == 0)
+    return removeTree(tmp.string()); // the old checkpoint now
+  if (errno != EINVAL && errno != ENOSYS)
+    return Error(final.string(),
+                 std::string("cannot be replaced: ") + std::strerror(errno));
+  // A file system without the exchange: the old folder is moved aside first,
+  // and until the rename below a resume takes the checkpoint before it.
+  fs::path old = final.string() + ".old";
+  fs::rename(final, old, ec);
+  if (!ec)
+    fs::rename(tmp, final, ec);
+  if (ec)
+    return Error(final.string(), "cannot be put in place: " + ec.message());
+  return removeTree(old.string());
+}
+
 } // namespace
 
 Status writeCheckpoint(const std::string &dir, const std::string &modelDir,
                        const CheckpointContents &c, double shardMb) {
   fs::path final(dir), tmp(dir + ".partial");
   std::error_code ec;
-  fs::remove_all(tmp, ec);
+  // What a killed writer left: never loaded (latestCheckpoint skips names
+  // with a dot), removed here. Not with fs::remove_all: the one this
+  // binary reaches is libtorch.so's, which crashes on a folder with files.
+  for (const fs::path &stale : {tmp, fs::path(dir + ".old")})
+    if (Status removed = removeTree(stale.string()); !removed)
+      return removed;
   fs::create_directories(tmp, ec);
   if (ec)
     return Error(tmp.string(), "cannot be created: " + ec.message());
@@ -145,11 +183,7 @@ Status writeCheckpoint(const std::string &dir, const std::string &modelDir,
   if (Status ok = writeText(trainer / "trainer_state.json", state.dump(2) + "\n"); !ok)
     return ok;
 
-  fs::remove_all(final, ec);
-  fs::rename(tmp, final, ec);
-  if (ec)
-    return Error(final.string(), "cannot be put in place: " + ec.message());
-  return {};
+  return putInPlace(tmp, final);
 }
 
 Result<TrainState> readTrainState(const std::string &dir) {

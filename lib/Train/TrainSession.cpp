@@ -140,6 +140,12 @@ Status TrainSession::open() {
                                 ? (fs::path(config.checkpointDir) / "metrics.jsonl").string()
                                 : config.metricsPath;
   if (dist->isMain()) {
+    // Steps a killed run logged after this checkpoint are taken again.
+    if (sameStage)
+      if (Status ok = dropLoggedStepsAfter(
+              metricsPath, std::string(toString(config.stage)), step);
+          !ok)
+        return ok;
     Result<MetricsLog> log = MetricsLog::open(metricsPath, config.status);
     if (!log)
       return log.error();

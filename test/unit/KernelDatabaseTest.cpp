@@ -150,6 +150,31 @@ TEST_F(KernelDatabaseTest, PutReplacesAReverifiedCandidateInPlace) {
   EXPECT_EQ((*records)[0].status, VerdictStatus::Accepted);
 }
 
+TEST_F(KernelDatabaseTest, PutAllStoresEveryRecordOrNone) {
+  KernelDatabase db = openOrDie(file("kernels.db"));
+  KernelKey k = key();
+  // One record that disagrees with its verdict refuses the whole set.
+  std::vector<CandidateRecord> set = {record(k, "aaaa"), record(k, "bbbb"),
+                                      record(k, "cccc")};
+  set[2].status = VerdictStatus::Incorrect;
+  Status refused = db.putAll(k, set);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().format().find("cccc"), std::string::npos);
+  ASSERT_TRUE(db.candidates(k));
+  EXPECT_TRUE(db.candidates(k)->empty());
+
+  set[2] = record(k, "cccc", VerdictStatus::Incorrect);
+  ASSERT_TRUE(db.putAll(k, set));
+  auto records = db.candidates(k);
+  ASSERT_TRUE(records);
+  ASSERT_EQ(records->size(), 3u);
+  EXPECT_EQ((*records)[0].candidateHash, "aaaa");
+  EXPECT_EQ((*records)[2].candidateHash, "cccc");
+  // Stored again (a re-verification): replaced in place, nothing doubled.
+  ASSERT_TRUE(db.putAll(k, set));
+  EXPECT_EQ(db.candidates(k)->size(), 3u);
+}
+
 TEST_F(KernelDatabaseTest, PutRefusesVerdictsThatDisagree) {
   KernelDatabase db = openOrDie(file("kernels.db"));
   KernelKey k = key();
@@ -451,4 +476,49 @@ TEST_F(KernelDatabaseTest, ConcurrentWritersLoseNothing) {
     hashes.insert(r.candidateHash);
   EXPECT_EQ(hashes.size(), size_t(kWriters * kRecords));
   EXPECT_TRUE(*db.chosen(k));
+}
+
+TEST_F(KernelDatabaseTest, ReadersSeeARequestsCandidatesAllOrNone) {
+  std::string path = file("kernels.db");
+  openOrDie(path); // the schema, before the writer starts
+  constexpr int kKeys = 200, kPerKey = 5;
+  auto keyOf = [](int i) {
+    KernelKey k = key();
+    k.fingerprint = "k_" + std::to_string(i);
+    return k;
+  };
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    auto db = KernelDatabase::open(path);
+    if (!db)
+      ::_exit(2);
+    for (int i = 0; i < kKeys; ++i) {
+      KernelKey k = keyOf(i);
+      std::vector<CandidateRecord> set;
+      for (int j = 0; j < kPerKey; ++j)
+        set.push_back(record(k, "h" + std::to_string(j)));
+      if (!db->putAll(k, set))
+        ::_exit(3);
+    }
+    ::_exit(0);
+  }
+  KernelDatabase db = openOrDie(path, OpenMode::ReadOnly);
+  std::set<size_t> seen;
+  for (int done = 0; done == 0;) {
+    int status = 0;
+    done = ::waitpid(pid, &status, WNOHANG);
+    ASSERT_GE(done, 0);
+    if (done) {
+      ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    for (int i = 0; i < kKeys; ++i) {
+      auto records = db.candidates(keyOf(i));
+      ASSERT_TRUE(records) << records.error().format();
+      seen.insert(records->size());
+    }
+  }
+  for (size_t n : seen)
+    EXPECT_TRUE(n == 0 || n == size_t(kPerKey)) << n << " of " << kPerKey;
+  EXPECT_TRUE(seen.count(kPerKey));
 }

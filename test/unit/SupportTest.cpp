@@ -109,4 +109,46 @@ TEST(ReadFile, ReturnsTheBytesOrSaysWhyNot) {
   fs::remove_all(dir);
 }
 
+TEST(WriteFileAtomically, ReplacesTheFileThroughANewInode) {
+  fs::path dir = fs::temp_directory_path() /
+                 ("dice-support-atomic-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::string path = (dir / "manifest.json").string();
+  ASSERT_TRUE(writeFileAtomically(path, "old"));
+  // A hard link keeps the old bytes, as a process that mapped them does.
+  fs::create_hard_link(path, dir / "mapped");
+  std::string bytes("new\0bytes", 9);
+  ASSERT_TRUE(writeFileAtomically(path, bytes));
+  EXPECT_EQ(*readFile(path), bytes);
+  EXPECT_EQ(fs::hard_link_count(path), 1u);
+  EXPECT_EQ(*readFile((dir / "mapped").string()), "old");
+  // No temporary is left beside it.
+  size_t files = 0;
+  for (const auto &entry : fs::directory_iterator(dir))
+    files += entry.is_regular_file();
+  EXPECT_EQ(files, 2u);
+
+  Status refused = writeFileAtomically((dir / "no-such-folder" / "f").string(), "x");
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("cannot write"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST(RemoveTree, RemovesAFolderWithEverythingUnderIt) {
+  fs::path dir = fs::temp_directory_path() /
+                 ("dice-support-remove-" + std::to_string(::getpid()));
+  fs::create_directories(dir / "a" / "b");
+  std::ofstream(dir / "a" / "b" / "f") << "x";
+  std::ofstream(dir / "g") << "y";
+  fs::path outside = fs::temp_directory_path() /
+                     ("dice-support-kept-" + std::to_string(::getpid()));
+  std::ofstream(outside) << "kept";
+  fs::create_symlink(outside, dir / "link");
+  ASSERT_TRUE(removeTree(dir.string()));
+  EXPECT_FALSE(fs::exists(dir));
+  EXPECT_TRUE(fs::exists(outside)); // a link is removed, not followed
+  fs::remove(outside);
+  EXPECT_TRUE(removeTree(dir.string())); // nothing there: nothing to do
+}
+
 } // namespace

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -74,6 +75,11 @@ public:
   /// Names the store in diagnostics.
   virtual const std::string &path() const = 0;
   virtual Status put(const KernelKey &key, const CandidateRecord &record) = 0;
+  /// Stores the candidates of one request together: a reader (another
+  /// process, or the run after a crash) sees all of them or none, since
+  /// infill takes a key's stored candidates as the request's whole answer.
+  virtual Status putAll(const KernelKey &key,
+                        std::span<const CandidateRecord> records) = 0;
   virtual Result<std::vector<CandidateRecord>>
   candidates(const KernelKey &key) const = 0;
   virtual Status choose(const KernelKey &key,
@@ -110,6 +116,11 @@ public:
   /// with the record on fingerprint, candidate hash and status.
   Status put(const KernelKey &key, const CandidateRecord &record) override;
 
+  /// put() of several records in one transaction: every one is stored, or
+  /// (an invalid record, a failed write, a killed process) none is.
+  Status putAll(const KernelKey &key,
+                std::span<const CandidateRecord> records) override;
+
   /// Every candidate under `key`, in the order first stored, artifacts left
   /// out.
   Result<std::vector<CandidateRecord>>
@@ -136,6 +147,8 @@ private:
 
   KernelDatabase(std::string path, sqlite3 *db);
   Error errorOf(const std::string &what) const;
+  /// Refuses a record whose verdict does not agree with it.
+  Status checkRecord(const KernelKey &key, const CandidateRecord &record) const;
 
   std::string filePath;
   std::unique_ptr<sqlite3, Closer> db;

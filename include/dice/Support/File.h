@@ -1,4 +1,4 @@
-//===- File.h - whole-file reads ---------------------------------*- C++ -*-===//
+//===- File.h - whole-file reads and writes ----------------------*- C++ -*-===//
 
 #ifndef DICE_SUPPORT_FILE_H
 #define DICE_SUPPORT_FILE_H
@@ -6,12 +6,26 @@
 #include "dice/Support/Result.h"
 
 #include <string>
+#include <string_view>
 
 namespace dice {
 
 /// The bytes of the file at `path`, or an error naming it and saying why
 /// (missing, a folder, unreadable).
 Result<std::string> readFile(const std::string &path);
+
+/// Replaces the file at `path` by `bytes` through a temporary file beside it
+/// (`<path>.tmp.<pid>.<n>`) and a rename: a concurrent reader, and the next
+/// run after this process is killed, finds the old file or the new one,
+/// never a part of either, and a library a process has mapped keeps its
+/// inode. A temporary file left by a killed process is never read.
+Status writeFileAtomically(const std::string &path, std::string_view bytes);
+
+/// Removes `path` and everything under it, links not followed (`rm -rf`);
+/// a missing path is no error. POSIX calls only, so that code linked with
+/// LibTorch may use it: libtorch.so exports its own std::filesystem
+/// functions, and its remove_all crashes on a folder that is not empty.
+Status removeTree(const std::string &path);
 
 } // namespace dice
 

@@ -18,6 +18,15 @@
 
 namespace dice {
 
+/// Takes back what a run killed after its last checkpoint logged: from the
+/// JSONL log at `path` (metrics or rollouts), the lines of `stage` with a
+/// step past `step` that follow the last line of that step, and a last line
+/// cut short. The run resumed from that checkpoint logs those steps again,
+/// so the file reads as if the run had never stopped. A file without a line
+/// of `step` keeps its whole lines; a missing file is left missing.
+Status dropLoggedStepsAfter(const std::string &path, const std::string &stage,
+                            int64_t step);
+
 class MetricsLog {
 public:
   using Value = std::variant<int64_t, double, std::string>;
