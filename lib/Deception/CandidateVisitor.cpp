@@ -205,6 +205,19 @@ bool CandidateVisitor::VisitCallExpr(CallExpr *call) {
   return true;
 }
 
+bool CandidateVisitor::VisitDeclRefExpr(DeclRefExpr *ref) {
+  // Reading the environment needs no call: `environ` is a variable.
+  const auto *var = dyn_cast<VarDecl>(ref->getDecl());
+  if (!var || !var->getDeclName().isIdentifier() ||
+      !isCandidateCode(ref->getLocation()) ||
+      !var->getDeclContext()->getRedeclContext()->isTranslationUnit() ||
+      !isEnvironmentVariable(var->getName()))
+    return true;
+  report(DeceptionKind::SystemAccess, ref->getLocation(),
+         "`" + nameOf(var) + "` reads the process environment");
+  return true;
+}
+
 void CandidateVisitor::checkCallee(const FunctionDecl *callee, SourceLocation loc,
                                    const CallExpr *call) {
   if (isa<CXXConversionDecl>(callee) || callee->hasAttr<CUDAGlobalAttr>())

@@ -35,6 +35,7 @@ public:
   bool VisitFunctionDecl(clang::FunctionDecl *decl);
   bool VisitVarDecl(clang::VarDecl *decl);
   bool VisitCallExpr(clang::CallExpr *call);
+  bool VisitDeclRefExpr(clang::DeclRefExpr *ref);
   bool VisitCXXConstructExpr(clang::CXXConstructExpr *construct);
   bool VisitGCCAsmStmt(clang::GCCAsmStmt *stmt);
   bool VisitBinaryOperator(clang::BinaryOperator *op);

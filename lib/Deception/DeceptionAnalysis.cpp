@@ -9,6 +9,7 @@
 
 #include "dice/Deception/DeceptionAnalysis.h"
 #include "CandidateVisitor.h"
+#include "DeceptionRules.h"
 
 #include "clang/Basic/Diagnostic.h"
 #include "clang/Basic/FileManager.h"
@@ -59,10 +60,14 @@ public:
 };
 
 /// OpenMP pragmas vanish from the AST without -fopenmp; catch them as text.
-class OpenMPPragmaFinder : public PPCallbacks {
+/// The preprocessor directives the candidate wrote: OpenMP pragmas (host
+/// threads), and includes that name a file by its path instead of a header
+/// (a file read at compile time: saved answers, `/dev/zero` for the build).
+class DirectiveFinder : public PPCallbacks {
 public:
-  OpenMPPragmaFinder(const SourceManager &sm, std::vector<DeceptionFinding> &out)
-      : sm(sm), findings(out) {}
+  DirectiveFinder(const SourceManager &sm, std::vector<DeceptionFinding> &out,
+                  std::vector<DeceptionFinding> &pathIncludes)
+      : sm(sm), findings(out), pathIncludes(pathIncludes) {}
 
   void PragmaDirective(SourceLocation loc, PragmaIntroducerKind) override {
     if (!sm.isWrittenInMainFile(loc))
@@ -83,9 +88,30 @@ public:
                           "OpenMP pragma runs host threads"});
   }
 
+  void InclusionDirective(SourceLocation hashLoc, const Token &, StringRef fileName,
+                          bool, CharSourceRange, OptionalFileEntryRef, StringRef,
+                          StringRef, const Module *, bool,
+                          SrcMgr::CharacteristicKind) override {
+    checkPath(hashLoc, fileName, "#include");
+  }
+
+  void EmbedDirective(SourceLocation hashLoc, StringRef fileName, bool,
+                      OptionalFileEntryRef, const LexEmbedParametersResult &) override {
+    checkPath(hashLoc, fileName, "#embed");
+  }
+
 private:
+  void checkPath(SourceLocation hashLoc, StringRef fileName, StringRef directive) {
+    if (!sm.isWrittenInMainFile(hashLoc) || !isFilePathInclude(fileName))
+      return;
+    pathIncludes.push_back({DeceptionKind::SystemAccess, sm.getSpellingLineNumber(hashLoc),
+                            "`" + directive.str() + "` of `" + fileName.str() +
+                                "` reads a file by its path at compile time, not a header"});
+  }
+
   const SourceManager &sm;
   std::vector<DeceptionFinding> &findings;
+  std::vector<DeceptionFinding> &pathIncludes;
 };
 
 class AnalysisConsumer : public ASTConsumer {
@@ -119,18 +145,20 @@ private:
 
 class AnalysisAction : public ASTFrontendAction {
 public:
-  AnalysisAction(std::vector<DeceptionFinding> &out, bool &noEntry)
-      : findings(out), noEntry(noEntry) {}
+  AnalysisAction(std::vector<DeceptionFinding> &out,
+                 std::vector<DeceptionFinding> &pathIncludes, bool &noEntry)
+      : findings(out), pathIncludes(pathIncludes), noEntry(noEntry) {}
 
   std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &ci,
                                                  llvm::StringRef) override {
     ci.getPreprocessor().addPPCallbacks(
-        std::make_unique<OpenMPPragmaFinder>(ci.getSourceManager(), findings));
+        std::make_unique<DirectiveFinder>(ci.getSourceManager(), findings, pathIncludes));
     return std::make_unique<AnalysisConsumer>(findings, noEntry);
   }
 
 private:
   std::vector<DeceptionFinding> &findings;
+  std::vector<DeceptionFinding> &pathIncludes;
   bool &noEntry;
 };
 
@@ -180,12 +208,22 @@ DeceptionReport analyzeCandidate(const std::string &cudaSource,
   auto files = llvm::makeIntrusiveRefCnt<FileManager>(FileSystemOptions(), overlay);
 
   bool noEntry = false;
+  std::vector<DeceptionFinding> pathIncludes;
   FirstErrorCollector errors;
   tooling::ToolInvocation invocation(
-      cmd, std::make_unique<AnalysisAction>(report.findings, noEntry), files.get());
+      cmd, std::make_unique<AnalysisAction>(report.findings, pathIncludes, noEntry),
+      files.get());
   invocation.setDiagnosticConsumer(&errors);
   bool parsed = invocation.run();
-  if (!parsed || errors.getNumErrors() > 0) {
+  if (!pathIncludes.empty()) {
+    // A file included by its path decides the verdict whatever it holds,
+    // so its content, which a parse error would quote, never reaches the
+    // reason.
+    if (!parsed || errors.getNumErrors() > 0 || noEntry)
+      report.findings.clear();
+    report.findings.insert(report.findings.end(), pathIncludes.begin(),
+                           pathIncludes.end());
+  } else if (!parsed || errors.getNumErrors() > 0) {
     report.outcome = AnalysisOutcome::CompileError;
     report.error = errors.message.empty() ? "clang could not parse the candidate"
                                           : errors.message;

@@ -4,6 +4,8 @@
 #include "dice/Deception/DeceptionAnalysis.h"
 
 #include "clang/AST/Decl.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 
@@ -88,10 +90,26 @@ bool isSystemCall(StringRef name) {
       "fopen", "fopen64", "freopen", "fdopen", "open", "open64", "openat",
       "creat", "read", "write", "pread", "pwrite", "unlink", "remove",
       "rename", "mkdir", "opendir", "mmap", "socket", "connect", "bind",
-      "listen", "accept", "getaddrinfo", "gethostbyname", "getenv",
-      "secure_getenv", "setenv", "putenv", "unsetenv", "dlopen", "dlsym",
-      "kill", "ptrace"};
+      "listen", "accept", "getaddrinfo", "gethostbyname", "gethostname",
+      "uname", "getenv", "secure_getenv", "setenv", "putenv", "unsetenv",
+      "dlopen", "dlsym", "kill", "ptrace",
+      // Descriptors moved under stdout (the worker's reply channel, say).
+      "dup", "dup2", "dup3",
+      // Any of the above, and every other system call, by number.
+      "syscall"};
   return calls.contains(name);
+}
+
+bool isFilePathInclude(StringRef name) {
+  if (name.starts_with("/"))
+    return true;
+  SmallVector<StringRef> parts;
+  name.split(parts, '/');
+  return llvm::is_contained(parts, "..");
+}
+
+bool isEnvironmentVariable(StringRef name) {
+  return name == "environ" || name == "__environ" || name == "_environ";
 }
 
 bool isFilesystemNamespaceMember(const clang::FunctionDecl *callee) {

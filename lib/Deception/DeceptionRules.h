@@ -31,6 +31,12 @@ bool isStreamOrGraphCall(llvm::StringRef name);
 bool isThreadCall(llvm::StringRef name);
 /// C or std functions that reach processes, files, sockets or the environment.
 bool isSystemCall(llvm::StringRef name);
+/// An `#include`/`#embed` name that is a path on the machine (absolute, or
+/// climbing out with `..`) rather than a header of the include directories.
+bool isFilePathInclude(llvm::StringRef name);
+/// The C library's environment (`environ`, `__environ`), which a candidate
+/// can walk without calling anything.
+bool isEnvironmentVariable(llvm::StringRef name);
 bool isFilesystemNamespaceMember(const clang::FunctionDecl *callee);
 bool isFileStreamClass(llvm::StringRef name);
 /// cudaMemcpyToSymbol and friends: their first argument is written.

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -31,6 +32,34 @@ std::string verifierToml(const VerifierConfig &v) {
   if (!v.baselineTimes.empty())
     out << "baseline_times = " << nlohmann::json(v.baselineTimes).dump() << "\n";
   return out.str();
+}
+
+/// How long dice-verify may take before the trainer calls it hung: each
+/// of its stages is bounded (two nvcc runs per candidate at most, `jobs` at
+/// once, at KernelBuildOptions' 600 s each; each check by the watchdog, and
+/// the start of the replacement worker after a crash by the pool's 120 s),
+/// plus five minutes for the analysis and the tool's own start.
+double verifierDeadlineSeconds(size_t candidates, const VerifierConfig &v, unsigned jobs) {
+  const double nvccSeconds = 600, workerStartSeconds = 120;
+  double buildRounds = double((candidates + jobs - 1) / std::max(1u, jobs));
+  return 300 + buildRounds * 2 * nvccSeconds +
+         double(candidates) * (v.timeoutSeconds + workerStartSeconds);
+}
+
+/// What a rollout gets when dice-verify itself failed: no verdict of its
+/// own, so no reward; the training run goes on.
+ProcessVerdicts unjudged(const std::vector<VerificationRequest> &requests,
+                         const std::string &why) {
+  ProcessVerdicts out;
+  for (const VerificationRequest &r : requests) {
+    Verdict v;
+    v.fingerprint = r.fingerprint;
+    v.status = VerdictStatus::Unverified;
+    v.reason = "not judged: " + why;
+    out.verdicts.push_back(std::move(v));
+  }
+  out.notes.push_back(why);
+  return out;
 }
 
 } // namespace
@@ -69,33 +98,44 @@ Result<ProcessVerdicts> verifyInProcess(const std::vector<VerificationRequest> &
                                   config.string(), "--cache",
                                   (fs::path(workDir) / "kernel-cache").string(), "--jobs",
                                   std::to_string(jobs), "--seed", std::to_string(seed)},
-                                 log.string(), 0);
+                                 log.string(), verifierDeadlineSeconds(requests.size(), verifier, jobs));
   Result<std::string> text = readFile(log.string());
   std::string output = text ? *text : "";
+  std::string tail = output.substr(output.size() > 2000 ? output.size() - 2000 : 0);
   // dice-verify exits 1 when some candidate is not accepted: that is a
-  // verdict, not a failure.
-  if (!run.spawnError.empty() || run.signal || run.timedOut ||
-      (run.exitCode != 0 && run.exitCode != 1))
-    return Error(log.string(), "dice-verify failed (" +
-                                   (run.spawnError.empty() ? "exit " + std::to_string(run.exitCode) +
-                                                                 ", signal " + std::to_string(run.signal)
-                                                           : run.spawnError) +
-                                   "): " + output.substr(output.size() > 2000 ? output.size() - 2000 : 0));
+  // verdict, not a failure; 2 is a usage error, the trainer's own.
+  if (!run.spawnError.empty() || run.exitCode == 2)
+    return Error(log.string(), "dice-verify cannot run (" +
+                                   (run.spawnError.empty() ? "exit 2" : run.spawnError) +
+                                   "): " + tail);
+  // A crash or a hang of the verifier costs this batch its rewards.
+  if (run.timedOut)
+    return unjudged(requests, "dice-verify did not finish within its deadline of " +
+                                  std::to_string(int(verifierDeadlineSeconds(
+                                      requests.size(), verifier, jobs))) +
+                                  " s (log: " + log.string() + ")");
+  if (run.signal)
+    return unjudged(requests, "dice-verify was killed by signal " +
+                                  std::to_string(run.signal) + " (log: " + log.string() + ")");
+  if (run.exitCode != 0 && run.exitCode != 1)
+    return unjudged(requests, "dice-verify exited " + std::to_string(run.exitCode) +
+                                  " (log: " + log.string() + ")");
   std::stringstream lines(output);
   for (std::string line; std::getline(lines, line);) {
     if (!line.empty() && line.front() == '{') {
       Result<Verdict> v = Verdict::fromJson(line);
       if (!v)
-        return Error(log.string(), 0, 0, "", "unreadable verdict: " + v.error().describe());
+        return unjudged(requests, "dice-verify wrote an unreadable verdict (" +
+                                      v.error().describe() + "; log: " + log.string() + ")");
       out.verdicts.push_back(v.take());
     } else if (line.rfind("dice-verify: note: ", 0) == 0) {
       out.notes.push_back(line.substr(19));
     }
   }
   if (out.verdicts.size() != requests.size())
-    return Error(log.string(), "dice-verify returned " + std::to_string(out.verdicts.size()) +
-                                   " verdicts for " + std::to_string(requests.size()) +
-                                   " candidates");
+    return unjudged(requests, "dice-verify returned " + std::to_string(out.verdicts.size()) +
+                                  " verdicts for " + std::to_string(requests.size()) +
+                                  " candidates (log: " + log.string() + ")");
   return out;
 }
 

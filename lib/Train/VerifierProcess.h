@@ -27,7 +27,11 @@ struct ProcessVerdicts {
 
 /// Verifies `requests` with the dice-verify beside this installation's
 /// tools, under `verifier`'s settings; `workDir` holds the batch, its
-/// configuration, the build cache and the log.
+/// configuration, the build cache and the log. A dice-verify that crashes,
+/// hangs past a deadline derived from the settings, or answers garbage
+/// leaves every request `unverified` ("not judged: ...", said once in the
+/// notes), which costs the batch its rewards, not the run; an error means
+/// dice-verify cannot run at all (missing, or a usage error).
 Result<ProcessVerdicts> verifyInProcess(const std::vector<VerificationRequest> &requests,
                                         const VerifierConfig &verifier,
                                         const std::string &workDir, uint64_t seed,

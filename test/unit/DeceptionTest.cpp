@@ -165,8 +165,13 @@ TEST(DeceptionLabels, EveryKindAndFaultHasAnExample) {
         "stream_or_graph", "threads", "persistent_state", "system_access",
         "inline_ptx_control"})
     EXPECT_TRUE(kinds.count(kind)) << kind;
+  // The fault-injection suite (test_fault_injection.py, run-faults.sh).
   for (const char *fault :
-       {"oob_write", "infinite_loop", "trap", "host_segfault", "abort"})
+       {"oob_write", "infinite_loop", "trap", "host_segfault", "abort",
+        "wrong_result", "throws_before_launch", "host_infinite_loop",
+        "host_oob", "stack_overflow", "throw", "huge_host_alloc",
+        "huge_device_alloc", "output_flood", "fork_exec",
+        "write_outside_scratch", "read_file", "socket", "env_probe"})
     EXPECT_TRUE(faults.count(fault)) << fault;
   EXPECT_GE(honest, 12u);
 }
@@ -210,6 +215,93 @@ TEST_F(DeceptionSnippets, OwnHelpersMayShareLibraryNames) {
       *options);
   ASSERT_EQ(report.outcome, AnalysisOutcome::Analyzed) << report.error;
   EXPECT_TRUE(report.findings.empty()) << report.findings.front().format();
+}
+
+TEST_F(DeceptionSnippets, EnvironmentHostAndDescriptorProbesAreSystemAccess) {
+  // The environment read without getenv (walking `environ`), the host's
+  // identity, system calls by number and descriptors moved under stdout; a
+  // local of the same name is the candidate's own.
+  ASSERT_NE(options, nullptr);
+  DeceptionReport report = analyzeCandidate(
+      "#include <sys/syscall.h>\n"
+      "#include <sys/utsname.h>\n"
+      "#include <unistd.h>\n"
+      "\n"
+      "__global__ void k(float *x, int n) { x[threadIdx.x] = float(n); }\n"
+      "torch::Tensor dice_forward(torch::Tensor x0) {\n"
+      "  int n = 0;\n"
+      "  for (char **e = environ; *e; ++e)\n"
+      "    ++n;\n"
+      "  char host[64];\n"
+      "  gethostname(host, sizeof host);\n"
+      "  struct utsname name;\n"
+      "  uname(&name);\n"
+      "  n += int(syscall(SYS_getpid));\n"
+      "  dup2(2, 1);\n"
+      "  int environ_ = 0, own = [] { int environ = 1; return environ; }();\n"
+      "  k<<<1, 1>>>(x0.data_ptr<float>(), n + environ_ + own);\n"
+      "  return x0;\n"
+      "}\n",
+      *options);
+  ASSERT_EQ(report.outcome, AnalysisOutcome::Analyzed) << report.error;
+  std::set<std::pair<DeceptionKind, unsigned>> found;
+  for (const DeceptionFinding &f : report.findings)
+    found.insert({f.kind, f.line});
+  std::set<std::pair<DeceptionKind, unsigned>> expected = {
+      {DeceptionKind::SystemAccess, 8},
+      {DeceptionKind::SystemAccess, 11},
+      {DeceptionKind::SystemAccess, 13},
+      {DeceptionKind::SystemAccess, 14},
+      {DeceptionKind::SystemAccess, 15}};
+  EXPECT_EQ(found, expected);
+}
+
+TEST_F(DeceptionSnippets, IncludesOfPathsAreSystemAccess) {
+  // A header by name is fine; a file by its path is read at compile time
+  // (saved answers; /dev/zero, which nvcc's preprocessor reads without end).
+  ASSERT_NE(options, nullptr);
+  DeceptionReport report = analyzeCandidate(
+      "#include <cstdint>\n"
+      "#include \"/dev/zero\"\n"
+      "#include <bits/../vector>\n"
+      "#define ANSWERS \"/dev/null\"\n"
+      "#include ANSWERS\n"
+      "__global__ void k(float *x) { x[threadIdx.x] = 1.f; }\n"
+      "torch::Tensor dice_forward(torch::Tensor x0) {\n"
+      "  k<<<1, 1>>>(x0.data_ptr<float>());\n"
+      "  return x0;\n"
+      "}\n",
+      *options);
+  ASSERT_EQ(report.outcome, AnalysisOutcome::Analyzed) << report.error;
+  std::set<std::pair<DeceptionKind, unsigned>> found;
+  for (const DeceptionFinding &f : report.findings)
+    found.insert({f.kind, f.line});
+  std::set<std::pair<DeceptionKind, unsigned>> expected = {
+      {DeceptionKind::SystemAccess, 2},
+      {DeceptionKind::SystemAccess, 3},
+      {DeceptionKind::SystemAccess, 5}};
+  EXPECT_EQ(found, expected);
+}
+
+TEST_F(DeceptionSnippets, AnIncludedFileNeverReachesTheReason) {
+  // A file that does not parse, or does not exist, is still a finding, and
+  // the first error (which would quote it) is not the verdict.
+  ASSERT_NE(options, nullptr);
+  for (const char *name : {"/etc/passwd", "/no/such/answers.inc"}) {
+    DeceptionReport report = analyzeCandidate(
+        std::string("#include \"") + name + "\"\n"
+        "__global__ void k(float *x) { x[threadIdx.x] = 1.f; }\n"
+        "torch::Tensor dice_forward(torch::Tensor x0) {\n"
+        "  k<<<1, 1>>>(x0.data_ptr<float>());\n"
+        "  return x0;\n"
+        "}\n",
+        *options);
+    ASSERT_TRUE(report.deceptive()) << name << ": " << report.error;
+    ASSERT_EQ(report.findings.size(), 1u) << name;
+    EXPECT_EQ(report.findings[0].kind, DeceptionKind::SystemAccess);
+    EXPECT_EQ(report.findings[0].line, 1u);
+    EXPECT_EQ(report.findings[0].message.find("root"), std::string::npos);
+  }
 }
 
 TEST_F(DeceptionSnippets, KernelReachedThroughAConstTableIsLaunched) {
