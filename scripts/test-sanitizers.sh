@@ -1,15 +1,25 @@
 #!/usr/bin/env bash
-# Builds build-asan/ (CMake preset `asan`: ASan + UBSan, DICE_ENABLE_SANITIZERS)
-# and runs the lit, GoogleTest and fuzz-replay suites under the sanitizers
-# (scripts/test.sh, the README's test command, ends with it). pytest is not
-# part of it: it loads the project's shared libraries into an uninstrumented
+# Builds an ASan + UBSan build (DICE_ENABLE_SANITIZERS) and runs the lit,
+# GoogleTest and fuzz-replay suites under the sanitizers. pytest is not part
+# of it: it loads the project's shared libraries into an uninstrumented
 # Python (scripts/test.sh runs it against the regular build).
 # Only what those suites need is built (targets dice-test-depends and
 # dice-unit-tests, which holds the fuzz replays), not the remaining tools.
-# Environment: DICE_JOBS (parallel compile jobs, default 2).
+# Environment:
+#   DICE_SANITIZER_PRESET  asan (default): both halves, build-asan/;
+#                          asan-compiler: the compiler half without LibTorch,
+#                          build-asan-compiler/ (what scripts/test.sh runs:
+#                          the LibTorch half's instrumented build alone takes
+#                          longer than the rest of the test command)
+#   DICE_JOBS              parallel compile jobs (default 2)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build=$root/build-asan   # the preset's binaryDir
+preset=${DICE_SANITIZER_PRESET:-asan}
+case $preset in
+  asan | asan-compiler) build=$root/build-$preset ;;  # the preset's binaryDir
+  *) echo "test-sanitizers.sh: error: DICE_SANITIZER_PRESET is '$preset'; expected asan or asan-compiler" >&2
+     exit 2 ;;
+esac
 jobs=${DICE_JOBS:-2}
 step() { printf '\033[1m==> %s\033[0m\n' "$*"; }
 
@@ -24,12 +34,12 @@ fi
 export CCACHE_BASEDIR=$root
 cd "$root"   # presets are read from the source directory
 if [[ ! -f $build/build.ninja ]]; then
-  step "configuring $build (preset asan)"
-  cmake --preset asan
+  step "configuring $build (preset $preset)"
+  cmake --preset "$preset"
 fi
 step "building the lit and unit suites with ASan + UBSan"
 start=$SECONDS
-cmake --build --preset asan -j "$jobs"
+cmake --build --preset "$preset" -j "$jobs"
 step "built in $((SECONDS - start)) s"
 
 rm -rf "$build/test-results"
@@ -37,7 +47,7 @@ mkdir -p "$build/test-results"
 step "running lit, the unit tests and the fuzz replays under ASan + UBSan"
 start=$SECONDS
 status=0
-ctest --preset asan -j "$jobs" || status=$?
+ctest --preset "$preset" -j "$jobs" || status=$?
 step "ran in $((SECONDS - start)) s"
 mapfile -t suites < <(ctest --test-dir "$build" -N | sed -n 's/^ *Test *#[0-9]*: *//p')
 "$root/.venv/bin/python" "$root/scripts/test-summary.py" "$build/test-results" \
