@@ -30,6 +30,40 @@ struct Slot {
   unsigned index;
 };
 
+/// A verdict on its way to the kernel database, with the library it built.
+struct PendingRecord {
+  ::dice::CandidateRecord record;
+  std::string artifactPath; ///< empty when nothing was built
+};
+
+/// Stores a request's candidates in one transaction: infill takes what a key
+/// holds as the request's whole answer, so another process, or the next run
+/// after this one is killed, must never find some of them. The libraries are
+/// read here, one request at a time, so a run holds at most one request's.
+LogicalResult storeRequest(::dice::KernelStore &db, KernelRequestOp request,
+                           std::vector<PendingRecord> &pending) {
+  std::vector<::dice::CandidateRecord> records;
+  records.reserve(pending.size());
+  for (PendingRecord &p : pending) {
+    if (!p.artifactPath.empty()) {
+      llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> bytes =
+          llvm::MemoryBuffer::getFile(p.artifactPath);
+      if (!bytes)
+        return request.emitOpError()
+               << "cannot read the kernel library " << p.artifactPath << ": "
+               << bytes.getError().message();
+      StringRef data = (*bytes)->getBuffer();
+      p.record.artifact.emplace(data.begin(), data.end());
+    }
+    records.push_back(std::move(p.record));
+  }
+  if (::dice::Status stored = db.putAll(kernelKeyOf(request), records);
+      !stored)
+    return request.emitError()
+           << "kernel database " << stored.error().describe();
+  return success();
+}
+
 struct VerifyPass : public mlir::dice::impl::DiceVerifyBase<VerifyPass> {
   using Base::Base;
 
@@ -134,9 +168,9 @@ void VerifyPass::runOnOperation() {
     return signalPassFailure();
 
   std::vector<std::string> notes;
-  llvm::MapVector<KernelRequestOp, std::vector<::dice::CandidateRecord>>
-      verdicts;
+  bool stored = true;
   for (auto &[arch, slots] : batches) {
+    llvm::MapVector<KernelRequestOp, std::vector<PendingRecord>> verdicts;
     std::unique_ptr<::dice::CandidateVerifier> verifier =
         services.createVerifier(verifierOptions(*config, services, arch));
     auto start = std::chrono::steady_clock::now();
@@ -167,7 +201,8 @@ void VerifyPass::runOnOperation() {
                              toVerdictAttr(ctx, result.verdict), artifact);
       request.setCandidatesAttr(ArrayAttr::get(ctx, candidates));
 
-      ::dice::CandidateRecord record;
+      PendingRecord &pending = verdicts[request].emplace_back();
+      ::dice::CandidateRecord &record = pending.record;
       record.candidateHash = result.verdict.candidateHash;
       // What the hash is of: the extracted source, or the answer that had
       // none.
@@ -175,31 +210,17 @@ void VerifyPass::runOnOperation() {
       record.verdictJson = result.verdict.toJson();
       record.status = result.verdict.status;
       record.speedup = result.verdict.speedup;
-      if (!result.artifactPath.empty()) {
-        llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> bytes =
-            llvm::MemoryBuffer::getFile(result.artifactPath);
-        if (!bytes) {
-          request.emitOpError() << "cannot read the kernel library "
-                                << result.artifactPath << ": "
-                                << bytes.getError().message();
-          return signalPassFailure();
-        }
-        StringRef data = (*bytes)->getBuffer();
-        record.artifact.emplace(data.begin(), data.end());
-      }
-      verdicts[request].push_back(std::move(record));
+      pending.artifactPath = result.artifactPath;
+    }
+    // A request's candidates all go to one architecture's batch; one
+    // request that cannot be stored does not cost the others theirs.
+    for (auto &[request, pending] : verdicts) {
+      stored &= succeeded(storeRequest(*db, request, pending));
+      pending.clear();
     }
   }
-
-  // A request's candidates are stored together: infill takes what a key
-  // holds as the request's whole answer, so another process, or the next
-  // run after this one is killed, must never find some of them.
-  for (auto &[request, records] : verdicts)
-    if (::dice::Status stored = db->putAll(kernelKeyOf(request), records);
-        !stored) {
-      module.emitError() << "kernel database " << stored.error().describe();
-      return signalPassFailure();
-    }
+  if (!stored)
+    return signalPassFailure();
 
   // Said once for the run, not once per request: these hold for every
   // candidate alike.

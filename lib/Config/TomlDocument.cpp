@@ -3,6 +3,7 @@
 #include "dice/Config/TomlDocument.h"
 
 #include <optional>
+#include <vector>
 
 namespace dice {
 namespace {
@@ -15,40 +16,44 @@ public:
       : text(text), source(source) {}
 
   std::optional<Error> run() {
-    bool lineStart = true;
     while (at < text.size()) {
       char c = text[at];
       if (c == '\n') {
         advance();
-        lineStart = true;
+        previous = '\n';
         continue;
       }
       if (c == ' ' || c == '\t' || c == '\r') {
         advance();
         continue;
       }
-      if (lineStart && depth == 0 && c == '[') {
+      if (previous == '\n' && open.empty() && c == '[') {
         if (std::optional<Error> bad = tableHeader())
           return bad;
         if (stopped)
           return std::nullopt;
-        lineStart = false;
+        previous = ']';
         continue;
       }
-      lineStart = false;
       if (c == '#') {
         skipComment();
       } else if (c == '"' || c == '\'') {
-        if (!string(c))
+        if (std::optional<Error> bad = quoted(c))
+          return bad;
+        if (stopped)
           return std::nullopt;
+        previous = '"';
       } else if (static_cast<unsigned char>(c) >= 0x80) {
         return error("a character outside ASCII may only appear in a string "
                      "or a comment");
       } else {
+        if (c == '}' && !open.empty() && open.back() == '[')
+          return error("'}' inside an array: expected a value, ',' or ']'");
         if (c == '[' || c == '{')
-          ++depth;
-        else if ((c == ']' || c == '}') && depth > 0)
-          --depth;
+          open.push_back(c);
+        else if ((c == ']' || c == '}') && !open.empty())
+          open.pop_back();
+        previous = c;
         advance();
       }
     }
@@ -81,13 +86,36 @@ private:
       advance();
   }
 
+  /// A string where a key or a value starts; a quote anywhere else (inside
+  /// a bare word: `22nd"...`) is an error, since toml++ then reads what
+  /// follows as bare text, and meets non-ASCII characters there with
+  /// undefined behaviour. Only a value may be a multi-line string: at a key
+  /// `"""` is an empty key and a quote.
+  std::optional<Error> quoted(char quote) {
+    bool inArray = !open.empty() && open.back() == '[';
+    bool value = previous == '=' || previous == '[' ||
+                 (inArray && (previous == ',' || previous == '\n'));
+    bool key = !value && (previous == '\n' || previous == '{' ||
+                          previous == ',' || previous == '.');
+    if (!value && !key)
+      return error("a quote here does not start a string: strings start "
+                   "keys and values");
+    if (!string(quote, /*multiLineAllowed=*/value)) {
+      if (failed)
+        return error("a character outside ASCII cannot follow a backslash in "
+                     "a multi-line string, nor the blanks after one");
+      stopped = true;
+    }
+    return std::nullopt;
+  }
+
   /// A string starting at `quote`, single- or multi-line; its contents may
   /// be anything. Returns false when it does not end: toml++ reports that
   /// itself (at the line's end, as users of dice.toml have seen it), and
   /// nothing after it can be screened.
-  bool string(char quote) {
+  bool string(char quote, bool multiLineAllowed = false) {
     std::string_view triple = quote == '"' ? "\"\"\"" : "'''";
-    bool multiLine = startsWith(triple);
+    bool multiLine = multiLineAllowed && startsWith(triple);
     advance(multiLine ? 3 : 1);
     while (at < text.size()) {
       if (multiLine ? startsWith(triple) : text[at] == quote) {
@@ -99,9 +127,30 @@ private:
       }
       if (!multiLine && text[at] == '\n')
         break;
-      advance(quote == '"' && text[at] == '\\' ? 2 : 1);
+      if (quote == '"' && text[at] == '\\') {
+        if (multiLine && !afterBackslashIsAscii())
+          return failed = true, false;
+        advance(2);
+        continue;
+      }
+      advance();
     }
     return false;
+  }
+
+  /// In a multi-line basic string, toml++ tests what follows a backslash,
+  /// and the blank lines after a line-ending one, for whitespace, and meets
+  /// a character outside ASCII there with undefined behaviour.
+  bool afterBackslashIsAscii() {
+    size_t next = at + 1;
+    while (next < text.size() && (text[next] == ' ' || text[next] == '\t' ||
+                                  text[next] == '\r' || text[next] == '\n'))
+      ++next;
+    if (next < text.size() && static_cast<unsigned char>(text[next]) >= 0x80) {
+      advance(next - at);
+      return false;
+    }
+    return true;
   }
 
   /// `[key.key]` or `[[key.key]]` at the start of a line: each key bare
@@ -152,8 +201,13 @@ private:
   const std::string &source;
   size_t at = 0;
   unsigned line = 1, column = 1;
-  int depth = 0; ///< open [ and { of values: a '[' inside one is no header
+  /// The [ and { of values still open: a '[' inside one is no header.
+  std::vector<char> open;
+  /// The last character outside blanks, comments and strings ('"' for a
+  /// string, '\n' at a line's start): where a string may start.
+  char previous = '\n';
   bool stopped = false; ///< a string did not end: the rest is toml++'s
+  bool failed = false;  ///< a string held what toml++ cannot be trusted with
 };
 
 } // namespace

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dice/Sandbox/WorkerPool.h"
+#include "dice/Support/File.h"
 
 #include <nlohmann/json.hpp>
 
@@ -28,7 +29,6 @@
 #include <thread>
 
 #include <fcntl.h>
-#include <ftw.h>
 #include <poll.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -98,27 +98,6 @@ std::string readLogTail(int fd, unsigned lines) {
   for (size_t i = first; i < all.size(); ++i)
     tail += all[i] + "\n";
   return tail;
-}
-
-int makeWritable(const char *path, const struct stat *, int type,
-                 struct FTW *) {
-  if (type == FTW_D)
-    chmod(path, 0700);
-  return 0;
-}
-
-int removeEntry(const char *path, const struct stat *, int, struct FTW *) {
-  remove(path);
-  return 0;
-}
-
-/// rm -rf; a worker may have left directories without write permission.
-void removeTree(const std::string &path) {
-  struct stat st;
-  if (lstat(path.c_str(), &st) != 0)
-    return;
-  nftw(path.c_str(), makeWritable, 16, FTW_PHYS);
-  nftw(path.c_str(), removeEntry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 bool makeDirectories(const std::string &path) {
@@ -347,7 +326,7 @@ WorkerPool::Supervisor::~Supervisor() {
   closeFd(wakeRead);
   closeFd(wakeWrite);
   if (ownScratchRoot && !opts.keepScratch)
-    removeTree(scratchRoot);
+    (void)removeTree(scratchRoot); // best effort: the pool is going away
 }
 
 void WorkerPool::Supervisor::wake() {
@@ -471,7 +450,10 @@ void WorkerPool::Supervisor::loop() {
 }
 
 void WorkerPool::Supervisor::spawn(Worker &worker) {
-  removeTree(worker.scratch);
+  // What the last worker left, folders it took its own rights from
+  // included; a slot that cannot be emptied does not start.
+  if (Status removed = removeTree(worker.scratch); !removed)
+    return startFailed(worker, removed.error().describe(), false);
   if (!makeDirectories(worker.scratch + "/cuda-cache"))
     return startFailed(worker,
                        "cannot create " + worker.scratch + ": " +
@@ -1032,7 +1014,7 @@ void WorkerPool::Supervisor::shutdown() {
       terminate(worker);
     closeFd(worker.logFd);
     if (!opts.keepScratch)
-      removeTree(worker.scratch);
+      (void)removeTree(worker.scratch); // best effort; spawn() retries it
   }
   std::lock_guard<std::mutex> lock(mutex);
   if (batch)

@@ -40,7 +40,15 @@ dice::Status dice::writeFileAtomically(const std::string &path,
     ::unlink(temp.c_str());
     return error;
   };
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // A file it replaces keeps its permissions; a new one gets 0666 less
+  // the umask, like any other. O_EXCL and O_NOFOLLOW: a link planted at the
+  // temporary name is not followed.
+  struct stat old;
+  mode_t mode = ::stat(path.c_str(), &old) == 0 ? (old.st_mode & 07777) : 0666;
+  int fd = ::open(temp.c_str(),
+                  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+  if (fd >= 0 && ::stat(path.c_str(), &old) == 0)
+    ::fchmod(fd, old.st_mode & 07777); // the umask took some bits away
   if (fd < 0)
     return fail("cannot write");
   for (size_t done = 0; done < bytes.size();) {
@@ -71,6 +79,19 @@ int removeEntry(const char *path, const struct stat *, int, struct FTW *) {
     removalError = errno;
   return 0;
 }
+
+/// Whether the last grantAccess walk changed a folder's mode.
+thread_local bool grantedAccess = false;
+
+/// Gives the owner every right on a folder, so its entries can be listed
+/// and removed: what a sandboxed worker leaves may have none.
+int grantAccess(const char *path, const struct stat *info, int type,
+                struct FTW *) {
+  if ((type == FTW_D || type == FTW_DNR) &&
+      (info->st_mode & S_IRWXU) != S_IRWXU && ::chmod(path, 0700) == 0)
+    grantedAccess = true;
+  return 0;
+}
 } // namespace
 
 dice::Status dice::removeTree(const std::string &path) {
@@ -80,6 +101,13 @@ dice::Status dice::removeTree(const std::string &path) {
                ? Status()
                : Status(Error(path, std::string("cannot remove: ") +
                                         std::strerror(errno)));
+  // A folder nftw could not read hides the folders below it until it is
+  // opened up, so walk again until nothing changes.
+  if (S_ISDIR(info.st_mode))
+    do {
+      grantedAccess = false;
+      ::nftw(path.c_str(), grantAccess, 16, FTW_PHYS);
+    } while (grantedAccess);
   removalError = 0;
   if (::nftw(path.c_str(), removeEntry, 16, FTW_DEPTH | FTW_PHYS) != 0 &&
       !removalError)

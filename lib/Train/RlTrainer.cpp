@@ -57,13 +57,16 @@ Status runRl(TrainSession &s) {
         "--analysis-only` where the compiler is to find deceptive rollouts");
 #endif
 
-  std::string logPath = c.rolloutLog;
-  if (logPath.empty())
-    logPath = (fs::path(c.checkpointDir) /
-               (s.dist->worldSize() > 1
-                    ? "rollouts-rank" + std::to_string(s.dist->rank()) + ".jsonl"
-                    : std::string("rollouts.jsonl")))
-                  .string();
+  // One log per rank: ranks that shared a file would interleave their lines,
+  // and on resume each would rewrite it under the others' open streams.
+  fs::path logFile = c.rolloutLog.empty()
+                         ? fs::path(c.checkpointDir) / "rollouts.jsonl"
+                         : fs::path(c.rolloutLog);
+  if (s.dist->worldSize() > 1)
+    logFile.replace_filename(logFile.stem().string() + "-rank" +
+                             std::to_string(s.dist->rank()) +
+                             logFile.extension().string());
+  std::string logPath = logFile.string();
   fs::create_directories(fs::path(logPath).parent_path());
   // A resumed run takes again the steps a killed one logged after its
   // checkpoint.

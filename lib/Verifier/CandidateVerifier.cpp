@@ -163,10 +163,16 @@ bool haveCudaDevice() {
   return present;
 }
 
-unsigned verifierWorkerCount(const VerifierConfig &checks, bool onCpu) {
+unsigned verifierWorkerCount(const VerifierConfig &checks, bool onCpu,
+                             size_t candidates) {
   if (checks.workers > 0)
     return unsigned(checks.workers);
-  return onCpu ? std::max(1u, std::thread::hardware_concurrency()) : 1u;
+  if (!onCpu)
+    return 1;
+  // One per core, but no more than the candidates: each is a LibTorch
+  // process, started before the first check.
+  size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  return unsigned(std::clamp<size_t>(candidates, 1, cores));
 }
 
 KernelBuildOptions defaultKernelBuildOptions(const std::string &cacheDir) {
@@ -220,7 +226,7 @@ private:
   void runDynamicChecks(const std::vector<VerificationRequest> &requests,
                         std::vector<Pending> &pending,
                         const std::vector<size_t> &toRun, bool onCpu);
-  WorkerPool *workerPool(bool onCpu);
+  WorkerPool *workerPool(bool onCpu, size_t candidates);
 
   void note(std::string text) {
     if (std::find(notes.begin(), notes.end(), text) == notes.end())
@@ -236,7 +242,9 @@ private:
   std::unique_ptr<WorkerPool> pool;
 };
 
-WorkerPool *PipelineVerifier::workerPool(bool onCpu) {
+/// The pool is made on the first verify() that runs checks and kept; its
+/// size comes from that call's candidates when verifier.workers is 0.
+WorkerPool *PipelineVerifier::workerPool(bool onCpu, size_t candidates) {
   if (pool)
     return pool.get();
   WorkerPoolOptions poolOptions;
@@ -245,7 +253,7 @@ WorkerPool *PipelineVerifier::workerPool(bool onCpu) {
     poolOptions.argv.push_back("--device");
     poolOptions.argv.push_back("cpu");
   }
-  poolOptions.workers = verifierWorkerCount(options.checks, onCpu);
+  poolOptions.workers = verifierWorkerCount(options.checks, onCpu, candidates);
   poolOptions.scratchRoot = options.scratchDir;
   poolOptions.sandbox.disabled = !options.sandbox;
   pool = std::make_unique<WorkerPool>(std::move(poolOptions));
@@ -346,7 +354,7 @@ void PipelineVerifier::runDynamicChecks(
     const std::vector<VerificationRequest> &requests,
     std::vector<Pending> &pending, const std::vector<size_t> &toRun,
     bool onCpu) {
-  WorkerPool *workers = workerPool(onCpu);
+  WorkerPool *workers = workerPool(onCpu, toRun.size());
   double timeout = options.checks.timeoutSeconds;
   std::vector<size_t> queue = toRun;
   // A worker asks for a retry when a library it cannot hold beside one it

@@ -5,6 +5,7 @@
 # whose lib/ then joins LD_LIBRARY_PATH for what runs afterwards.
 #   source test/gpu/build-gpu-half.sh PYTHON LOG TARGET...
 # Returns non-zero (after printing the log's tail) when the build fails.
+# Also defines dice_machine_info FILE.
 dice_build_gpu_half() {
   local py=$1 log=$2
   shift 2
@@ -23,5 +24,15 @@ dice_build_gpu_half() {
   { cmake -G Ninja -B build-gpu -DDICE_ENABLE_COMPILER=OFF -DDICE_ENABLE_TESTS=OFF \
       -DCMAKE_BUILD_TYPE=Release -DTorch_DIR="$torch_dir" -DDICE_PYTHON="$py" "${deps[@]}" &&
     ninja -C build-gpu "$@"; } > "$log" 2>&1 || { tail -40 "$log"; return 1; }
+}
+
+# The GPU, its driver, the commit and the CPU count, one a line, into FILE
+# (and on stdout): what a result file names.
+dice_machine_info() {
+  {
+    nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+    echo "${DICE_COMMIT:-$(git rev-parse HEAD 2>/dev/null)}"
+    nproc
+  } | tee "$1"
 }
 dice_build_gpu_half "$@"

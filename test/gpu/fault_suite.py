@@ -42,11 +42,11 @@ behind.
 import argparse
 import json
 import subprocess
-import threading
 import time
 from pathlib import Path
 
 from check_corpus_verdicts import CORRECT, corpus_entries, labels, read_verdicts
+from process_watch import processes_with_argv, run_timed
 
 TIMEOUT_S = 10
 HONEST = ["honest_add.cu", "honest_relu_dispatch.cu", "honest_gelu_half.cu",
@@ -93,34 +93,6 @@ def batch_rows():
     return rows
 
 
-def run_timed(argv, timeout):
-    """Exit status (negative: a signal), stdout, and stderr lines with the
-    seconds since the start at which each came."""
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    start = time.monotonic()
-    watchdog = threading.Timer(timeout, proc.kill)
-    watchdog.start()
-    out = []
-    reader = threading.Thread(target=lambda: out.append(proc.stdout.read()))
-    reader.start()
-    lines = [(time.monotonic() - start, line.rstrip("\n")) for line in proc.stderr]
-    proc.wait()
-    reader.join()
-    watchdog.cancel()
-    return proc.returncode, out[0], lines, time.monotonic() - start
-
-
-def processes_with_argv(argv):
-    found = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            if cmdline.read_bytes().split(b"\0")[:len(argv)] == argv:
-                found.append(int(cmdline.parent.name))
-        except OSError:
-            continue
-    return found
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", required=True)
@@ -164,7 +136,7 @@ def main():
     # Without the analysis (GPU machines have none; --static brings it in),
     # every candidate that builds goes to the worker.
     guard = 600 + len(rows) * (TIMEOUT_S + 120)
-    rc, stdout, stderr, wall = run_timed(
+    rc, stdout, stderr, wall, killed = run_timed(
         [dice_verify, "--batch", str(batch), "--json", "--progress", "--no-analysis",
          "--workers", "1", "--jobs", str(args.jobs),
          "--cache", str(cache), "--config", str(config)] + (["--cpu-run"] if args.cpu_run else []),
@@ -184,7 +156,9 @@ def main():
     checked_at = dict(zip(ran, checked))
     complete = len(verdicts) == len(rows) and len(checked) == len(ran) and built
     problems = []
-    if rc not in (0, 1):
+    if killed:
+        problems.append(f"dice-verify still ran after {guard:.0f} s and was killed")
+    elif rc not in (0, 1):
         problems.append(f"dice-verify exited {rc}" + (" (a signal)" if rc < 0 else ""))
     if not complete:
         problems.append(f"{len(verdicts)} verdicts and {len(checked)} checks for {len(rows)} "

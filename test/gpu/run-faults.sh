@@ -18,11 +18,7 @@ mkdir -p "$OUT" "$CACHE"
 start=$SECONDS
 source test/gpu/build-gpu-half.sh "$PY" "$OUT/build.log" dice-verify-worker dice-verify DiceLightBridge || exit 1
 echo "built in $((SECONDS - start)) s"
-{
-  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-  echo "${DICE_COMMIT:-$(git rev-parse HEAD 2>/dev/null)}"
-  nproc
-} | tee "$OUT/machine.txt"
+dice_machine_info "$OUT/machine.txt"
 
 start=$SECONDS
 "$PY" test/gpu/fault_suite.py --build build-gpu --cache "$CACHE" --out "$OUT" \

@@ -28,11 +28,7 @@ source test/gpu/build-gpu-half.sh "$PY" "$OUT/build-$phase.log" dice-verify-work
 echo "built in $((SECONDS - start)) s"
 # The Python runtime loads libDiceRuntime from the build it is given.
 export DICE_BUILD_DIR=$PWD/build-gpu
-{
-  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-  echo "${DICE_COMMIT:-$(git rev-parse HEAD 2>/dev/null)}"
-  nproc
-} | tee "$OUT/machine.txt"
+dice_machine_info "$OUT/machine.txt"
 
 if [[ $phase == verify ]]; then
   rm -rf "$OUT/libs"

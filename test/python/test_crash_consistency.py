@@ -42,7 +42,8 @@ from pathlib import Path
 import pytest
 
 from build_tree import BIN, SOURCE_ROOT
-from test_train import DICE_TRAIN, metrics, torch_enabled, train, weights, write_run
+from test_train import (DICE_TRAIN, metrics, prepare_rl, rl_run, torch_enabled, train, weights,
+                        write_run)
 
 DICE_OPT = BIN / "dice-opt"
 DICE_DB = BIN / "dice-db"
@@ -528,18 +529,10 @@ def test_dice_train_rl_resume_takes_back_the_steps_logged_after_its_checkpoint(t
     # rollouts and metrics logged; then resumed in the same folder from the
     # first checkpoint, as after a kill between step 2's log and its
     # checkpoint.
-    train(write_run(tmp_path, steps=1))
-    pack = SOURCE_ROOT / "train" / "data" / "packs-train.jsonl"
-    (tmp_path / "packs.jsonl").write_text("".join(pack.read_text().splitlines(True)[:2]))
+    prepare_rl(tmp_path)
 
     def rl(**checkpoint):
-        return write_run(
-            tmp_path, steps=2, name="rl", checkpoint=checkpoint,
-            run={"stage": '"rl-infill"'}, model={"path": '"run/step-000001"'},
-            data={"tasks": '["packs.jsonl"]', "pack_length": 16384},
-            optim={"global_batch": 2, "lr": 1e-4},
-            rl={"rollouts": 3, "overlap_verification": "false"},
-            sampling={"max_tokens": 12, "remasking": '"dynamic"', "top_k": 0})
+        return rl_run(tmp_path, checkpoint, overlap_verification="false")
 
     folder = tmp_path / "rl"
     train(rl(every=1))

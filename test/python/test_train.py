@@ -204,21 +204,31 @@ def test_bad_configuration_and_data_are_located_errors(tmp_path):
     assert result.returncode == 1 and "optim.lr" in result.stderr
 
 
-def test_rl_stage_rewards_each_rollout_by_its_verdict(tmp_path):
-    sft = write_run(tmp_path, steps=1)
-    train(sft)
-    # Two tasks of the project's own training pack, as `dice train prepare` wrote it.
+def prepare_rl(tmp_path):
+    """What an RL run starts from: a one-step SFT run (`run/step-000001`) and
+    two tasks of the project's own training pack, as `dice train prepare`
+    wrote it (`packs.jsonl`)."""
+    train(write_run(tmp_path, steps=1))
     pack = Path(__file__).resolve().parents[2] / "train" / "data" / "packs-train.jsonl"
     (tmp_path / "packs.jsonl").write_text("".join(pack.read_text().splitlines(True)[:2]))
-    config = write_run(
-        tmp_path, steps=2, name="rl",
+
+
+def rl_run(tmp_path, checkpoint=None, **rl):
+    """The config of a two-step RL run (folder `rl`) from prepare_rl's
+    checkpoint: 2 tasks x 3 rollouts a step, `rl` keys added."""
+    return write_run(
+        tmp_path, steps=2, name="rl", checkpoint=checkpoint or {},
         run={"stage": '"rl-infill"'},
         model={"path": '"run/step-000001"'},
         data={"tasks": '["packs.jsonl"]', "pack_length": 16384},
         optim={"global_batch": 2, "lr": 1e-4},
-        rl={"rollouts": 3, "overlap_verification": "false"},
+        rl={"rollouts": 3, **rl},
         sampling={"max_tokens": 12, "remasking": '"dynamic"', "top_k": 0})
-    train(config)
+
+
+def test_rl_stage_rewards_each_rollout_by_its_verdict(tmp_path):
+    prepare_rl(tmp_path)
+    train(rl_run(tmp_path, overlap_verification="false"))
     steps = metrics(tmp_path / "rl")
     assert [m["step"] for m in steps] == [1, 2]
     for m in steps:

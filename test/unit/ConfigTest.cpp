@@ -1,6 +1,7 @@
 //===- ConfigTest.cpp - dice.toml parsing ---------------------------------===//
 
 #include "dice/Config/Config.h"
+#include "dice/Config/TomlDocument.h"
 
 #include <gtest/gtest.h>
 
@@ -173,6 +174,42 @@ TEST(Config, TableHeaderWithoutAKeyIsALocatedError) {
       "[ \"sampling\" ]\ntop_k = 3\n[verifier]\nbaseline = \"eager\"\n", "dice.toml");
   ASSERT_TRUE(ok) << ok.error().format();
   EXPECT_EQ(ok->sampling.topK, 3);
+}
+
+TEST(Config, WhatTomlppMeetsWithUndefinedBehaviourIsALocatedError) {
+  // '}' where an array expects a value.
+  Error brace = expectError("[sampling]\nstop = [\"a\",\n  }]\n");
+  EXPECT_EQ(brace.line, 3u);
+  EXPECT_EQ(brace.column, 3u);
+  EXPECT_NE(brace.message.find("inside an array"), std::string::npos) << brace.message;
+  // A quote inside a bare word starts no string: what follows is bare text.
+  Error quote = expectError("[sampling]\ntop_k = 22nd\"\u00a1\"\n");
+  EXPECT_EQ(quote.line, 2u);
+  EXPECT_EQ(quote.column, 13u);
+  EXPECT_NE(quote.message.find("does not start a string"), std::string::npos)
+      << quote.message;
+  // At a key, `"""` is an empty key and a quote, not a multi-line string.
+  Error key = expectError("\"\"\"n\n\n\u00a1\"\"\" = 1\n");
+  EXPECT_EQ(key.line, 1u);
+  // Non-ASCII after a backslash (and the blanks after it) in a multi-line
+  // string.
+  Error slash = expectError("[database]\npath = \"\"\"a\\\n  \u00a1\"\"\"\n");
+  EXPECT_EQ(slash.line, 3u);
+  EXPECT_EQ(slash.column, 3u);
+  EXPECT_NE(slash.message.find("backslash"), std::string::npos) << slash.message;
+
+  // TOML's own uses of the same characters still read: quotes that start
+  // keys and values (in arrays, after line breaks and comments, in inline
+  // tables, dotted), '}' closing an inline table in an array, a
+  // line-ending backslash before ASCII, escaped backslashes before non-ASCII.
+  Result<toml::table> fine = parseTomlDocument(
+      "stop = [\n  \"a\",  # c\n  'b\"', [{ \"k\" = 1, l.\"m\" = 2 }],\n]\n"
+      "\"quoted key\" = \"\"\"x\\\n  y\u00e9\\\\\u00e9\"\"\"\n",
+      "t.toml");
+  ASSERT_TRUE(fine) << fine.error().format();
+  EXPECT_EQ((*fine)["stop"][1].value<std::string>(), "b\"");
+  EXPECT_EQ((*fine)["stop"][2][0]["l"]["m"].value<int64_t>(), 2);
+  EXPECT_EQ((*fine)["quoted key"].value<std::string>(), "xy\u00e9\\\u00e9");
 }
 
 TEST(Config, BaselineNotMeasuredYetIsAnError) {

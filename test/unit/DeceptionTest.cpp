@@ -52,6 +52,16 @@ std::set<std::pair<std::string, unsigned>> expectedFindings(const std::string &s
   return expected;
 }
 
+using KindsAndLines = std::set<std::pair<DeceptionKind, unsigned>>;
+
+/// What a report found, as (kind, line) pairs.
+KindsAndLines kindsAndLines(const DeceptionReport &report) {
+  KindsAndLines found;
+  for (const DeceptionFinding &f : report.findings)
+    found.insert({f.kind, f.line});
+  return found;
+}
+
 class DeceptionCorpus : public testing::TestWithParam<std::string> {
 public:
   static void SetUpTestSuite() { options = sharedOptions(); }
@@ -244,16 +254,12 @@ TEST_F(DeceptionSnippets, EnvironmentHostAndDescriptorProbesAreSystemAccess) {
       "}\n",
       *options);
   ASSERT_EQ(report.outcome, AnalysisOutcome::Analyzed) << report.error;
-  std::set<std::pair<DeceptionKind, unsigned>> found;
-  for (const DeceptionFinding &f : report.findings)
-    found.insert({f.kind, f.line});
-  std::set<std::pair<DeceptionKind, unsigned>> expected = {
+  EXPECT_EQ(kindsAndLines(report), (KindsAndLines{
       {DeceptionKind::SystemAccess, 8},
       {DeceptionKind::SystemAccess, 11},
       {DeceptionKind::SystemAccess, 13},
       {DeceptionKind::SystemAccess, 14},
-      {DeceptionKind::SystemAccess, 15}};
-  EXPECT_EQ(found, expected);
+      {DeceptionKind::SystemAccess, 15}}));
 }
 
 TEST_F(DeceptionSnippets, IncludesOfPathsAreSystemAccess) {
@@ -273,14 +279,29 @@ TEST_F(DeceptionSnippets, IncludesOfPathsAreSystemAccess) {
       "}\n",
       *options);
   ASSERT_EQ(report.outcome, AnalysisOutcome::Analyzed) << report.error;
-  std::set<std::pair<DeceptionKind, unsigned>> found;
-  for (const DeceptionFinding &f : report.findings)
-    found.insert({f.kind, f.line});
-  std::set<std::pair<DeceptionKind, unsigned>> expected = {
+  EXPECT_EQ(kindsAndLines(report), (KindsAndLines{
       {DeceptionKind::SystemAccess, 2},
       {DeceptionKind::SystemAccess, 3},
-      {DeceptionKind::SystemAccess, 5}};
-  EXPECT_EQ(found, expected);
+      {DeceptionKind::SystemAccess, 5}}));
+}
+
+TEST_F(DeceptionSnippets, EmbedOfAPathIsSystemAccess) {
+  // C23's #embed (a Clang extension in C++) pastes a file's bytes into an
+  // array: the same read at compile time as an #include of a path.
+  ASSERT_NE(options, nullptr);
+  DeceptionReport report = analyzeCandidate(
+      "static const unsigned char saved[] = {\n"
+      "#embed \"/etc/passwd\"\n"
+      "};\n"
+      "__global__ void k(float *x) { x[threadIdx.x] = saved[0]; }\n"
+      "torch::Tensor dice_forward(torch::Tensor x0) {\n"
+      "  k<<<1, 1>>>(x0.data_ptr<float>());\n"
+      "  return x0;\n"
+      "}\n",
+      *options);
+  ASSERT_TRUE(report.deceptive()) << report.error;
+  EXPECT_EQ(kindsAndLines(report),
+            (KindsAndLines{{DeceptionKind::SystemAccess, 2}}));
 }
 
 TEST_F(DeceptionSnippets, AnIncludedFileNeverReachesTheReason) {

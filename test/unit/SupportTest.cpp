@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 using namespace dice;
@@ -128,6 +130,13 @@ TEST(WriteFileAtomically, ReplacesTheFileThroughANewInode) {
     files += entry.is_regular_file();
   EXPECT_EQ(files, 2u);
 
+  // A file it replaces keeps its permissions.
+  ASSERT_EQ(::chmod(path.c_str(), 0600), 0);
+  ASSERT_TRUE(writeFileAtomically(path, "private"));
+  struct stat info;
+  ASSERT_EQ(::stat(path.c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 07777, 0600u);
+
   Status refused = writeFileAtomically((dir / "no-such-folder" / "f").string(), "x");
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.error().message.find("cannot write"), std::string::npos);
@@ -149,6 +158,50 @@ TEST(RemoveTree, RemovesAFolderWithEverythingUnderIt) {
   EXPECT_TRUE(fs::exists(outside)); // a link is removed, not followed
   fs::remove(outside);
   EXPECT_TRUE(removeTree(dir.string())); // nothing there: nothing to do
+}
+
+TEST(RemoveTree, RemovesFoldersTheirOwnerTookEveryRightFrom) {
+  // What a sandboxed worker may leave in its scratch folder: folders with
+  // mode 0, one inside another, with files. Root's rights would hide a
+  // missed chmod, so as root the removal runs in a child as `nobody`, in a
+  // folder `nobody` owns under /tmp (which everyone may enter; $TMPDIR
+  // may lie below a folder `nobody` cannot).
+  fs::path base = fs::path(::geteuid() == 0 ? "/tmp" : fs::temp_directory_path()) /
+                  ("dice-support-locked-" + std::to_string(::getpid()));
+  fs::path dir = base / "scratch";
+  fs::create_directories(dir / "a" / "b");
+  std::ofstream(dir / "a" / "b" / "f") << "x";
+  std::ofstream(dir / "a" / "g") << "y";
+  const uid_t nobody = 65534;
+  bool asRoot = ::geteuid() == 0;
+  if (asRoot)
+    for (fs::path p : {base, dir, dir / "a", dir / "a" / "b",
+                       dir / "a" / "b" / "f", dir / "a" / "g"})
+      ASSERT_EQ(::lchown(p.c_str(), nobody, nobody), 0) << p;
+  ASSERT_EQ(::chmod((dir / "a" / "b").c_str(), 0), 0);
+  ASSERT_EQ(::chmod((dir / "a").c_str(), 0), 0);
+
+  auto remove = [&] { return removeTree(dir.string()) ? 0 : 1; };
+  int status = 0;
+  if (asRoot) {
+    pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0)
+      ::_exit(::setgid(nobody) == 0 && ::setuid(nobody) == 0 ? remove() : 2);
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status));
+    status = WEXITSTATUS(status);
+  } else {
+    status = remove();
+  }
+  EXPECT_EQ(status, 0);
+  EXPECT_FALSE(fs::exists(dir));
+  // Whatever happened, leave nothing behind.
+  if (fs::exists(dir / "a")) {
+    ::chmod((dir / "a").c_str(), 0700);
+    ::chmod((dir / "a" / "b").c_str(), 0700);
+  }
+  fs::remove_all(base);
 }
 
 } // namespace

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <future>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -39,6 +40,22 @@ using namespace dice;
 using nlohmann::json;
 
 namespace {
+
+/// Sets an environment variable (or removes it, for nullptr) for a scope
+/// and puts back what the tests' caller had.
+class ScopedEnv {
+public:
+  ScopedEnv(const char *name, const char *value) : name(name) {
+    if (const char *old = std::getenv(name))
+      saved = old;
+    value ? setenv(name, value, 1) : unsetenv(name);
+  }
+  ~ScopedEnv() { saved ? setenv(name, saved->c_str(), 1) : unsetenv(name); }
+
+private:
+  const char *name;
+  std::optional<std::string> saved;
+};
 
 WorkerPoolOptions testOptions(unsigned workers,
                               std::vector<std::string> extra = {}) {
@@ -456,6 +473,7 @@ TEST(WorkerSandbox, AppliesWhatTheKernelAllows) {
 }
 
 TEST(WorkerSandbox, EachMeasureCanBeLeftOutAlone) {
+  ScopedEnv noSiteSkips("DICE_SANDBOX_SKIP", nullptr);
   rlimit callerFileSize{};
   getrlimit(RLIMIT_FSIZE, &callerFileSize);
   for (unsigned i = 0; i < kSandboxMeasureCount; ++i) {
@@ -511,8 +529,7 @@ TEST(WorkerSandbox, UnknownMeasureInASkipListStartsNoWorker) {
       {"", "seccomp-filter,landlock", "DICE_SANDBOX_SKIP", "landlock"},
   };
   for (const Case &c : cases) {
-    if (c.environment)
-      setenv("DICE_SANDBOX_SKIP", c.environment, 1);
+    ScopedEnv skips("DICE_SANDBOX_SKIP", c.environment);
     {
       WorkerPoolOptions options = testOptions(1);
       options.sandbox.skip = c.skip;
@@ -533,7 +550,6 @@ TEST(WorkerSandbox, UnknownMeasureInASkipListStartsNoWorker) {
       EXPECT_EQ(pool.counters().requests, 0u);
       EXPECT_FALSE(pool.sandboxReport().has_value());
     }
-    unsetenv("DICE_SANDBOX_SKIP");
   }
 }
 

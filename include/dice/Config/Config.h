@@ -64,7 +64,7 @@ struct VerifierConfig {
   /// times (BaselineTimes.h).
   std::string baselineTimes;
   double timeoutSeconds = 60;
-  int64_t workers = 0; ///< 0: one per CPU core
+  int64_t workers = 0; ///< 0: one per CPU core (at most one per candidate) on a CPU, one on a GPU
 };
 
 struct Config {

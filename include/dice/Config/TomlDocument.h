@@ -4,14 +4,18 @@
 // dice-train's configuration and both tools' `key=value` overrides).
 //
 // toml++ 3.3 (Debian 12's libtomlplusplus-dev) reaches undefined behaviour on
-// some malformed inputs instead of reporting them: a non-ASCII character
-// between tokens falls into `TOML_UNREACHABLE` in its Unicode whitespace
-// table, and a table header that does not start with a key breaks an
-// assumption of its key parser (both found by test/fuzz's config target).
-// The text is therefore screened first for what TOML forbids anyway:
-// characters outside ASCII anywhere but in strings and comments, and table
-// headers that are not a dotted key. What passes goes to toml++; every
-// error, ours or its, names the file, line and column.
+// some malformed inputs instead of reporting them (all found by test/fuzz's
+// config target): a character outside ASCII where it tests for whitespace
+// falls into `TOML_UNREACHABLE` in its Unicode whitespace table (between
+// tokens, inside a bare word after a stray quote, after a backslash in a
+// multi-line string); a table header that does not start with a key, and
+// '}' where an array expects a value, break assumptions of its parser.
+// The text is therefore screened first for what TOML forbids anyway (and,
+// after a backslash in a multi-line string, for a rare case it allows):
+// characters outside ASCII anywhere but in strings and comments, quotes
+// that do not start a key or a value, '}' inside an array, table headers
+// that are not a dotted key. What passes goes to toml++; every error, ours
+// or its, names the file, line and column.
 //
 // Only libraries that read TOML include this (it pulls in toml++).
 //

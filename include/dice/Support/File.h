@@ -18,11 +18,13 @@ Result<std::string> readFile(const std::string &path);
 /// (`<path>.tmp.<pid>.<n>`) and a rename: a concurrent reader, and the next
 /// run after this process is killed, finds the old file or the new one,
 /// never a part of either, and a library a process has mapped keeps its
-/// inode. A temporary file left by a killed process is never read.
+/// inode. A temporary file left by a killed process is never read. A file
+/// it replaces keeps its permissions.
 Status writeFileAtomically(const std::string &path, std::string_view bytes);
 
-/// Removes `path` and everything under it, links not followed (`rm -rf`);
-/// a missing path is no error. POSIX calls only, so that code linked with
+/// Removes `path` and everything under it, links not followed (`rm -rf`),
+/// folders without permissions included (their owner's rights are granted
+/// first, as a sandboxed worker may leave them); a missing path is no error. POSIX calls only, so that code linked with
 /// LibTorch may use it: libtorch.so exports its own std::filesystem
 /// functions, and its remove_all crashes on a folder that is not empty.
 Status removeTree(const std::string &path);

@@ -98,11 +98,13 @@ std::string defaultWorkerPath();
 /// Whether this machine has a usable NVIDIA driver and device.
 bool haveCudaDevice();
 
-/// How many sandboxed workers check candidates at once: `checks.workers`
-/// when it is positive; 0 picks one per CPU core for CPU-mode workers
-/// (`cpuSmokeRun` without a device) and one for GPU workers, since
-/// candidates timed side by side on one GPU slow each other down.
-unsigned verifierWorkerCount(const VerifierConfig &checks, bool onCpu);
+/// How many sandboxed workers check `candidates` candidates at once:
+/// `checks.workers` when it is positive; 0 picks one per CPU core, at most
+/// one per candidate, for CPU-mode workers (`cpuSmokeRun` without a device)
+/// and one for GPU workers, since candidates timed side by side on one GPU
+/// slow each other down.
+unsigned verifierWorkerCount(const VerifierConfig &checks, bool onCpu,
+                             size_t candidates);
 
 } // namespace dice
 
