@@ -13,9 +13,9 @@ import sys
 FINDING_PREFIXES = ("crash-", "leak-", "timeout-", "oom-", "slow-unit-")
 
 
-# The fork-mode status line: "#1234: cov: 567 ft: 890 corp: 12 exec/s 34
+# The fork-mode status line: "#1234: cov: 567 ft: 890 corp: 12 exec/s: 34
 # oom/timeout/crash: 0/0/1 time: 600s job: 8 dft_time: 0".
-STATUS = re.compile(r"^#(\d+): cov: (\d+) ft: (\d+) corp: (\d+) exec/s (\d+) "
+STATUS = re.compile(r"^#(\d+): cov: (\d+) ft: (\d+) corp: (\d+) exec/s:? (\d+) "
                     r"oom/timeout/crash: (\d+)/(\d+)/(\d+) time: (\d+)s", re.M)
 
 
