@@ -161,7 +161,15 @@ private:
 };
 
 std::string sqliteMessage(sqlite3 *db) {
-  return db ? sqlite3_errmsg(db) : "out of memory";
+  if (!db)
+    return "out of memory";
+  std::string message = sqlite3_errmsg(db);
+  // The check on open (quick_check) does not compare indexes with their
+  // tables: a file damaged there opens, and its first query says so.
+  if ((sqlite3_extended_errcode(db) & 0xff) == SQLITE_CORRUPT)
+    message += " (the file is damaged: `PRAGMA integrity_check` says where; "
+               "move it away to start a new database)";
+  return message;
 }
 
 /// Runs statements that return nothing of interest.

@@ -14,6 +14,7 @@
 
 #include "FuzzTarget.h"
 
+#include "dice/Transforms/ParseGuard.h"
 #include "dice/Transforms/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -25,6 +26,9 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <optional>
+#include <string>
 
 namespace {
 
@@ -60,8 +64,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return mlir::success();
   });
 
-  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(
-      llvm::StringRef(reinterpret_cast<const char *>(data), size), &context);
+  // As dice-opt reads a file: ending in the NUL MLIR's lexer takes for the
+  // end, and tried in a child process first (ParseGuard.h), since some of
+  // MLIR's own op parsers crash on malformed syntax. dice-opt then stops
+  // with the errors the parser gave before it died.
+  std::string text(reinterpret_cast<const char *>(data), size);
+  if (std::optional<mlir::dice::ParserCrash> crash =
+          mlir::dice::findParserCrash(text, "fuzz.mlir", registry)) {
+    DICE_FUZZ_CHECK(crash->diagnostics.find("error: ") != std::string::npos,
+                    "the parser crashed without an error first");
+    return 0;
+  }
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(text, &context);
   if (!module) {
     DICE_FUZZ_CHECK(errors > 0, "a rejected input must get an error");
     return 0;

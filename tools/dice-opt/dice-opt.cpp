@@ -19,6 +19,7 @@
 
 #include "dice/Config/Config.h"
 #include "dice/Dialect/Dice/DiceDialect.h"
+#include "dice/Transforms/ParseGuard.h"
 #include "dice/Transforms/Passes.h"
 #include "dice/Transforms/Services.h"
 
@@ -217,6 +218,19 @@ int main(int argc, char **argv) {
       mlir::openInputFile(inputFile, &errorMessage);
   if (!input) {
     llvm::errs() << errorMessage << "\n";
+    return 1;
+  }
+  // MLIR's own parsers crash on some malformed ops (ParseGuard.h): the
+  // input is tried in a child process first, so that dice-opt reports it.
+  if (std::optional<mlir::dice::ParserCrash> crash = mlir::dice::findParserCrash(
+          input->getBuffer(), input->getBufferIdentifier(), registry,
+          config.inputSplitMarker())) {
+    llvm::errs() << crash->diagnostics << "dice-opt: error: "
+                 << input->getBufferIdentifier()
+                 << ": MLIR's parser crashed on this input (signal "
+                 << crash->signal
+                 << "), after the errors above: malformed syntax of an op "
+                    "whose parser does not survive it\n";
     return 1;
   }
   std::unique_ptr<llvm::ToolOutputFile> output =
