@@ -76,20 +76,17 @@ createDiceInfillEngine(const std::string &modelDir,
   Result<ModelConfig> config = loadModelConfig(modelDir);
   if (!config)
     return config.error();
-  ModelDType dtype = config->torchDtype;
-  if (!options.dtype.empty()) {
-    Result<ModelDType> chosen = parseModelDType(options.dtype);
-    if (!chosen)
-      return chosen.error();
-    dtype = *chosen;
-  }
   try {
     torch::Device device(options.device);
     if (device.is_cuda() && !torch::cuda::is_available())
       return Error("device '" + options.device +
                    "' requested but no CUDA device is available");
+    Result<ModelDType> dtype =
+        computeDType(options.dtype, device.is_cpu(), config->torchDtype);
+    if (!dtype)
+      return dtype.error();
     Result<std::unique_ptr<Transformer>> model =
-        Transformer::load(modelDir, device, toScalarType(dtype));
+        Transformer::load(modelDir, device, toScalarType(*dtype));
     if (!model)
       return model.error();
     // The folder's last component ("dice:DICE-8B"). Plain string work:

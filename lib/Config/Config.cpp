@@ -76,6 +76,8 @@ const std::vector<Field> &schema() {
       {"model", "path", Kind::String, 0, 0, false, {}, text(&Config::modelPath)},
       {"model", "device", Kind::Choice, 0, 0, false, {"auto", "cuda", "cpu"},
        text(&Config::modelDevice)},
+      {"model", "dtype", Kind::Choice, 0, 0, false,
+       {"auto", "bfloat16", "float16", "float32"}, text(&Config::modelDType)},
 
       {"sampling", "block_length", Kind::Integer, 1, 4096, false, {},
        integer(&SamplingConfig::blockLength)},
@@ -98,7 +100,7 @@ const std::vector<Field> &schema() {
       {"sampling", "top_p", Kind::Float, 0, 1, true, {},
        decoding(&SamplingConfig::topP, &UserSetKeys::topP)},
       {"sampling", "max_tokens", Kind::Integer, 1, 1 << 20, false, {},
-       integer(&SamplingConfig::maxTokens)},
+       decoding(&SamplingConfig::maxTokens, &UserSetKeys::maxTokens)},
       {"sampling", "candidates", Kind::Integer, 1, 1024, false, {},
        integer(&SamplingConfig::candidates)},
 

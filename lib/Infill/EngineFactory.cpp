@@ -46,6 +46,7 @@ Result<EngineSpec> parseEngineSpec(const std::string &spelling,
                      "engine=model:<dir>");
     }
     spec.device = config.modelDevice;
+    spec.dtype = config.modelDType;
     // What the engine calls itself once loaded (DiceInfillEngine's name).
     spec.modelId = "dice:" + baseName(spec.path);
     return spec;
@@ -57,7 +58,7 @@ Result<EngineSpec> parseEngineSpec(const std::string &spelling,
 Result<std::unique_ptr<InfillEngine>>
 createInfillEngine(const EngineSpec &spec) {
   if (spec.kind == EngineSpec::Kind::Model)
-    return createModelInfillEngine(spec.path, spec.device);
+    return createModelInfillEngine(spec.path, spec.device, spec.dtype);
   Result<std::unique_ptr<ReplayInfillEngine>> replay =
       ReplayInfillEngine::load(spec.path);
   if (!replay)

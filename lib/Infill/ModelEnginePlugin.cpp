@@ -15,11 +15,13 @@
 
 extern "C" __attribute__((visibility("default")))
 dice::Result<std::unique_ptr<dice::InfillEngine>>
-DICE_MODEL_ENGINE_ENTRY(const char *modelDir, const char *device) {
+DICE_MODEL_ENGINE_ENTRY(const char *modelDir, const char *device,
+                        const char *dtype) {
   dice::DiceEngineOptions options;
   options.device = device;
   if (options.device == "auto")
     options.device = torch::cuda::is_available() ? "cuda" : "cpu";
+  options.dtype = dtype; // "auto": computeDType's rule
   dice::Result<std::unique_ptr<dice::InfillEngine>> engine =
       dice::createDiceInfillEngine(modelDir, options);
   if (!engine)

@@ -115,6 +115,24 @@ TEST_F(CheckpointTest, ConfigHasEverySdarKey) {
   EXPECT_EQ(config.stopTokenIds, std::vector<int64_t>{13});
 }
 
+TEST(ComputeDType, AutoIsTheCheckpointsOnAGpuAndFloat32OnTheCpu) {
+  EXPECT_EQ(*computeDType("auto", /*onCpu=*/true, ModelDType::BFloat16),
+            ModelDType::Float32);
+  EXPECT_EQ(*computeDType("", /*onCpu=*/true, ModelDType::Float16), ModelDType::Float32);
+  EXPECT_EQ(*computeDType("auto", /*onCpu=*/false, ModelDType::BFloat16),
+            ModelDType::BFloat16);
+  EXPECT_EQ(*computeDType("auto", /*onCpu=*/false, ModelDType::Float16),
+            ModelDType::Float16);
+  // A named dtype wins on either device.
+  EXPECT_EQ(*computeDType("bfloat16", /*onCpu=*/true, ModelDType::Float32),
+            ModelDType::BFloat16);
+  EXPECT_EQ(*computeDType("float32", /*onCpu=*/false, ModelDType::BFloat16),
+            ModelDType::Float32);
+  Result<ModelDType> bad = computeDType("fp8", true, ModelDType::BFloat16);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("unknown dtype 'fp8'"), std::string::npos);
+}
+
 TEST_F(CheckpointTest, GenerationConfigGivesStopIds) {
   write("generation_config.json", R"({"eos_token_id": [151645, 151643]})");
   Result<ModelConfig> loaded = loadModelConfig(dir);
@@ -166,13 +184,34 @@ TEST_F(CheckpointTest, GenerationConfigSamplingDefaultsAreTransformers) {
   EXPECT_EQ(applyGenerationDefaults(SamplingConfig{}, greedy).topK, 1);
 }
 
+TEST_F(CheckpointTest, GenerationConfigBoundsTheAnswerUnlessTheUserDoes) {
+  // max_new_tokens holds with or without do_sample, as in transformers.
+  write("generation_config.json", R"({"max_new_tokens": 1280})");
+  Result<ModelConfig> loaded = loadModelConfig(dir);
+  ASSERT_TRUE(loaded) << loaded.error().format();
+  SamplingConfig s = applyGenerationDefaults(SamplingConfig{}, loaded->generation);
+  EXPECT_EQ(s.maxTokens, 1280);
+  EXPECT_TRUE(s.deterministic());
+  // A user's max_tokens stands, even one equal to dice's default.
+  Result<Config> user = parseConfig("[sampling]\nmax_tokens = 4096\n", "dice.toml");
+  ASSERT_TRUE(user);
+  EXPECT_EQ(applyGenerationDefaults(user->sampling, loaded->generation).maxTokens, 4096);
+  ASSERT_TRUE(applyConfigOverride(*user, "sampling.max_tokens", "64"));
+  EXPECT_EQ(applyGenerationDefaults(user->sampling, loaded->generation).maxTokens, 64);
+  // Without the key, dice's default.
+  EXPECT_EQ(applyGenerationDefaults(SamplingConfig{}, GenerationDefaults{}).maxTokens,
+            SamplingConfig{}.maxTokens);
+}
+
 TEST_F(CheckpointTest, GenerationConfigErrorsNameFileAndKey) {
   for (auto [text, key] : std::vector<std::pair<std::string, std::string>>{
            {R"({"do_sample": "yes"})", "do_sample"},
            {R"({"do_sample": true, "temperature": -1})", "temperature"},
            {R"({"top_k": 2.5})", "top_k"},
            {R"({"top_p": 0})", "top_p"},
-           {R"({"top_p": 1.5})", "top_p"}}) {
+           {R"({"top_p": 1.5})", "top_p"},
+           {R"({"max_new_tokens": 0})", "max_new_tokens"},
+           {R"({"max_new_tokens": 64.5})", "max_new_tokens"}}) {
     write("generation_config.json", text);
     Result<ModelConfig> loaded = loadModelConfig(dir);
     ASSERT_FALSE(loaded) << text;

@@ -29,6 +29,7 @@ TEST(Config, EmptyFileGivesDefaults) {
   EXPECT_EQ(result->verifier.baseline, Baseline::Eager);
   EXPECT_EQ(result->databasePath, ".dice/kernels.db");
   EXPECT_EQ(result->modelDevice, "auto");
+  EXPECT_EQ(result->modelDType, "auto");
 }
 
 TEST(Config, EveryKeyIsRead) {
@@ -37,6 +38,7 @@ TEST(Config, EveryKeyIsRead) {
   const Config &c = *result;
   EXPECT_EQ(c.modelPath, "/models/dice-8b");
   EXPECT_EQ(c.modelDevice, "cpu");
+  EXPECT_EQ(c.modelDType, "float16");
   EXPECT_EQ(c.sampling.blockLength, 8);
   EXPECT_EQ(c.sampling.denoisingSteps, 2);
   EXPECT_EQ(c.sampling.remasking, Remasking::Dynamic);
@@ -126,6 +128,10 @@ TEST(Config, BadChoice) {
   e = expectError("[model]\ndevice = \"tpu\"\n");
   EXPECT_EQ(e.key, "model.device");
   EXPECT_EQ(e.message, "must be one of \"auto\", \"cuda\", \"cpu\", got \"tpu\"");
+  e = expectError("[model]\ndtype = \"fp8\"\n");
+  EXPECT_EQ(e.key, "model.dtype");
+  EXPECT_EQ(e.message, "must be one of \"auto\", \"bfloat16\", \"float16\", \"float32\", "
+                       "got \"fp8\"");
 }
 
 TEST(Config, StepsCannotExceedBlock) {

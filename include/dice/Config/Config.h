@@ -43,7 +43,7 @@ struct SamplingConfig {
   /// the others from the checkpoint's generation_config.json, as
   /// transformers does (applyGenerationDefaults in ModelConfig.h).
   struct {
-    bool temperature = false, topK = false, topP = false;
+    bool temperature = false, topK = false, topP = false, maxTokens = false;
   } userSet;
 
   /// Greedy choice of each token (temperature 0 or top-k 1): every
@@ -71,6 +71,9 @@ struct Config {
   std::string modelPath; ///< empty: the default model
   /// Where the model runs: "auto" (the GPU when there is one), "cuda", "cpu".
   std::string modelDevice = "auto";
+  /// What the model computes in: "auto" (the checkpoint's torch_dtype on a
+  /// GPU, float32 on the CPU), "bfloat16", "float16", "float32".
+  std::string modelDType = "auto";
   SamplingConfig sampling;
   VerifierConfig verifier;
   /// Prompt template files (PromptTemplate.h); empty: the built-in wording.

@@ -27,6 +27,7 @@ struct EngineSpec {
   enum class Kind { Replay, Model } kind = Kind::Model;
   std::string path; ///< the replay file or the model directory
   std::string device = "auto"; ///< the model's: "auto", "cuda" or "cpu"
+  std::string dtype = "auto";  ///< the model's compute type ([model] dtype)
   /// The kernel database's model id ("replay:kernels.jsonl", "dice:DICE-8B"):
   /// known without loading anything, so a warm database needs no model.
   std::string modelId;
@@ -45,7 +46,8 @@ createInfillEngine(const EngineSpec &spec);
 /// engine factory library of this build.
 /// The embedded model (ModelEngineLoader.cpp opens the model runtime).
 Result<std::unique_ptr<InfillEngine>>
-createModelInfillEngine(const std::string &modelDir, const std::string &device);
+createModelInfillEngine(const std::string &modelDir, const std::string &device,
+                        const std::string &dtype);
 
 } // namespace dice
 

@@ -19,11 +19,12 @@
 #define DICE_MODEL_ENGINE_ENTRY_NAME "dice_create_model_infill_engine"
 
 /// Loads the checkpoint at `modelDir` (config.json, safetensors, tokenizer
-/// files) onto `device` ("auto": the GPU when there is one, "cuda", "cpu");
-/// on failure says why.
-using DiceModelEngineEntry =
-    dice::Result<std::unique_ptr<dice::InfillEngine>> (*)(const char *modelDir,
-                                                          const char *device);
+/// files) onto `device` ("auto": the GPU when there is one, "cuda", "cpu"),
+/// computing in `dtype` ("auto": the checkpoint's torch_dtype on a GPU,
+/// float32 on the CPU; "bfloat16", "float16", "float32"); on failure says
+/// why.
+using DiceModelEngineEntry = dice::Result<std::unique_ptr<dice::InfillEngine>> (*)(
+    const char *modelDir, const char *device, const char *dtype);
 
 /// The module's file name.
 inline constexpr const char *kDiceModelPluginFile = "libDiceModelPlugin.so";

@@ -20,7 +20,9 @@ namespace dice {
 
 struct DiceEngineOptions {
   std::string device = "cuda"; ///< a torch device string: "cuda", "cuda:1", "cpu"
-  std::string dtype;           ///< "bfloat16", "float16", "float32"; empty: the checkpoint's
+  /// "bfloat16", "float16", "float32"; "auto" or empty: computeDType's rule
+  /// (the checkpoint's type on a GPU, float32 on the CPU).
+  std::string dtype = "auto";
   uint64_t seed = 0;           ///< sampling seed (each request restarts from it)
 };
 

@@ -24,13 +24,14 @@ namespace dice {
 enum class ModelDType { Float32, Float16, BFloat16 };
 
 /// The decoding a checkpoint recommends: generation_config.json's
-/// `do_sample`, `temperature`, `top_k` and `top_p`, each absent unless the
-/// file gives it.
+/// `do_sample`, `temperature`, `top_k`, `top_p` and `max_new_tokens`, each
+/// absent unless the file gives it.
 struct GenerationDefaults {
   std::optional<bool> doSample;
   std::optional<double> temperature;
   std::optional<int64_t> topK;
   std::optional<double> topP;
+  std::optional<int64_t> maxNewTokens;
 };
 
 struct ModelConfig {
@@ -57,7 +58,8 @@ struct ModelConfig {
 /// user did not set (`sampling.userSet`), as transformers' generate() reads
 /// generation_config.json: with `do_sample` true, temperature, top-k and
 /// top-p come from the file or transformers' defaults (1.0, 50, 1.0);
-/// with it false or absent the user's settings and dice's defaults (greedy)
+/// `max_new_tokens`, when the file gives it, bounds each candidate whatever
+/// `do_sample` says; with it false or absent the user's settings and dice's defaults (greedy)
 /// stand.
 SamplingConfig applyGenerationDefaults(SamplingConfig sampling,
                                        const GenerationDefaults &generation);
@@ -73,6 +75,13 @@ Result<ModelConfig> loadModelConfig(const std::string &dir);
 /// "float32", "float16", "bfloat16" (also "fp32", "fp16", "bf16").
 Result<ModelDType> parseModelDType(std::string_view name);
 std::string_view toString(ModelDType dtype);
+
+/// What the model computes in: `requested` when it names a dtype; for
+/// "auto" (or empty) the checkpoint's `stored` type on a GPU and float32 on
+/// the CPU, where bfloat16 and float16 arithmetic is emulated (slower, and
+/// rounded more, than float32).
+Result<ModelDType> computeDType(std::string_view requested, bool onCpu,
+                                ModelDType stored);
 
 } // namespace dice
 
