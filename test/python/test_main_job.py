@@ -41,6 +41,7 @@ def request_lines(out):
     return [l for l in out.split("per request:\n", 1)[1].splitlines() if l.strip()]
 
 
+@pytest.mark.shipped_model
 def test_the_default_is_the_shipped_models_candidates(tmp_path):
     out = main_job(tmp_path)
     assert 'engine=model ' in out

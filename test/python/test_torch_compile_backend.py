@@ -100,6 +100,7 @@ def test_outputs_are_eagers_when_everything_falls_back(model, inputs, fallback):
     assert report.fallback_reason == "engine 'none': no candidates"
 
 
+@pytest.mark.shipped_model
 def test_the_default_engine_is_the_shipped_model(tmp_path):
     """No engine named: the shipped model writes a candidate for every
     request; without a GPU none can run, so the graph falls back, saying so."""
@@ -107,6 +108,7 @@ def test_the_default_engine_is_the_shipped_model(tmp_path):
     model = nn.Sequential(nn.Linear(8, 16), nn.Tanh())
     compiled_matches_eager(model, (fresh(4, 8),),
                            options={"fallback": "eager", "nvcc": str(fake_nvcc),
+                                    "sampling.candidates": 1,
                                     "database.path": str(tmp_path / "k.db"),
                                     "artifacts.dir": str(tmp_path / "a")})
     (report,) = dice.backend.reports()

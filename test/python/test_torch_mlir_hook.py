@@ -123,13 +123,17 @@ class LinearRelu(nn.Module):
         return torch.relu(self.fc(x))
 
 
+@pytest.mark.shipped_model
 def test_the_default_engine_is_the_shipped_model(tmp_path):
     """No engine named: the shipped model writes each request's candidate;
     without a GPU none runs, so each request keeps its ops and the results
     are eager PyTorch's."""
     model, x = LinearRelu().eval(), torch.randn(4, 8)
     fake_nvcc = SOURCE_ROOT / "test" / "Tools" / "dice-opt" / "Inputs" / "fake-nvcc.sh"
-    backend = DiceLinalgOnTensorsBackend(workdir=tmp_path, extra_options=(f"nvcc={fake_nvcc}",))
+    config = tmp_path / "dice.toml"
+    config.write_text("[sampling]\ncandidates = 1\n")  # one is enough to see whose
+    backend = DiceLinalgOnTensorsBackend(workdir=tmp_path, config=config,
+                                         extra_options=(f"nvcc={fake_nvcc}",))
     assert backend.engine == "model"
     artifact = backend.compile(export_linalg_on_tensors(model, [x], func_name="forward"))
     fallbacks = [r for r in artifact.remarks if "falling back" in r]
