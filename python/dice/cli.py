@@ -165,7 +165,8 @@ def compile_program(program, args, engine):
         # kernel builds are cached under .dice/ so a second run does not
         # rebuild them.
         config = args.config
-        database = config_value(config, "database", "path")
+        # dice-opt opens a relative path from where it runs, which is here.
+        database = config_value(config, "database", "path") or ".dice/kernels.db"
         if config is None:
             database = tmp / "kernels.db"
             builds = Path(os.environ.get("DICE_EXAMPLE_CACHE", SOURCE_ROOT / ".dice" / "example"))

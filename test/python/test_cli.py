@@ -85,7 +85,7 @@ def test_compile_a_kernelbench_file(tmp_path):
     # One candidate a request: the engine is the point here, not how many.
     config = tmp_path / "dice.toml"
     config.write_text("[sampling]\ncandidates = 1\n")
-    proc = dice("compile", program, "--nvcc", FAKE_NVCC, "--config", config)
+    proc = dice("compile", program, "--nvcc", FAKE_NVCC, "--config", config, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "'tanh_linear': exported with torch-mlir" in proc.stdout
     found = re.search(r"(\d+) kernel requests", proc.stdout)
@@ -99,6 +99,8 @@ def test_compile_a_kernelbench_file(tmp_path):
     assert len(per_request) == int(found.group(1)), proc.stdout
     assert all("no candidates" not in l and l.endswith("-> original ops")
                for l in per_request), proc.stdout
+    # The dice.toml names no database: its default, .dice/kernels.db, from here.
+    assert (tmp_path / ".dice" / "kernels.db").exists()
 
 
 def test_engine_none_stops_after_the_requests(tmp_path):

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <random>
 #include <set>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -135,6 +136,22 @@ TEST_F(KernelDatabaseTest, RoundTripsRecordsAndArtifacts) {
   auto unknown = db.artifact(k, "cccc");
   ASSERT_FALSE(unknown);
   EXPECT_NE(unknown.error().format().find("no candidate cccc"), std::string::npos);
+}
+
+TEST_F(KernelDatabaseTest, OpeningCreatesTheMissingFolders) {
+  // dice.toml's default path, .dice/kernels.db, in a project without .dice/.
+  std::string path = file("project/.dice/kernels.db");
+  KernelDatabase db = openOrDie(path);
+  ASSERT_TRUE(db.put(key(), record(key(), "aaaa")));
+  auto stored = openOrDie(path, OpenMode::ReadOnly).candidates(key());
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(stored->size(), 1u);
+  // Read-only creates nothing; a folder that cannot be made is a located error.
+  EXPECT_FALSE(KernelDatabase::open(file("absent/kernels.db"), OpenMode::ReadOnly));
+  struct stat st;
+  EXPECT_NE(stat(file("absent").c_str(), &st), 0);
+  std::string error = openError(file("project/.dice/kernels.db/inner/kernels.db"));
+  EXPECT_NE(error.find("cannot create its folder"), std::string::npos) << error;
 }
 
 TEST_F(KernelDatabaseTest, PutReplacesAReverifiedCandidateInPlace) {
