@@ -1,6 +1,7 @@
 //===- KernelDatabase.cpp - the SQLite kernel database --------------------===//
 
 #include "dice/KernelDB/KernelDatabase.h"
+#include "dice/Support/File.h"
 
 #include <sqlite3.h>
 
@@ -335,23 +336,6 @@ Error KernelDatabase::errorOf(const std::string &what) const {
   return {filePath, what + ": " + sqliteMessage(db.get())};
 }
 
-namespace {
-
-/// Creates the folders above `path` that are missing (SQLite creates the
-/// file, not its folder): a dice.toml's default `.dice/kernels.db` must open
-/// in a project that has no `.dice/` yet.
-std::string makeParentFolders(const std::string &path) {
-  for (size_t slash = path.find('/', 1); slash != std::string::npos;
-       slash = path.find('/', slash + 1)) {
-    std::string folder = path.substr(0, slash);
-    if (::mkdir(folder.c_str(), 0777) != 0 && errno != EEXIST)
-      return "cannot create its folder " + folder + ": " + std::strerror(errno);
-  }
-  return "";
-}
-
-} // namespace
-
 Result<KernelDatabase> KernelDatabase::open(const std::string &path,
                                             OpenMode mode, int busyTimeoutMs) {
   auto fail = [&](std::string message) -> Result<KernelDatabase> {
@@ -367,9 +351,13 @@ Result<KernelDatabase> KernelDatabase::open(const std::string &path,
       (head->size() < 16 || std::memcmp(head->data(), "SQLite format 3", 16)))
     return fail("is not a SQLite database (a dice kernel database is one)");
 
-  if (!head && mode != OpenMode::ReadOnly)
-    if (std::string error = makeParentFolders(path); !error.empty())
-      return fail(error);
+  // SQLite creates the file, not its folder: a dice.toml's default
+  // `.dice/kernels.db` must open in a project that has no `.dice/` yet.
+  if (size_t slash = path.rfind('/');
+      !head && mode != OpenMode::ReadOnly && slash != std::string::npos && slash > 0 &&
+      !makeDirectories(path.substr(0, slash)))
+    return fail("cannot create its folder " + path.substr(0, slash) + ": " +
+                std::strerror(errno));
 
   sqlite3 *raw = nullptr;
   int flags = mode == OpenMode::ReadOnly

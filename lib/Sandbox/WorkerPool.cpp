@@ -100,16 +100,6 @@ std::string readLogTail(int fd, unsigned lines) {
   return tail;
 }
 
-bool makeDirectories(const std::string &path) {
-  for (size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
-    std::string prefix = path.substr(0, slash);
-    if (mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST)
-      return false;
-    if (slash == std::string::npos)
-      return true;
-  }
-}
-
 /// What the child sends through its status pipe before exec (and again if
 /// exec fails).
 struct ChildStatus {
@@ -280,7 +270,7 @@ WorkerPool::Supervisor::Supervisor(WorkerPoolOptions options)
       ownScratchRoot = true;
     }
   } else {
-    makeDirectories(scratchRoot);
+    makeDirectories(scratchRoot, 0700);
     // Workers start in their scratch directory (the sandbox changes into it
     // before the worker runs): a relative root would name a path inside
     // itself by then.
@@ -454,7 +444,7 @@ void WorkerPool::Supervisor::spawn(Worker &worker) {
   // included; a slot that cannot be emptied does not start.
   if (Status removed = removeTree(worker.scratch); !removed)
     return startFailed(worker, removed.error().describe(), false);
-  if (!makeDirectories(worker.scratch + "/cuda-cache"))
+  if (!makeDirectories(worker.scratch + "/cuda-cache", 0700))
     return startFailed(worker,
                        "cannot create " + worker.scratch + ": " +
                            std::strerror(errno),

@@ -70,6 +70,16 @@ dice::Status dice::writeFileAtomically(const std::string &path,
   return {};
 }
 
+bool dice::makeDirectories(const std::string &path, unsigned mode) {
+  for (size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
+    std::string prefix = path.substr(0, slash);
+    if (::mkdir(prefix.c_str(), mode) != 0 && errno != EEXIST)
+      return false;
+    if (slash == std::string::npos)
+      return true;
+  }
+}
+
 namespace {
 /// The first error of the removal nftw is running in this thread.
 thread_local int removalError = 0;

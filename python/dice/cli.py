@@ -31,8 +31,8 @@ from dice import examples
 from dice.corpus.cli import add_corpus_parser
 from dice.curate.cli import add_curate_parser
 from dice.errors import DiceError
-from dice.pipeline import (SOURCE_ROOT, compile_pipeline, find_tool, first_line, op_names,
-                           model_id, plan_of, report_and_remarks, requests,
+from dice.pipeline import (DEFAULT_DATABASE, SOURCE_ROOT, compile_pipeline, find_tool,
+                           first_line, op_names, model_id, plan_of, report_and_remarks, requests,
                            stored_candidates,
                            write_config)
 from dice.plan import run_plan
@@ -166,7 +166,7 @@ def compile_program(program, args, engine):
         # rebuild them.
         config = args.config
         # dice-opt opens a relative path from where it runs, which is here.
-        database = config_value(config, "database", "path") or ".dice/kernels.db"
+        database = config_value(config, "database", "path") or DEFAULT_DATABASE
         if config is None:
             database = tmp / "kernels.db"
             builds = Path(os.environ.get("DICE_EXAMPLE_CACHE", SOURCE_ROOT / ".dice" / "example"))

@@ -58,6 +58,11 @@ def write_replay(path, entries):
         for fp, source in entries))
 
 
+# dice.toml's defaults (Config.h), relative to where dice-opt runs.
+DEFAULT_DATABASE = ".dice/kernels.db"
+DEFAULT_ARTIFACTS = ".dice/artifacts"
+
+
 def write_config(path, database, artifacts):
     """A dice.toml naming the kernel database and where builds go."""
     Path(path).write_text(f'[database]\npath = "{database}"\n\n'

@@ -58,9 +58,8 @@ struct ModelConfig {
 /// user did not set (`sampling.userSet`), as transformers' generate() reads
 /// generation_config.json: with `do_sample` true, temperature, top-k and
 /// top-p come from the file or transformers' defaults (1.0, 50, 1.0);
-/// `max_new_tokens`, when the file gives it, bounds each candidate whatever
-/// `do_sample` says; with it false or absent the user's settings and dice's defaults (greedy)
-/// stand.
+/// with it false or absent the user's settings and dice's defaults (greedy)
+/// stand. The file's `max_new_tokens` bounds each candidate either way.
 SamplingConfig applyGenerationDefaults(SamplingConfig sampling,
                                        const GenerationDefaults &generation);
 

@@ -22,6 +22,10 @@ Result<std::string> readFile(const std::string &path);
 /// it replaces keeps its permissions.
 Status writeFileAtomically(const std::string &path, std::string_view bytes);
 
+/// Creates the folder `path` and those above it that are missing
+/// (`mkdir -p`), new ones with `mode` (less the umask); fails with errno set.
+bool makeDirectories(const std::string &path, unsigned mode = 0777);
+
 /// Removes `path` and everything under it, links not followed (`rm -rf`),
 /// folders without permissions included (their owner's rights are granted
 /// first, as a sandboxed worker may leave them); a missing path is no error. POSIX calls only, so that code linked with

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dice.errors import DiceError
+from dice.pipeline import DEFAULT_ARTIFACTS, DEFAULT_DATABASE
 
 FALLBACKS = ("inductor", "eager")
 GRANULARITIES = ("op", "fusion", "function")
@@ -51,11 +52,11 @@ class BackendOptions:
 
     @property
     def database(self):
-        return Path(self.config_value("database", "path", ".dice/kernels.db"))
+        return Path(self.config_value("database", "path", DEFAULT_DATABASE))
 
     @property
     def artifacts(self):
-        return Path(self.config_value("artifacts", "dir", ".dice/artifacts"))
+        return Path(self.config_value("artifacts", "dir", DEFAULT_ARTIFACTS))
 
     @property
     def baseline(self):
