@@ -63,14 +63,25 @@ struct Rows {
   }
 };
 
-std::optional<Rows> rowsOf(linalg::LinalgOp op) {
+/// `sizes` tells which dynamic dimensions are the same size: rows of a
+/// dynamic shape are the same rows when their dynamic sizes are.
+std::optional<Rows> rowsOf(linalg::LinalgOp op, ::dice::DynamicSizes &sizes) {
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   for (OpOperand *input : op.getDpsInputOperands()) {
     AffineMap map = op.getMatchingIndexingMap(input);
     auto type = dyn_cast<RankedTensorType>(input->get().getType());
-    if (!type || !type.hasStaticShape() || !map.isPermutation())
+    if (!type || !map.isPermutation())
       continue;
     Rows rows{SmallVector<int64_t>(type.getShape()), {}};
+    bool known = true;
+    for (unsigned d = 0; d < rows.shape.size(); ++d)
+      if (type.isDynamicDim(d)) {
+        std::optional<int> cls = sizes.classOf(input->get(), d);
+        known &= cls.has_value();
+        rows.shape[d] = cls ? -2 - int64_t(*cls) : 0; // a class, never a size
+      }
+    if (!known)
+      continue;
     for (unsigned i = 0; i < map.getNumResults(); ++i)
       if (iterators[map.getDimPosition(i)] == utils::IteratorType::reduction)
         rows.reduced.push_back(i);
@@ -86,7 +97,7 @@ enum class Kind {
   DataMovement  ///< goes into the group of each op that reads it
 };
 
-Kind kindOf(Operation *op) {
+Kind kindOf(Operation *op, ::dice::DynamicSizes &sizes) {
   if (isPureDataMovement(op))
     return Kind::DataMovement;
   auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
@@ -94,7 +105,7 @@ Kind kindOf(Operation *op) {
     return Kind::Elementwise;
   if (isa<linalg::GenericOp, linalg::ReduceOp>(op) &&
       !linalg::isaContractionOpInterface(linalgOp) &&
-      !linalg::isaConvolutionOpInterface(linalgOp) && rowsOf(linalgOp))
+      !linalg::isaConvolutionOpInterface(linalgOp) && rowsOf(linalgOp, sizes))
     return Kind::RowReduction;
   return Kind::Heavy;
 }
@@ -115,7 +126,7 @@ public:
 
   std::vector<std::vector<Operation *>> run() {
     for (Operation *op : input.work)
-      if (kindOf(op) == Kind::DataMovement && !input.ownedPads.contains(op))
+      if (kindOf(op, input.sizes) == Kind::DataMovement && !input.ownedPads.contains(op))
         pending.insert(op);
     for (Operation *op : input.work)
       if (!pending.contains(op) && !input.ownedPads.contains(op))
@@ -240,7 +251,7 @@ private:
     group.members.push_back(op);
     group.heavy = kind == Kind::Heavy;
     if (kind == Kind::RowReduction)
-      group.rows = rowsOf(cast<linalg::LinalgOp>(op));
+      group.rows = rowsOf(cast<linalg::LinalgOp>(op), input.sizes);
     group.first = group.last = placeOf(op);
     return op;
   }
@@ -285,7 +296,7 @@ private:
   bool readByRowReduction(Operation *producer) {
     bool found = false;
     forEachReader(producer, [&](Operation *reader) {
-      found |= kindOf(reader) == Kind::RowReduction;
+      found |= kindOf(reader, input.sizes) == Kind::RowReduction;
     });
     return found;
   }
@@ -293,8 +304,8 @@ private:
   /// Forms the group of `op` and merges it with the groups it reads from
   /// that the policy allows and the graph of groups can take.
   void place(Operation *op) {
-    Kind kind = kindOf(op);
-    if (kind == Kind::RowReduction && !rowsOf(cast<linalg::LinalgOp>(op)))
+    Kind kind = kindOf(op, input.sizes);
+    if (kind == Kind::RowReduction && !rowsOf(cast<linalg::LinalgOp>(op), input.sizes))
       kind = Kind::Heavy;
     Operation *root = newGroup(op, kind);
     for (Value operand : op->getOperands())

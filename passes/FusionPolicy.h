@@ -3,6 +3,8 @@
 #ifndef DICE_PASSES_FUSIONPOLICY_H
 #define DICE_PASSES_FUSIONPOLICY_H
 
+#include "dice/Scaffold/DynamicSizes.h"
+
 #include "mlir/IR/Block.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -29,6 +31,8 @@ struct FusionInput {
   /// Called for each copy of a data-movement op made for a second consumer
   /// request; the copy stands right after `original`.
   llvm::function_ref<void(Operation *copy, Operation *original)> onCopy;
+  /// Which dynamic dimensions of the block are the same size.
+  ::dice::DynamicSizes &sizes;
 };
 
 /// The fusion groups of `input.work` (docs/passes.md, "Fusion policy"),

@@ -16,6 +16,7 @@
 #include "FusionPolicy.h"
 
 #include "dice/Dialect/Dice/DiceOps.h"
+#include "dice/Scaffold/DynamicSizes.h"
 #include "dice/Scaffold/ReferenceBuilder.h"
 #include "dice/Transforms/Passes.h"
 
@@ -25,8 +26,10 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace mlir::dice {
@@ -72,6 +75,7 @@ namespace {
 
 enum class Role {
   Rematerializable, ///< cloned into every request that uses it
+  Size,             ///< a dynamic size (tensor.dim): read again inside a request
   Weight,           ///< stays outside; its value becomes an operand
   Work,             ///< goes into a request
   Other             ///< stays outside (terminators, unrenderable ops)
@@ -96,7 +100,7 @@ public:
   BlockOutliner(Block &block, Granularity granularity, bool &changed,
                 llvm::Statistic &numRequests, llvm::Statistic &numLeftOut)
       : block(block), granularity(granularity), changed(changed),
-        numRequests(numRequests), numLeftOut(numLeftOut) {}
+        numRequests(numRequests), numLeftOut(numLeftOut), sizes(block) {}
 
   LogicalResult run() {
     assignRoles();
@@ -132,6 +136,8 @@ private:
   Granularity granularity;
   bool &changed;
   llvm::Statistic &numRequests, &numLeftOut;
+  /// Which dynamic dimensions of the block are the same size.
+  ::dice::DynamicSizes sizes;
   llvm::DenseMap<Operation *, Role> roles;
   llvm::DenseMap<Operation *, unsigned> position;
   /// tensor.pad ops that belong to their only consumer's group.
@@ -246,6 +252,8 @@ private:
     }
     if (isa<tensor::EmptyOp>(op))
       return Role::Rematerializable;
+    if (isa<tensor::DimOp>(op))
+      return Role::Size;
     if (!op->getDialect()) {
       op->emitRemark() << "stays outside kernel requests: '" << op->getName()
                        << "' is an op of dialect '" << op->getName().getDialectNamespace()
@@ -272,7 +280,7 @@ private:
     }
     if (!llvm::all_of(op->getResultTypes(), isTensorOrScalar))
       return Role::Other;
-    if (std::optional<std::string> why = ::dice::whyNotRenderable(op)) {
+    if (std::optional<std::string> why = ::dice::whyNotRenderable(op, &sizes)) {
       op->emitRemark() << "stays outside kernel requests: " << *why;
       ++numLeftOut;
       return Role::Other;
@@ -323,7 +331,8 @@ private:
              position[copy] = place;
              shared.insert(copy);
              shared.insert(original);
-           }});
+           },
+           sizes});
 
     for (Operation *op : work) {
       if (ownedPads.contains(op))
@@ -350,17 +359,78 @@ private:
         collectProducers(def, producers);
   }
 
+  /// The operand and dimension of `operands` that has the size of
+  /// dimension `dim` of `value`, if one has.
+  std::optional<std::pair<unsigned, unsigned>>
+  sameSizeIn(ArrayRef<Value> operands, Value value, unsigned dim) {
+    std::optional<int> cls = sizes.classOf(value, dim);
+    if (!cls)
+      return std::nullopt;
+    for (auto [i, operand] : llvm::enumerate(operands))
+      if (auto type = dyn_cast<RankedTensorType>(operand.getType()))
+        for (unsigned d = 0; d < type.getRank(); ++d)
+          if (type.isDynamicDim(d) && sizes.classOf(operand, d) == cls)
+            return std::pair<unsigned, unsigned>(i, d);
+    return std::nullopt;
+  }
+
+  /// The size the function was exported with at dimension `dim` of
+  /// `value` (its arguments' `dice.example_shape`), if one is known.
+  std::optional<int64_t> exampleSize(Value value, unsigned dim) {
+    std::optional<int> cls = sizes.classOf(value, dim);
+    if (!cls)
+      return std::nullopt;
+    ::dice::DynamicSizes::Size size = sizes.resolve(*cls);
+    if (size.staticSize)
+      return *size.staticSize;
+    int free = size.base >= 0 ? size.base : *cls;
+    auto function = dyn_cast<FunctionOpInterface>(block.getParentOp());
+    for (BlockArgument arg : block.getArguments()) {
+      auto type = dyn_cast<RankedTensorType>(arg.getType());
+      auto example = function ? function.getArgAttrOfType<DenseI64ArrayAttr>(
+                                    arg.getArgNumber(), ::dice::kExampleShapeAttr)
+                              : DenseI64ArrayAttr();
+      if (!type || !example || example.size() != type.getRank())
+        continue;
+      for (unsigned d = 0; d < type.getRank(); ++d)
+        if (type.isDynamicDim(d) && sizes.classOf(arg, d) == free)
+          return example[d] * size.factor;
+    }
+    return std::nullopt;
+  }
+
+  /// The example shape of each operand (dynamic sizes at their examples,
+  /// unknown ones -1), or null when every operand is static.
+  ArrayAttr exampleShapes(OpBuilder &builder, ArrayRef<Value> operands) {
+    SmallVector<Attribute> shapes;
+    bool dynamic = false;
+    for (Value operand : operands) {
+      auto type = dyn_cast<RankedTensorType>(operand.getType());
+      SmallVector<int64_t> shape(type ? type.getShape() : ArrayRef<int64_t>{});
+      for (unsigned d = 0; d < shape.size(); ++d)
+        if (ShapedType::isDynamic(shape[d])) {
+          dynamic = true;
+          shape[d] = exampleSize(operand, d).value_or(-1);
+        }
+      shapes.push_back(builder.getDenseI64ArrayAttr(shape));
+    }
+    return dynamic ? builder.getArrayAttr(shapes) : ArrayAttr();
+  }
+
   /// Outlines `group` into one request; false when it is not outlined.
   bool createRequest(std::vector<Operation *> &group) {
     llvm::DenseSet<Operation *> members(group.begin(), group.end());
     llvm::SetVector<Value> inputs;
     llvm::SetVector<Operation *> producers;
+    llvm::SetVector<Value> sizeValues;
     auto consider = [&](Value value) {
       Operation *def = value.getDefiningOp();
       if (def && members.contains(def))
         return;
       if (def && roleOf(def) == Role::Rematerializable)
         collectProducers(def, producers);
+      else if (def && roleOf(def) == Role::Size)
+        sizeValues.insert(value);
       else
         inputs.insert(value);
     };
@@ -372,6 +442,7 @@ private:
       for (Value value : captured)
         consider(value);
     }
+
     if (llvm::any_of(inputs, [](Value v) {
           return !isa<RankedTensorType>(v.getType());
         })) {
@@ -402,6 +473,42 @@ private:
     SmallVector<Value> operands =
         operandsInExpressionOrder(outputs, inputs, members, producers);
 
+    // A size read at run time (tensor.dim) is read inside the request from
+    // an operand of the same size; with none, the request could not know it.
+    llvm::MapVector<Value, std::pair<unsigned, unsigned>> sizeSources;
+    for (Value size : sizeValues) {
+      auto dim = size.getDefiningOp<tensor::DimOp>();
+      std::optional<int64_t> index = dim.getConstantIndex();
+      auto source = index ? sameSizeIn(operands, dim.getSource(), *index) : std::nullopt;
+      if (!source) {
+        group.front()->emitRemark()
+            << "stays outside kernel requests: it reads a dynamic size that none "
+               "of its operands has";
+        ++numLeftOut;
+        return false;
+      }
+      sizeSources[size] = *source;
+    }
+    // A tensor.empty of a dynamic shape is sized from operands of its sizes
+    // (the sizes it was made with are outside values).
+    llvm::DenseMap<std::pair<Operation *, unsigned>, std::pair<unsigned, unsigned>> emptySizes;
+    for (Operation *producer : producers) {
+      auto empty = dyn_cast<tensor::EmptyOp>(producer);
+      for (unsigned d = 0; empty && d < empty.getType().getRank(); ++d) {
+        if (!empty.getType().isDynamicDim(d))
+          continue;
+        auto source = sameSizeIn(operands, empty.getResult(), d);
+        if (!source) {
+          group.front()->emitRemark()
+              << "stays outside kernel requests: dynamic dimension " << d << " of "
+              << empty.getType() << " is a size none of its operands has";
+          ++numLeftOut;
+          return false;
+        }
+        emptySizes[{producer, d}] = *source;
+      }
+    }
+
     SmallVector<Location> locs;
     for (Operation *op : group)
       locs.push_back(op->getLoc());
@@ -426,6 +533,8 @@ private:
         group, [&](Operation *op) { return !shared.contains(op); });
     request->setAttr(DiceDialect::kPositionAttrName,
                      builder.getI64IntegerAttr(position[anchor]));
+    if (ArrayAttr examples = exampleShapes(builder, operands))
+      request->setAttr(::dice::kExampleShapesAttr, examples);
     Block *body = builder.createBlock(&request.getBody());
     IRMapping mapping;
     for (Value input : operands)
@@ -434,8 +543,28 @@ private:
     llvm::sort(ordered, [&](Operation *a, Operation *b) {
       return position[a] < position[b];
     });
-    for (Operation *producer : ordered)
-      builder.clone(*producer, mapping);
+    for (auto [size, source] : sizeSources)
+      mapping.map(size, tensor::DimOp::create(builder, size.getLoc(),
+                                              body->getArgument(source.first),
+                                              source.second));
+    for (Operation *producer : ordered) {
+      auto empty = dyn_cast<tensor::EmptyOp>(producer);
+      if (!empty || empty.getType().hasStaticShape()) {
+        builder.clone(*producer, mapping);
+        continue;
+      }
+      SmallVector<Value> dynamicSizes;
+      for (unsigned d = 0; d < empty.getType().getRank(); ++d)
+        if (empty.getType().isDynamicDim(d)) {
+          auto [operand, dim] = emptySizes.lookup({producer, d});
+          dynamicSizes.push_back(tensor::DimOp::create(
+              builder, empty.getLoc(), body->getArgument(operand), dim));
+        }
+      auto sized = tensor::EmptyOp::create(builder, empty.getLoc(), empty.getType(),
+                                           dynamicSizes);
+      sized->setDiscardableAttrs(empty->getDiscardableAttrDictionary()); // its position
+      mapping.map(empty.getResult(), sized.getResult());
+    }
     for (Operation *op : group)
       builder.clone(*op, mapping);
     SmallVector<Value> yielded;
@@ -443,10 +572,12 @@ private:
       yielded.push_back(mapping.lookup(output));
     YieldOp::create(builder, loc, yielded);
 
-    for (auto [output, result] : llvm::zip(outputs, request.getResults()))
+    for (auto [output, result] : llvm::zip(outputs, request.getResults())) {
+      sizes.rename(output, result);
       output.replaceUsesWithIf(result, [&](OpOperand &use) {
         return !members.contains(use.getOwner());
       });
+    }
     for (Operation *op : llvm::reverse(group))
       op->erase();
     FailureOr<std::string> fingerprint = computeFingerprint(request);
@@ -462,7 +593,10 @@ private:
 
   void eraseDeadProducers() {
     for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block)))
-      if (roleOf(&op) == Role::Rematerializable && isOpTriviallyDead(&op))
+      // A dynamic tensor.empty stays: dice-resolve restores it, sizes and
+      // all, where the requests fall back (the requests size their own).
+      if ((roleOf(&op) == Role::Rematerializable || roleOf(&op) == Role::Size) &&
+          isOpTriviallyDead(&op) && !(isa<tensor::EmptyOp>(op) && op.getNumOperands()))
         op.erase();
   }
 };

@@ -8,6 +8,7 @@
 #include "dice/Transforms/Services.h"
 
 #include "mlir/Analysis/TopologicalSortUtils.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
@@ -189,8 +190,12 @@ void ResolvePass::unrematerialize(Operation *op) {
     return;
   // Its producers are merged already (they come first), so a clone reads
   // exactly what the kept op reads.
-  if (!OperationEquivalence::isEquivalentTo(
-          slot->second, op, OperationEquivalence::IgnoreLocations))
+  // A tensor.empty of a dynamic shape was sized inside the request from
+  // an operand (dice-outline); its original made the same tensor.
+  bool sameEmpty = isa<tensor::EmptyOp>(op) && isa<tensor::EmptyOp>(slot->second) &&
+                   op->getResultTypes() == slot->second->getResultTypes();
+  if (!sameEmpty && !OperationEquivalence::isEquivalentTo(
+                        slot->second, op, OperationEquivalence::IgnoreLocations))
     return;
   op->replaceAllUsesWith(slot->second);
   op->erase();
@@ -235,10 +240,12 @@ void ResolvePass::inlineBack(KernelRequestOp request) {
     for (Operation &op : *block)
       if (std::optional<int64_t> position = positionOf(&op))
         it->second.try_emplace(*position, &op);
-  SmallVector<Operation *> positioned, constants;
+  SmallVector<Operation *> positioned, constants, sizeReads;
   for (Operation &op : body.without_terminator()) {
     if (positionOf(&op))
       positioned.push_back(&op);
+    else if (isa<tensor::DimOp>(op))
+      sizeReads.push_back(&op);
     // Without positions: what dice-outline clones into every request that
     // reads it, constants and tensor.empty (pure, no operands, so equal
     // ones are interchangeable).
@@ -251,6 +258,17 @@ void ResolvePass::inlineBack(KernelRequestOp request) {
       Block::iterator(yield));
   for (Operation *op : positioned)
     unrematerialize(op);
+  // The sizes dice-outline read inside the request for its dynamic
+  // tensor.empty ops, unused once those merged with their originals.
+  for (Operation *op : sizeReads)
+    if (op->use_empty()) {
+      Operation *index = op->getOperand(1).getDefiningOp();
+      op->erase();
+      if (index && index->use_empty() && llvm::is_contained(constants, index)) {
+        llvm::erase(constants, index);
+        index->erase();
+      }
+    }
   for (Operation *constant : constants)
     unrematerializeConstant(constant, request);
   request.erase();

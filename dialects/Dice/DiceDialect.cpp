@@ -30,7 +30,13 @@ LogicalResult DiceDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "'" << name << "' must be a string";
     return success();
   }
+  if (name == kExampleShapesAttrName) {
+    auto shapes = dyn_cast<ArrayAttr>(attribute.getValue());
+    if (!shapes || !llvm::all_of(shapes, llvm::IsaPred<DenseI64ArrayAttr>))
+      return op->emitError() << "'" << name << "' must be an array of i64 arrays";
+    return success();
+  }
   return op->emitError() << "unknown dice attribute '" << name
                          << "' (known: " << kPositionAttrName << ", "
-                         << kLibraryAttrName << ")";
+                         << kLibraryAttrName << ", " << kExampleShapesAttrName << ")";
 }

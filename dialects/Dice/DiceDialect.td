@@ -26,11 +26,14 @@ def Dice_Dialect : Dialect {
     back so that the rest of the pipeline sees the ops it would have seen
     without DICE.
 
-    Two discardable attributes, checked by the dialect: `dice.position`
+    Three discardable attributes, checked by the dialect: `dice.position`
     (an integer: an op's index in its block before `dice-outline`, which
-    `dice-resolve` uses to restore the order and then removes) and
+    `dice-resolve` uses to restore the order and then removes),
     `dice.library` (a string: the kernel library of a lowered
-    `dice_k_<fingerprint>` declaration).
+    `dice_k_<fingerprint>` declaration), and `dice.example_shapes` (the
+    example shapes of a request's operands where some are dynamic). A
+    function argument may carry `dice.example_shape` (an i64 array): the
+    shape the program was exported at.
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
@@ -45,6 +48,11 @@ def Dice_Dialect : Dialect {
     /// The kernel library a lowered `dice_k_<fingerprint>` declaration
     /// calls into, relative to the artifacts directory. A string.
     static constexpr ::llvm::StringLiteral kLibraryAttrName = "dice.library";
+    /// The shapes a kernel request's operands were exported at, dynamic
+    /// dimensions at their example sizes (-1: unknown): an array of i64
+    /// arrays, one per operand. The reference program's size symbols take
+    /// their examples from it.
+    static constexpr ::llvm::StringLiteral kExampleShapesAttrName = "dice.example_shapes";
   }];
 }
 

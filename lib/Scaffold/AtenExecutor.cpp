@@ -451,8 +451,28 @@ std::optional<DType> fromScalarType(c10::ScalarType type) {
   return std::nullopt;
 }
 
-std::string checkReferenceInputs(const ReferenceProgram &program,
+static Result<ReferenceProgram> specializeFor(const ReferenceProgram &program,
+                                       const std::vector<at::Tensor> &inputs) {
+  if (program.isStatic())
+    return program;
+  std::vector<std::vector<int64_t>> shapes;
+  for (const at::Tensor &input : inputs)
+    shapes.push_back(input.defined() ? input.sizes().vec() : std::vector<int64_t>{});
+  Result<std::vector<int64_t>> sizes = program.bindSizes(shapes);
+  if (!sizes)
+    return sizes.error();
+  return program.specialize(*sizes);
+}
+
+std::string checkReferenceInputs(const ReferenceProgram &symbolic,
                                  const std::vector<at::Tensor> &inputs) {
+  if (inputs.size() != symbolic.inputs.size())
+    return "the program takes " + std::to_string(symbolic.inputs.size()) +
+           " inputs, got " + std::to_string(inputs.size());
+  Result<ReferenceProgram> specialized = specializeFor(symbolic, inputs);
+  if (!specialized)
+    return specialized.error().message;
+  const ReferenceProgram &program = *specialized;
   if (inputs.size() != program.inputs.size())
     return "the program takes " + std::to_string(program.inputs.size()) +
            " inputs, got " + std::to_string(inputs.size());
@@ -472,15 +492,17 @@ std::string checkReferenceInputs(const ReferenceProgram &program,
   return "";
 }
 
-ReferenceRun runReferenceProgram(const ReferenceProgram &program,
+ReferenceRun runReferenceProgram(const ReferenceProgram &symbolic,
                                  const std::vector<at::Tensor> &inputs,
                                  std::optional<c10::Device> device) {
   ReferenceRun run;
-  run.error = program.validate();
+  run.error = symbolic.validate();
   if (run.error.empty())
-    run.error = checkReferenceInputs(program, inputs);
+    run.error = checkReferenceInputs(symbolic, inputs);
   if (!run.ok())
     return run;
+  // The sizes of a dynamic program are bound from the inputs at hand.
+  const ReferenceProgram program = *specializeFor(symbolic, inputs);
   c10::Device target = device.value_or(c10::Device(c10::kCPU));
   if (!inputs.empty()) {
     // "cuda" (no index) names whichever GPU the inputs are on.

@@ -35,17 +35,17 @@ std::string literal(double v, DType dtype) {
   return pythonFloat(v);
 }
 
-std::string tuple(const std::vector<int64_t> &values) {
+/// A Python tuple of `values`, each spelled by `spell`.
+template <typename Spell>
+std::string tupleOf(const std::vector<int64_t> &values, Spell spell) {
   std::string s = "(";
   for (size_t i = 0; i < values.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(values[i]);
+    s += (i ? ", " : "") + spell(values[i]);
   return s + (values.size() == 1 ? ",)" : ")");
 }
 
-/// The argument list of `.reshape`/`.expand`: the sizes themselves, or for
-/// a 0-d result the empty tuple (`.reshape()` takes no shape at all).
-std::string shapeArgs(const std::vector<int64_t> &shape) {
-  return shape.empty() ? "(())" : tuple(shape);
+std::string tuple(const std::vector<int64_t> &values) {
+  return tupleOf(values, [](int64_t v) { return std::to_string(v); });
 }
 
 std::string torchDType(DType dtype) {
@@ -67,6 +67,31 @@ public:
         namedScalars.insert(v);
   }
 
+  /// A size of the forward pass: a number, or the input dimension a size
+  /// symbol is read from (`x0.shape[0]`, times its factor for a derived one).
+  std::string size(int64_t value) const {
+    if (!isSymbolicSize(value))
+      return std::to_string(value);
+    const SizeSymbol &symbol = program.symbols.at(symbolOfSize(value));
+    if (symbol.base >= 0)
+      return size(symbolicSize(symbol.base)) + " * " + std::to_string(symbol.factor);
+    for (size_t i = 0; i < program.inputs.size(); ++i)
+      for (size_t d = 0; d < program.inputs[i].shape.size(); ++d)
+        if (program.inputs[i].shape[d] == value)
+          return name(i) + ".shape[" + std::to_string(d) + "]";
+    return "None  # unbound size"; // validate() rejects such programs
+  }
+
+  std::string shape(const std::vector<int64_t> &values) const {
+    return tupleOf(values, [&](int64_t v) { return size(v); });
+  }
+
+  /// The argument list of `.reshape`/`.expand`: the sizes themselves, or for
+  /// a 0-d result the empty tuple (`.reshape()` takes no shape at all).
+  std::string shapeArgs(const std::vector<int64_t> &values) const {
+    return values.empty() ? "(())" : shape(values);
+  }
+
   std::string print() {
     std::ostringstream os;
     os << "import torch\nimport torch.nn as nn\n\n\n"
@@ -83,8 +108,15 @@ public:
     for (size_t i = 0; i < program.outputs.size(); ++i)
       os << (i ? ", " : "") << name(program.outputs[i]);
     os << "\n\n\ndef get_inputs():\n    return [";
-    for (size_t i = 0; i < program.inputs.size(); ++i)
-      os << (i ? ", " : "") << randomInput(program.inputs[i]);
+    // Inputs at the example sizes; the forward pass reads the actual ones.
+    std::vector<int64_t> examples = program.exampleSizes();
+    for (size_t i = 0; i < program.inputs.size(); ++i) {
+      TensorType type = program.inputs[i];
+      for (int64_t &d : type.shape)
+        if (isSymbolicSize(d))
+          d = examples.at(symbolOfSize(d));
+      os << (i ? ", " : "") << randomInput(type);
+    }
     os << "]\n\n\ndef get_init_inputs():\n    return []\n";
     return os.str();
   }
@@ -183,7 +215,7 @@ private:
          << ", rounding_mode='" << (fn == "div_trunc" ? "trunc" : "floor") << "')\n";
     } else if (fn == "arange") {
       int64_t dim = ints("dim")[0];
-      os << out << "torch.arange(" << op.type.shape.at(dim)
+      os << out << "torch.arange(" << size(op.type.shape.at(dim))
          << ", dtype=torch.int64" << device() << ").reshape"
          << shapeArgs(op.type.shape) << "\n";
     } else if (fn == "where") {
@@ -192,7 +224,7 @@ private:
     } else if (fn == "to") {
       os << out << arg(op, 0) << ".to(" << torchDType(op.type.dtype) << ")\n";
     } else if (fn == "full") {
-      os << out << "torch.full(" << tuple(op.type.shape) << ", "
+      os << out << "torch.full(" << shape(op.type.shape) << ", "
          << literal(op.value, op.type.dtype) << ", dtype=" << torchDType(op.type.dtype)
          << device() << ")\n";
     } else if (fn == "permute") {
@@ -271,13 +303,20 @@ private:
     }
   }
 
-  static std::string slices(const RefOp &op) {
+  std::string slices(const RefOp &op) const {
     const auto &offsets = op.ints.at("offsets"), &sizes = op.ints.at("sizes"),
                &strides = op.ints.at("strides");
     std::string s;
     for (size_t d = 0; d < offsets.size(); ++d) {
-      int64_t end = offsets[d] + (sizes[d] - 1) * strides[d] + 1;
-      s += (d ? ", " : "") + std::to_string(offsets[d]) + ":" + std::to_string(end);
+      std::string end;
+      if (!isSymbolicSize(sizes[d]))
+        end = std::to_string(offsets[d] + (sizes[d] - 1) * strides[d] + 1);
+      else if (strides[d] == 1)
+        end = (offsets[d] ? std::to_string(offsets[d]) + " + " : "") + size(sizes[d]);
+      else
+        end = std::to_string(offsets[d]) + " + (" + size(sizes[d]) + " - 1) * " +
+              std::to_string(strides[d]) + " + 1";
+      s += (d ? ", " : "") + std::to_string(offsets[d]) + ":" + end;
       if (strides[d] != 1)
         s += ":" + std::to_string(strides[d]);
     }

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dice/Scaffold/ReferenceBuilder.h"
+#include "dice/Scaffold/DynamicSizes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -73,12 +74,23 @@ public:
   ReferenceProgram program;
   std::string error;
 
+  /// `sizes` says which dynamic dimensions of the values met are the same.
+  explicit Builder(DynamicSizes &sizes) : sizes(sizes) {}
+
   /// Binds a region argument (or any outside value) to a new program input.
-  LogicalResult addInput(Value value) {
+  /// Its dynamic dimensions become size symbols (one per class of equal
+  /// sizes) whose examples `exampleShape` gives, where it has them.
+  LogicalResult addInput(Value value, ArrayRef<int64_t> exampleShape = {}) {
     if (!program.ops.empty()) {
       error = "internal error: an input added after the first op";
       return failure();
     }
+    if (auto tensor = dyn_cast<RankedTensorType>(value.getType()))
+      for (unsigned d = 0; d < tensor.getRank(); ++d)
+        if (tensor.isDynamicDim(d))
+          bindInputSize(value, d,
+                        d < exampleShape.size() && exampleShape[d] > 0 ? exampleShape[d]
+                                                                       : kDefaultExampleSize);
     auto type = tensorType(value);
     if (!type)
       return failure();
@@ -98,6 +110,13 @@ public:
   }
 
 private:
+  DynamicSizes &sizes;
+  /// The size symbol (symbolicSize) of each class of equal dynamic sizes met
+  /// so far, and of each multiple of one.
+  llvm::DenseMap<int, int64_t> symbolOfClass;
+  std::map<std::pair<int64_t, int64_t>, int64_t> multiples;
+  /// Dimensions of inputs that no op relates to anything: a symbol each.
+  llvm::DenseMap<std::pair<Value, unsigned>, int64_t> looseInputSizes;
   llvm::DenseMap<Value, int> values;
   /// tensor.empty results: materialized (as zeros) only if something reads
   /// them, since most are only destinations.
@@ -112,12 +131,68 @@ private:
     return failure();
   }
 
+  int64_t newSymbol(int64_t example, int base = -1, int64_t factor = 1) {
+    program.symbols.push_back(SizeSymbol{example, base, factor});
+    return symbolicSize(static_cast<int>(program.symbols.size() - 1));
+  }
+
+  void bindInputSize(Value value, unsigned dim, int64_t example) {
+    std::optional<int> cls = sizes.classOf(value, dim);
+    if (!cls) {
+      looseInputSizes[{value, dim}] = newSymbol(example);
+      return;
+    }
+    if (symbolOfClass.count(*cls))
+      return;
+    DynamicSizes::Size size = sizes.resolve(*cls);
+    if (size.staticSize)
+      return;
+    if (size.base >= 0 && symbolOfClass.count(size.base))
+      return; // a multiple of a size an earlier input binds
+    symbolOfClass[*cls] = newSymbol(example);
+  }
+
+  /// Dimension `dim` of `value`: static, or the size symbol of its class.
+  std::optional<int64_t> dynamicSize(Value value, unsigned dim) {
+    if (auto it = looseInputSizes.find({value, dim}); it != looseInputSizes.end())
+      return it->second;
+    std::optional<int> cls = sizes.classOf(value, dim);
+    if (!cls)
+      return std::nullopt;
+    if (auto it = symbolOfClass.find(*cls); it != symbolOfClass.end())
+      return it->second;
+    DynamicSizes::Size size = sizes.resolve(*cls);
+    if (size.staticSize)
+      return *size.staticSize;
+    if (size.base < 0)
+      return std::nullopt;
+    auto base = symbolOfClass.find(size.base);
+    if (base == symbolOfClass.end())
+      return std::nullopt;
+    int baseSymbol = symbolOfSize(base->second);
+    if (program.symbols[baseSymbol].base >= 0)
+      return std::nullopt; // a multiple of a multiple's class: not kept
+    auto [it, inserted] = multiples.try_emplace({base->second, size.factor}, 0);
+    if (inserted)
+      it->second = newSymbol(program.symbols[baseSymbol].example * size.factor,
+                             baseSymbol, size.factor);
+    return it->second;
+  }
+
   std::optional<TensorType> tensorType(Value value) {
     Type type = value.getType();
     if (auto tensor = dyn_cast<RankedTensorType>(type)) {
-      if (!tensor.hasStaticShape()) {
-        error = "dynamic shapes are not supported (" + typeString(type) + ")";
-        return std::nullopt;
+      std::vector<int64_t> shape = toStd(tensor.getShape());
+      for (unsigned d = 0; d < shape.size(); ++d) {
+        if (!tensor.isDynamicDim(d))
+          continue;
+        std::optional<int64_t> size = dynamicSize(value, d);
+        if (!size) {
+          error = "dynamic dimension " + std::to_string(d) + " of " + typeString(type) +
+                  " is a size none of the inputs has";
+          return std::nullopt;
+        }
+        shape[d] = *size;
       }
       auto dtype = toDType(tensor.getElementType());
       if (!dtype) {
@@ -125,7 +200,7 @@ private:
                 " has no torch dtype";
         return std::nullopt;
       }
-      return TensorType{toStd(tensor.getShape()), *dtype};
+      return TensorType{shape, *dtype};
     }
     if (auto dtype = toDType(type))
       return TensorType{{}, *dtype};
@@ -217,7 +292,9 @@ private:
     for (size_t i = 0; i < out.size(); ++i) {
       int64_t x = i < out.size() - a.size() ? 1 : a[i - (out.size() - a.size())];
       int64_t y = i < out.size() - b.size() ? 1 : b[i - (out.size() - b.size())];
-      out[i] = std::max(x, y);
+      // A size symbol is never 1 where it meets another size (the loops tie
+      // both to one extent), so a broadcast keeps the other side.
+      out[i] = x == 1 ? y : y == 1 ? x : isSymbolicSize(x) ? y : x;
     }
     return out;
   }
@@ -234,7 +311,8 @@ private:
     const std::vector<int64_t> &in = type(x).shape;
     size_t first = in.size() - kernel.size();
     for (size_t d = 0; d < kernel.size(); ++d)
-      natural.shape[first + d] =
+      if (!isSymbolicSize(in[first + d])) // a dynamic window count stays as linalg says
+        natural.shape[first + d] =
           (in[first + d] - dilation[d] * (kernel[d] - 1) - 1) / stride[d] + 1;
     return natural;
   }
@@ -272,6 +350,30 @@ private:
     if (combine == "mul")
       return v.isOne();
     return false;
+  }
+
+  /// Each loop's extent: static, or the size symbol of an operand
+  /// dimension that the loop indexes.
+  std::optional<std::vector<int64_t>> loopSizes(linalg::LinalgOp op) {
+    std::vector<int64_t> loops(op.getNumLoops(), ShapedType::kDynamic);
+    for (OpOperand &operand : op->getOpOperands()) {
+      auto tensor = dyn_cast<RankedTensorType>(operand.get().getType());
+      if (!tensor)
+        continue;
+      AffineMap map = op.getMatchingIndexingMap(&operand);
+      for (auto [position, expr] : llvm::enumerate(map.getResults())) {
+        auto dim = dyn_cast<AffineDimExpr>(expr);
+        if (!dim || !ShapedType::isDynamic(loops[dim.getPosition()]))
+          continue;
+        if (!tensor.isDynamicDim(position))
+          loops[dim.getPosition()] = tensor.getDimSize(position);
+        else if (std::optional<int64_t> size = dynamicSize(operand.get(), position))
+          loops[dim.getPosition()] = *size;
+      }
+    }
+    if (llvm::any_of(loops, ShapedType::isDynamic))
+      return std::nullopt;
+    return loops;
   }
 
   LogicalResult translateConstant(arith::ConstantOp op);
@@ -325,6 +427,9 @@ LogicalResult Builder::translate(Operation *op) {
       return fail(op, "result: " + error);
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case<arith::ConstantOp>([&](auto c) { return translateConstant(c); })
+      .Case<tensor::DimOp>([&](auto) {
+        return success(); // a dynamic size: the symbols carry it
+      })
       .Case<tensor::EmptyOp>([&](tensor::EmptyOp e) {
         empties[e.getResult()] = *tensorType(e.getResult());
         return success();
@@ -618,10 +723,10 @@ std::optional<int> Builder::toTensorLayout(Operation *op, int id,
 }
 
 LogicalResult Builder::translateStructured(linalg::LinalgOp op) {
-  SmallVector<int64_t> loopRanges = op.getStaticLoopRanges();
-  if (llvm::any_of(loopRanges, ShapedType::isDynamic))
-    return fail(op, "has dynamic loop bounds");
-  std::vector<int64_t> loops(loopRanges.begin(), loopRanges.end());
+  std::optional<std::vector<int64_t>> loopExtents = loopSizes(op);
+  if (!loopExtents)
+    return fail(op, "has a dynamic loop extent that is no input's size");
+  std::vector<int64_t> loops = *loopExtents;
   auto iterators = op.getIteratorTypesArray();
   std::vector<int64_t> reduced, parallel;
   for (auto [d, it] : llvm::enumerate(iterators))
@@ -1134,7 +1239,12 @@ std::optional<int> Builder::loopIndex(Operation *owner, unsigned dim) {
     (void)fail(owner, "reads a loop index outside a structured op");
     return std::nullopt;
   }
-  SmallVector<int64_t> loops = linalgOp.getStaticLoopRanges();
+  std::optional<std::vector<int64_t>> extents = loopSizes(linalgOp);
+  if (!extents) {
+    (void)fail(owner, "has a dynamic loop extent that is no input's size");
+    return std::nullopt;
+  }
+  const std::vector<int64_t> &loops = *extents;
   std::vector<int64_t> shape(loops.size(), 1);
   shape[dim] = loops[dim];
   return emit("arange", {}, TensorType{shape, DType::Int64},
@@ -1365,6 +1475,7 @@ static ReferenceProgram pruneDeadOps(const ReferenceProgram &program) {
         live[a] = true;
   ReferenceProgram pruned;
   pruned.inputs = program.inputs;
+  pruned.symbols = program.symbols;
   std::vector<int> renumber(live.size(), -1);
   for (int i = 0; i < numInputs; ++i)
     renumber[i] = i;
@@ -1383,11 +1494,15 @@ static ReferenceProgram pruneDeadOps(const ReferenceProgram &program) {
 
 std::optional<ReferenceProgram>
 buildOpProgram(Operation *op, SmallVectorImpl<Value> &inputs,
-               SmallVectorImpl<Value> &outputs, std::string &whyNot) {
+               SmallVectorImpl<Value> &outputs, std::string &whyNot,
+               DynamicSizes *sizes) {
   // The op alone, its operands standing in as inputs; the constants it
   // reads or captures in its payload come along. Inputs first: value
   // numbers of ops follow the inputs.
-  Builder builder;
+  std::optional<DynamicSizes> ownSizes;
+  if (!sizes)
+    sizes = &ownSizes.emplace(*op->getBlock());
+  Builder builder(*sizes);
   SmallVector<Operation *> constants;
   llvm::DenseSet<Value> seen;
   // Values its payload captures count as operands: a gather's source tensor
@@ -1436,23 +1551,32 @@ buildOpProgram(Operation *op, SmallVectorImpl<Value> &inputs,
   return pruneDeadOps(builder.program);
 }
 
-std::optional<std::string> whyNotRenderable(Operation *op) {
+std::optional<std::string> whyNotRenderable(Operation *op, DynamicSizes *sizes) {
   SmallVector<Value> inputs, outputs;
   std::string whyNot;
-  if (!buildOpProgram(op, inputs, outputs, whyNot))
+  if (!buildOpProgram(op, inputs, outputs, whyNot, sizes))
     return whyNot;
   return std::nullopt;
 }
 
 std::optional<ReferenceProgram> buildReferenceProgram(Region &region,
                                                       std::string &whyNot) {
-  Builder builder;
   Block &block = region.front();
-  for (BlockArgument arg : block.getArguments())
-    if (failed(builder.addInput(arg))) {
+  DynamicSizes sizes(block);
+  Builder builder(sizes);
+  // The example sizes of the inputs' dynamic dimensions, where the request
+  // (or function) holding the region records them.
+  auto examples = region.getParentOp()->getAttrOfType<ArrayAttr>(kExampleShapesAttr);
+  for (BlockArgument arg : block.getArguments()) {
+    ArrayRef<int64_t> example;
+    if (examples && arg.getArgNumber() < examples.size())
+      if (auto shape = dyn_cast<DenseI64ArrayAttr>(examples[arg.getArgNumber()]))
+        example = shape.asArrayRef();
+    if (failed(builder.addInput(arg, example))) {
       whyNot = builder.error;
       return std::nullopt;
     }
+  }
   for (Operation &op : block.without_terminator())
     if (failed(builder.translate(&op))) {
       whyNot = builder.error;

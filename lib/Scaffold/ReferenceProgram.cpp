@@ -83,8 +83,33 @@ const std::map<std::string, Signature> &vocabulary() {
 
 using Json = nlohmann::json;
 
+/// A size as JSON: a number, or "s<k>" for symbol k.
+Json sizeToJson(int64_t size) {
+  if (isSymbolicSize(size))
+    return "s" + std::to_string(symbolOfSize(size));
+  return size;
+}
+
+Json sizesToJson(const std::vector<int64_t> &sizes) {
+  Json list = Json::array();
+  for (int64_t size : sizes)
+    list.push_back(sizeToJson(size));
+  return list;
+}
+
 Json typeToJson(const TensorType &type) {
-  return {{"shape", type.shape}, {"dtype", dtypeName(type.dtype)}};
+  return {{"shape", sizesToJson(type.shape)}, {"dtype", dtypeName(type.dtype)}};
+}
+
+/// "s<k>" as symbolicSize(k); nullopt for any other text.
+std::optional<int64_t> symbolFromJson(const Json &j) {
+  if (!j.is_string())
+    return std::nullopt;
+  const std::string &text = j.get_ref<const std::string &>();
+  if (text.size() < 2 || text.size() > 8 || text[0] != 's' ||
+      !std::all_of(text.begin() + 1, text.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  return symbolicSize(std::stoi(text.substr(1)));
 }
 
 /// A finite value as a JSON number (nlohmann writes the shortest digits
@@ -229,6 +254,10 @@ Result<TensorType> readType(const Json &j, const std::string &key) {
     return fieldError(key + ".shape", "must be an array of sizes");
   TensorType type;
   for (size_t i = 0; i < (*shape)->size(); ++i) {
+    if (std::optional<int64_t> symbol = symbolFromJson((**shape)[i])) {
+      type.shape.push_back(*symbol);
+      continue;
+    }
     Result<int64_t> size = readInteger((**shape)[i], key + ".shape[" + std::to_string(i) + "]",
                                        0, std::numeric_limits<int64_t>::max());
     if (!size)
@@ -276,6 +305,11 @@ Result<RefOp> readOp(const Json &j, size_t index) {
         return fieldError(at, "must be an array of integers");
       std::vector<int64_t> &out = op.ints[name];
       for (size_t i = 0; i < list.size(); ++i) {
+        if (std::optional<int64_t> symbol = symbolFromJson(list[i]);
+            symbol && name == "sizes") {
+          out.push_back(*symbol);
+          continue;
+        }
         Result<int64_t> v = readInteger(list[i], at + "[" + std::to_string(i) + "]",
                                         std::numeric_limits<int64_t>::min(),
                                         std::numeric_limits<int64_t>::max());
@@ -304,9 +338,47 @@ Result<RefOp> readOp(const Json &j, size_t index) {
 Result<ReferenceProgram> readProgram(const Json &j) {
   if (!j.is_object())
     return Error("a reference program must be a JSON object");
-  if (Status keys = checkKeys(j, "", {"inputs", "ops", "outputs"}); !keys)
+  if (Status keys = checkKeys(j, "", {"inputs", "ops", "outputs", "symbols"}); !keys)
     return keys.error();
   ReferenceProgram program;
+  if (auto symbols = j.find("symbols"); symbols != j.end()) {
+    if (!symbols->is_array())
+      return fieldError("symbols", "must be an array of size symbols");
+    for (size_t i = 0; i < symbols->size(); ++i) {
+      std::string key = "symbols[" + std::to_string(i) + "]";
+      const Json &entry = (*symbols)[i];
+      if (!entry.is_object())
+        return fieldError(key, "must be an object {\"example\": ...}");
+      if (Status keys = checkKeys(entry, key, {"example", "base", "factor"}); !keys)
+        return keys.error();
+      SizeSymbol symbol;
+      Result<const Json *> example = field(entry, key, "example");
+      if (!example)
+        return example.error();
+      Result<int64_t> value = readInteger(**example, key + ".example", 0,
+                                          std::numeric_limits<int32_t>::max());
+      if (!value)
+        return value.error();
+      symbol.example = *value;
+      if (auto base = entry.find("base"); base != entry.end()) {
+        Result<int64_t> b = readInteger(*base, key + ".base", 0, static_cast<int64_t>(i) - 1);
+        if (!b)
+          return b.error();
+        symbol.base = static_cast<int>(*b);
+        Result<const Json *> factor = field(entry, key, "factor");
+        if (!factor)
+          return factor.error();
+        Result<int64_t> f = readInteger(**factor, key + ".factor", 1,
+                                        std::numeric_limits<int32_t>::max());
+        if (!f)
+          return f.error();
+        symbol.factor = *f;
+      } else if (entry.contains("factor")) {
+        return fieldError(key + ".factor", "needs a base symbol");
+      }
+      program.symbols.push_back(symbol);
+    }
+  }
   Result<const Json *> inputs = field(j, "", "inputs");
   if (!inputs)
     return inputs.error();
@@ -341,12 +413,16 @@ Result<ReferenceProgram> readProgram(const Json &j) {
   return program;
 }
 
-/// Sizes non-negative, and an element count that fits int64_t.
-std::string checkType(const TensorType &type) {
+/// Sizes non-negative or symbols of the program, and a static element count
+/// that fits int64_t.
+std::string checkType(const TensorType &type, size_t numSymbols) {
   int64_t count = 1;
   for (int64_t size : type.shape) {
-    if (size < 0)
-      return "negative size " + std::to_string(size);
+    if (isSymbolicSize(size)) {
+      if (symbolOfSize(size) >= static_cast<int>(numSymbols))
+        return "size s" + std::to_string(symbolOfSize(size)) + " is not a symbol of the program";
+      continue;
+    }
     if (size != 0 && count > std::numeric_limits<int64_t>::max() / size)
       return "more elements than int64_t counts";
     count *= size;
@@ -414,6 +490,85 @@ std::string formatFloat(double value) {
   return text;
 }
 
+bool TensorType::isStatic() const {
+  return std::none_of(shape.begin(), shape.end(), isSymbolicSize);
+}
+
+std::vector<int64_t> ReferenceProgram::exampleSizes() const {
+  return otherSizes(1, 0);
+}
+
+std::vector<int64_t> ReferenceProgram::otherSizes(int64_t scale, int64_t offset) const {
+  std::vector<int64_t> sizes;
+  for (const SizeSymbol &symbol : symbols)
+    sizes.push_back(symbol.base >= 0 ? sizes[symbol.base] * symbol.factor
+                                     : symbol.example * scale + offset);
+  return sizes;
+}
+
+Result<std::vector<int64_t>> ReferenceProgram::bindSizes(
+    const std::vector<std::vector<int64_t>> &inputShapes) const {
+  if (inputShapes.size() != inputs.size())
+    return Error("the program takes " + std::to_string(inputs.size()) + " inputs, got " +
+                 std::to_string(inputShapes.size()));
+  std::vector<int64_t> sizes(symbols.size(), -1);
+  std::vector<std::pair<size_t, size_t>> boundAt(symbols.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const std::vector<int64_t> &want = inputs[i].shape, &got = inputShapes[i];
+    if (want.size() != got.size())
+      return Error("input " + std::to_string(i) + " has " + std::to_string(got.size()) +
+                   " dimensions, the program takes " + std::to_string(want.size()));
+    for (size_t d = 0; d < want.size(); ++d) {
+      std::string at = "input " + std::to_string(i) + " dimension " + std::to_string(d);
+      if (!isSymbolicSize(want[d])) {
+        if (got[d] != want[d])
+          return Error(at + " has size " + std::to_string(got[d]) + ", the program takes " +
+                       std::to_string(want[d]));
+        continue;
+      }
+      int k = symbolOfSize(want[d]);
+      const SizeSymbol &symbol = symbols[k];
+      int free = symbol.base >= 0 ? symbol.base : k;
+      if (symbol.base >= 0 && got[d] % symbol.factor != 0)
+        return Error(at + " has size " + std::to_string(got[d]) + ", which is not a multiple of " +
+                     std::to_string(symbol.factor));
+      int64_t value = symbol.base >= 0 ? got[d] / symbol.factor : got[d];
+      if (sizes[free] >= 0 && sizes[free] != value)
+        return Error(at + " has size " + std::to_string(got[d]) + " where input " +
+                     std::to_string(boundAt[free].first) + " dimension " +
+                     std::to_string(boundAt[free].second) + " says otherwise (both are s" +
+                     std::to_string(k) + ")");
+      sizes[free] = value;
+      boundAt[free] = {i, d};
+    }
+  }
+  for (size_t k = 0; k < symbols.size(); ++k) {
+    if (symbols[k].base >= 0)
+      sizes[k] = sizes[symbols[k].base] * symbols[k].factor;
+    if (sizes[k] < 0)
+      return Error("no input binds size s" + std::to_string(k));
+  }
+  return sizes;
+}
+
+ReferenceProgram ReferenceProgram::specialize(const std::vector<int64_t> &sizes) const {
+  auto resolve = [&](std::vector<int64_t> &list) {
+    for (int64_t &size : list)
+      if (isSymbolicSize(size))
+        size = sizes.at(symbolOfSize(size));
+  };
+  ReferenceProgram out = *this;
+  out.symbols.clear();
+  for (TensorType &input : out.inputs)
+    resolve(input.shape);
+  for (RefOp &op : out.ops) {
+    resolve(op.type.shape);
+    if (auto it = op.ints.find("sizes"); it != op.ints.end())
+      resolve(it->second);
+  }
+  return out;
+}
+
 int64_t TensorType::numElements() const {
   int64_t n = 1;
   for (int64_t d : shape)
@@ -440,14 +595,28 @@ std::string ReferenceProgram::toJson() const {
   j["ops"] = Json::array();
   for (const RefOp &op : ops) {
     Json o = {{"fn", op.fn}, {"args", op.args}, {"type", typeToJson(op.type)}};
-    if (!op.ints.empty())
-      o["ints"] = op.ints;
+    if (!op.ints.empty()) {
+      o["ints"] = Json::object();
+      for (const auto &[name, list] : op.ints)
+        o["ints"][name] = name == "sizes" ? sizesToJson(list) : Json(list);
+    }
     // Only +0.0 is left out: -0.0 == 0 too, but it is another constant.
     if (std::bit_cast<uint64_t>(op.value) != 0)
       o["value"] = floatToJson(op.value);
     j["ops"].push_back(std::move(o));
   }
   j["outputs"] = outputs;
+  if (!symbols.empty()) {
+    j["symbols"] = Json::array();
+    for (const SizeSymbol &symbol : symbols) {
+      Json entry = {{"example", symbol.example}};
+      if (symbol.base >= 0) {
+        entry["base"] = symbol.base;
+        entry["factor"] = symbol.factor;
+      }
+      j["symbols"].push_back(std::move(entry));
+    }
+  }
   return j.dump();
 }
 
@@ -478,7 +647,7 @@ std::string ReferenceProgram::validate() const {
     for (const char *name : sig.ints)
       if (!op.ints.count(name))
         return where + ": missing attribute '" + name + "'";
-    if (std::string problem = checkType(op.type); !problem.empty())
+    if (std::string problem = checkType(op.type, symbols.size()); !problem.empty())
       return where + ": " + problem;
     // Both backends turn an integer constant into an int64_t: that must be
     // defined (no NaN, infinity or fraction, within int64's range).
@@ -489,8 +658,31 @@ std::string ReferenceProgram::validate() const {
              dtypeName(op.type.dtype);
   }
   for (size_t i = 0; i < inputs.size(); ++i)
-    if (std::string problem = checkType(inputs[i]); !problem.empty())
+    if (std::string problem = checkType(inputs[i], symbols.size()); !problem.empty())
       return "input " + std::to_string(i) + ": " + problem;
+  for (size_t k = 0; k < symbols.size(); ++k) {
+    const SizeSymbol &symbol = symbols[k];
+    std::string where = "symbol s" + std::to_string(k);
+    if (symbol.base >= 0) {
+      if (symbol.base >= static_cast<int>(k) || symbols[symbol.base].base >= 0)
+        return where + ": its base must be a free symbol listed before it";
+      if (symbol.factor < 1 || symbol.example != symbols[symbol.base].example * symbol.factor)
+        return where + ": its example must be its factor times its base's";
+      continue;
+    }
+    bool held = std::any_of(inputs.begin(), inputs.end(), [&](const TensorType &t) {
+      return std::find(t.shape.begin(), t.shape.end(), symbolicSize(static_cast<int>(k))) !=
+             t.shape.end();
+    });
+    if (!held)
+      return where + ": no input has a dimension of this size, so nothing binds it";
+  }
+  for (const RefOp &op : ops)
+    if (auto sizes = op.ints.find("sizes"); sizes != op.ints.end())
+      for (int64_t size : sizes->second)
+        if (isSymbolicSize(size) && symbolOfSize(size) >= static_cast<int>(symbols.size()))
+          return "op '" + op.fn + "': size s" + std::to_string(symbolOfSize(size)) +
+                 " is not a symbol of the program";
   int count = static_cast<int>(inputs.size() + ops.size());
   if (outputs.empty())
     return "the program returns nothing";

@@ -42,6 +42,33 @@ def buffers_made_persistent(module):
             sub._non_persistent_buffers_set.update(names)
 
 
+def record_example_shapes(mlir, func_name, inputs):
+    """Marks each argument of `func_name` that has a dynamic dimension with
+    the shape it was exported at (`dice.example_shape`): the sizes dice-opt
+    shows the DICE model and verifies at first (docs/passes.md).
+    """
+    from torch_mlir import ir
+
+    leaves = [x for x in torch.utils._pytree.tree_leaves(inputs) if isinstance(x, torch.Tensor)]
+    with mlir.context:
+        for op in mlir.body.operations:
+            if op.operation.name != "func.func" or \
+                    ir.StringAttr(op.attributes["sym_name"]).value != func_name:
+                continue
+            types = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value).inputs
+            if len(types) != len(leaves):
+                return  # arguments that are not the user's tensors: no examples
+            attrs = []
+            for type_, leaf in zip(types, leaves):
+                entries = {}
+                if type_.typeid == ir.RankedTensorType.static_typeid and \
+                        not ir.RankedTensorType(type_).has_static_shape:
+                    entries["dice.example_shape"] = ir.DenseI64ArrayAttr.get(list(leaf.shape))
+                attrs.append(ir.DictAttr.get(entries))
+            if any(len(a) for a in attrs):
+                op.attributes["arg_attrs"] = ir.ArrayAttr.get(attrs)
+
+
 def export_linalg_on_tensors(module, inputs, func_name="forward", **options):
     """Returns the linalg-on-tensors MLIR text of `module(*inputs)`.
 
@@ -60,6 +87,7 @@ def export_linalg_on_tensors(module, inputs, func_name="forward", **options):
             func_name=func_name,
             **options,
         )
+    record_example_shapes(mlir, func_name, inputs)
     text = str(mlir)
     if UNKNOWN_DIALECT_OP.search(text):
         text = mlir.operation.get_asm(print_generic_op_form=True)

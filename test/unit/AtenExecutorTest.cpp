@@ -423,4 +423,28 @@ TEST_F(AtenExecutorTest, BadProgramsAreErrors) {
       << groups;
 }
 
+
+// A size symbol is bound from the inputs at each run: one program runs at
+// any batch, and gives what the same torch calls give.
+TEST_F(AtenExecutorTest, SizeSymbolsBindFromTheInputs) {
+  Builder b;
+  b.program.symbols = {SizeSymbol{4}, SizeSymbol{12, 0, 3}};
+  int64_t s0 = symbolicSize(0), s1 = symbolicSize(1);
+  int x = b.input({s0, 3});
+  int flat = b.op("reshape", {x}, {s1});
+  int ones = b.op("full", {}, {s1}, DType::Float32, {}, 1.5);
+  int sum = b.op("add", {flat, ones}, {s1});
+  int rows = b.op("sum", {x}, {s0}, DType::Float32, {{"dims", {1}}});
+  for (int64_t batch : {1, 4, 9}) {
+    at::Tensor in = at::randn({batch, 3});
+    std::vector<at::Tensor> out = b.run({sum, rows}, {in});
+    ASSERT_EQ(out.size(), 2u);
+    expectSame(out[0], in.reshape({batch * 3}) + 1.5);
+    expectSame(out[1], in.sum({1}));
+  }
+  std::string error = b.error({sum}, {at::randn({4, 5})});
+  EXPECT_NE(error.find("input 0 dimension 1 has size 5, the program takes 3"), std::string::npos)
+      << error;
+}
+
 } // namespace

@@ -211,5 +211,94 @@ TEST(ReferencePythonPrinter, SpellsSpecialValuesAsPython) {
   EXPECT_NE(denormal.find("5e-324"), std::string::npos) << denormal;
 }
 
+
+/// rows(x0[s0, 3]) = x0.reshape(s0 * 3) * full(s0 * 3): a free size and a
+/// multiple of it.
+ReferenceProgram dynamicRows(int64_t example = 4) {
+  ReferenceProgram p;
+  p.symbols = {SizeSymbol{example}, SizeSymbol{example * 3, 0, 3}};
+  int64_t s0 = symbolicSize(0), s1 = symbolicSize(1);
+  p.inputs = {TensorType{{s0, 3}, DType::Float32}};
+  int flat = p.add(RefOp{"reshape", {0}, {}, 0, TensorType{{s1}, DType::Float32}});
+  int two = p.add(RefOp{"full", {}, {}, 2.0, TensorType{{s1}, DType::Float32}});
+  int head = p.add(RefOp{"slice", {0},
+                         {{"offsets", {0, 0}}, {"sizes", {s0, 2}}, {"strides", {1, 1}}},
+                         0, TensorType{{s0, 2}, DType::Float32}});
+  p.outputs = {p.add(RefOp{"mul", {flat, two}, {}, 0, TensorType{{s1}, DType::Float32}}), head};
+  return p;
+}
+
+TEST(ReferenceProgramSymbols, RoundTripAndSpellTheSizesByName) {
+  ReferenceProgram program = dynamicRows();
+  ASSERT_EQ(program.validate(), "");
+  std::string text = program.toJson();
+  EXPECT_NE(text.find("\"shape\":[\"s0\",3]"), std::string::npos) << text;
+  Result<ReferenceProgram> back = ReferenceProgram::fromJson(text);
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->symbols, program.symbols);
+  EXPECT_EQ(back->inputs, program.inputs);
+  EXPECT_EQ(back->ops[2].ints.at("sizes"), program.ops[2].ints.at("sizes"));
+  EXPECT_EQ(back->toJson(), text);
+}
+
+TEST(ReferenceProgramSymbols, BindFromInputsAndSpecialize) {
+  ReferenceProgram program = dynamicRows();
+  EXPECT_EQ(program.exampleSizes(), (std::vector<int64_t>{4, 12}));
+  EXPECT_EQ(program.otherSizes(2, 1), (std::vector<int64_t>{9, 27}));
+  Result<std::vector<int64_t>> sizes = program.bindSizes({{7, 3}});
+  ASSERT_TRUE(sizes) << sizes.error().message;
+  EXPECT_EQ(*sizes, (std::vector<int64_t>{7, 21}));
+  ReferenceProgram fixed = program.specialize(*sizes);
+  EXPECT_TRUE(fixed.isStatic());
+  EXPECT_EQ(fixed.validate(), "");
+  EXPECT_EQ(fixed.inputs[0].shape, (std::vector<int64_t>{7, 3}));
+  EXPECT_EQ(fixed.ops[0].type.shape, (std::vector<int64_t>{21}));
+  EXPECT_EQ(fixed.ops[2].ints.at("sizes"), (std::vector<int64_t>{7, 2}));
+}
+
+TEST(ReferenceProgramSymbols, InputsThatDisagreeAreErrors) {
+  ReferenceProgram program = dynamicRows();
+  Result<std::vector<int64_t>> wrongStatic = program.bindSizes({{7, 4}});
+  ASSERT_FALSE(wrongStatic);
+  EXPECT_EQ(wrongStatic.error().message,
+            "input 0 dimension 1 has size 4, the program takes 3");
+  ASSERT_FALSE(program.bindSizes({{7}}));
+  // Two inputs of one symbol must have one size.
+  ReferenceProgram two = program;
+  two.inputs.push_back(TensorType{{symbolicSize(0)}, DType::Float32});
+  Result<std::vector<int64_t>> mismatch = two.bindSizes({{7, 3}, {8}});
+  ASSERT_FALSE(mismatch);
+  EXPECT_NE(mismatch.error().message.find("input 1 dimension 0 has size 8"), std::string::npos)
+      << mismatch.error().message;
+}
+
+TEST(ReferenceProgramSymbols, MalformedSymbolsAreErrors) {
+  ReferenceProgram unbound = dynamicRows();
+  unbound.symbols.push_back(SizeSymbol{5});
+  EXPECT_EQ(unbound.validate(),
+            "symbol s2: no input has a dimension of this size, so nothing binds it");
+  ReferenceProgram unknown = dynamicRows();
+  unknown.ops[1].type.shape = {symbolicSize(9)};
+  EXPECT_NE(unknown.validate().find("size s9 is not a symbol of the program"), std::string::npos);
+  ReferenceProgram badExample = dynamicRows();
+  badExample.symbols[1].example = 13;
+  EXPECT_EQ(badExample.validate(), "symbol s1: its example must be its factor times its base's");
+  std::string text = dynamicRows().toJson();
+  std::string factorless = text;
+  factorless.replace(factorless.find(",\"factor\":3"), 11, "");
+  Result<ReferenceProgram> read = ReferenceProgram::fromJson(factorless);
+  ASSERT_FALSE(read);
+  EXPECT_EQ(read.error().key, "symbols[1].factor");
+}
+
+TEST(ReferenceProgramSymbols, PrintedProgramReadsSizesFromItsInputs) {
+  std::string text = renderPythonModel(dynamicRows());
+  EXPECT_NE(text.find("x0.reshape(x0.shape[0] * 3,)"), std::string::npos) << text;
+  EXPECT_NE(text.find("torch.full((x0.shape[0] * 3,), 2.0"), std::string::npos) << text;
+  EXPECT_NE(text.find("x0[0:x0.shape[0], 0:2]"), std::string::npos) << text;
+  EXPECT_NE(text.find("return [torch.randn((4, 3), dtype=torch.float32)]"), std::string::npos)
+      << text;
+}
+
 } // namespace
 } // namespace dice

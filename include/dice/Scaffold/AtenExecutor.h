@@ -34,11 +34,13 @@ c10::ScalarType toScalarType(DType dtype);
 std::optional<DType> fromScalarType(c10::ScalarType type);
 
 /// Checks `inputs` against `program.inputs` (count, shape, dtype, one
-/// device); an empty string means they match. Messages name the input.
+/// device; a size symbol takes any size, the same wherever it occurs); an
+/// empty string means they match. Messages name the input.
 std::string checkReferenceInputs(const ReferenceProgram &program,
                                  const std::vector<at::Tensor> &inputs);
 
-/// Runs `program` on `inputs`. Constants are made on `device`, by default
+/// Runs `program` on `inputs`, its size symbols bound from the inputs' sizes
+/// (ReferenceProgram::bindSizes). Constants are made on `device`, by default
 /// the inputs' device (CPU for a program without inputs). Every op's result
 /// is checked against the type the program declares for it, so a program
 /// whose torch semantics disagree with its declared types fails here with

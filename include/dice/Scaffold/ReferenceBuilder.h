@@ -21,12 +21,19 @@
 
 namespace dice {
 
+class DynamicSizes;
+
 /// Why `op` cannot be rendered on its own, or nullopt when it can. Ops that
 /// only produce values (constants, tensor.empty, linalg.fill) are renderable.
-std::optional<std::string> whyNotRenderable(mlir::Operation *op);
+/// `sizes`, the DynamicSizes of the op's block, relates its dynamic
+/// dimensions (computed for the call when null).
+std::optional<std::string> whyNotRenderable(mlir::Operation *op,
+                                            DynamicSizes *sizes = nullptr);
 
 /// The program of a single-block region: its arguments are the inputs and
 /// its terminator's operands the outputs. On failure `whyNot` names the op.
+/// Dynamic dimensions become size symbols, with the examples of the parent
+/// op's `dice.example_shapes` (DynamicSizes.h) where it has them.
 std::optional<ReferenceProgram> buildReferenceProgram(mlir::Region &region,
                                                       std::string &whyNot);
 
@@ -35,7 +42,8 @@ std::optional<ReferenceProgram> buildReferenceProgram(mlir::Region &region,
 /// are used become the outputs (appended to `outputs`).
 std::optional<ReferenceProgram>
 buildOpProgram(mlir::Operation *op, llvm::SmallVectorImpl<mlir::Value> &inputs,
-               llvm::SmallVectorImpl<mlir::Value> &outputs, std::string &whyNot);
+               llvm::SmallVectorImpl<mlir::Value> &outputs, std::string &whyNot,
+               DynamicSizes *sizes = nullptr);
 
 /// The element type's torch dtype, if it has one.
 std::optional<DType> toDType(mlir::Type elementType);

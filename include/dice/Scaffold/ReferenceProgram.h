@@ -1,7 +1,8 @@
 //===- ReferenceProgram.h - what a kernel request computes ------*- C++ -*-===//
 //
 // One small representation of a kernel request's computation: a straight-
-// line list of torch operations over tensors of static shape. It is rendered
+// line list of torch operations over tensors whose sizes are static or
+// symbols bound at run time (dynamic dimensions). It is rendered
 // once from the request's region (ReferenceBuilder, in the compiler) and
 // consumed by two backends: the Python printer (the KernelBench-format
 // `Model` shown to the DICE model) and the ATen executor (the verifier's
@@ -32,6 +33,11 @@
 //   cat                             (a, b, ...), dim
 //   index                           (src, i0, i1, ...)    src[i0, i1, ...]
 //
+// A dynamic dimension is a size symbol: the printer spells it through the
+// input that holds it (`x0.shape[0]`), the executor binds it from the actual
+// inputs, and the verifier specializes the program at the example sizes and
+// at others (docs/reference-program.md).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef DICE_SCAFFOLD_REFERENCEPROGRAM_H
@@ -56,11 +62,28 @@ const char *dtypeName(DType dtype);
 std::optional<DType> parseDType(const std::string &name);
 bool isFloatingPoint(DType dtype);
 
+/// A size known only at run time: a dynamic dimension. Symbol `k` is spelled
+/// symbolicSize(k) (a negative number) in shapes and slice sizes.
+struct SizeSymbol {
+  /// The size the program is shown with (get_inputs) and first verified at.
+  int64_t example = 1;
+  /// >= 0: this size is `factor` times symbol `base` (a flattened dimension);
+  /// < 0: a free size, read from the first input dimension that holds it.
+  int base = -1;
+  int64_t factor = 1;
+  bool operator==(const SizeSymbol &other) const = default;
+};
+constexpr int64_t symbolicSize(int symbol) { return -1 - int64_t(symbol); }
+constexpr bool isSymbolicSize(int64_t size) { return size < 0; }
+constexpr int symbolOfSize(int64_t size) { return static_cast<int>(-1 - size); }
+
 struct TensorType {
-  std::vector<int64_t> shape; ///< static; empty for 0-d
+  /// Static sizes, or symbolicSize(k) for a dynamic one; empty for 0-d.
+  std::vector<int64_t> shape;
   DType dtype = DType::Float32;
 
-  int64_t numElements() const;
+  int64_t numElements() const; ///< of a static shape
+  bool isStatic() const;
   bool operator==(const TensorType &other) const = default;
 };
 
@@ -77,6 +100,22 @@ struct ReferenceProgram {
   std::vector<TensorType> inputs; ///< values 0..inputs.size()-1
   std::vector<RefOp> ops;
   std::vector<int> outputs; ///< value numbers returned, in result order
+  /// The dynamic sizes; empty for a static program.
+  std::vector<SizeSymbol> symbols;
+
+  bool isStatic() const { return symbols.empty(); }
+  /// Every symbol's value at its example (derived ones computed).
+  std::vector<int64_t> exampleSizes() const;
+  /// Every symbol's value with each free symbol at `scale` times its example
+  /// plus `offset`: another shape to verify at.
+  std::vector<int64_t> otherSizes(int64_t scale, int64_t offset) const;
+  /// Every symbol's value read from the shapes of actual inputs; an error
+  /// names the input and dimension that disagree with the program (a rank,
+  /// a static size, or two dimensions of one symbol of different sizes).
+  Result<std::vector<int64_t>> bindSizes(
+      const std::vector<std::vector<int64_t>> &inputShapes) const;
+  /// The static program with symbol k at `sizes[k]` (one per symbol).
+  ReferenceProgram specialize(const std::vector<int64_t> &sizes) const;
 
   /// Type of value `id`.
   const TensorType &typeOf(int id) const;

@@ -489,7 +489,7 @@ func.func @library_not_a_string() attributes {dice.library = 3 : i64} {
 // -----
 
 func.func @unknown_dice_attribute() {
-  // expected-error @+1 {{unknown dice attribute 'dice.where' (known: dice.position, dice.library)}}
+  // expected-error @+1 {{unknown dice attribute 'dice.where' (known: dice.position, dice.library, dice.example_shapes)}}
   %c = arith.constant {dice.where = 1 : i64} 1.0 : f32
   return
 }

@@ -1,0 +1,200 @@
+//===- DynamicSizes.cpp - which dynamic dimensions are the same size -----===//
+
+#include "dice/Scaffold/DynamicSizes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+
+namespace dice {
+
+DynamicSizes::DynamicSizes(Block &block) {
+  for (BlockArgument argument : block.getArguments())
+    if (auto type = dyn_cast<RankedTensorType>(argument.getType()))
+      for (unsigned d = 0; d < type.getRank(); ++d)
+        if (type.isDynamicDim(d))
+          node(argument, d);
+  for (Operation &op : block)
+    visit(&op);
+}
+
+int DynamicSizes::fresh() {
+  parent.push_back(static_cast<int>(parent.size()));
+  known.emplace_back();
+  return parent.back();
+}
+
+int DynamicSizes::node(Value value, unsigned dim) {
+  auto [it, inserted] = nodes.try_emplace({value, dim}, 0);
+  if (inserted)
+    it->second = fresh();
+  return it->second;
+}
+
+int DynamicSizes::find(int n) {
+  while (parent[n] != n)
+    n = parent[n] = parent[parent[n]];
+  return n;
+}
+
+void DynamicSizes::unite(int a, int b) {
+  a = find(a);
+  b = find(b);
+  if (a == b)
+    return;
+  // The lower node (met first) stays the root; what either side knew is
+  // kept, a static size first.
+  if (b < a)
+    std::swap(a, b);
+  parent[b] = a;
+  Size &root = known[a];
+  const Size &other = known[b];
+  if (!root.staticSize && other.staticSize)
+    root.staticSize = other.staticSize;
+  if (root.base < 0 && other.base >= 0 && find(other.base) != a) {
+    root.base = other.base;
+    root.factor = other.factor;
+  }
+}
+
+void DynamicSizes::setStatic(int n, int64_t size) {
+  known[find(n)].staticSize = size;
+}
+
+void DynamicSizes::setMultiple(int child, int base, int64_t factor) {
+  Size &size = known[find(child)];
+  if (size.base < 0 && find(base) != find(child)) {
+    size.base = find(base);
+    size.factor = factor;
+  }
+}
+
+void DynamicSizes::tie(Value value, unsigned dim, int n) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || dim >= type.getRank())
+    return;
+  if (type.isDynamicDim(dim))
+    unite(node(value, dim), n);
+  else
+    setStatic(n, type.getDimSize(dim));
+}
+
+std::optional<int> DynamicSizes::classOf(Value value, unsigned dim) {
+  auto it = nodes.find({value, dim});
+  if (it == nodes.end())
+    return std::nullopt;
+  return find(it->second);
+}
+
+void DynamicSizes::rename(Value from, Value to) {
+  auto type = dyn_cast<RankedTensorType>(from.getType());
+  for (unsigned d = 0; type && d < type.getRank(); ++d)
+    if (auto it = nodes.find({from, d}); it != nodes.end()) {
+      int n = it->second; // read before the insertion may move the table
+      nodes[{to, d}] = n;
+    }
+}
+
+DynamicSizes::Size DynamicSizes::resolve(int cls) {
+  int root = find(cls), current = root;
+  int64_t factor = 1;
+  for (size_t steps = 0; steps <= parent.size(); ++steps) {
+    const Size &size = known[current];
+    if (size.staticSize)
+      return Size{*size.staticSize * factor, -1, 1};
+    if (size.base < 0)
+      return current == root ? Size{} : Size{std::nullopt, current, factor};
+    factor *= size.factor;
+    current = find(size.base);
+  }
+  return Size{}; // a cycle of multiples: treated as free
+}
+
+void DynamicSizes::visitReassociation(
+    Value collapsed, Value expanded,
+    ArrayRef<SmallVector<int64_t, 2>> groups) {
+  auto collapsedType = cast<RankedTensorType>(collapsed.getType());
+  auto expandedType = cast<RankedTensorType>(expanded.getType());
+  for (auto [i, group] : llvm::enumerate(groups)) {
+    int64_t staticProduct = 1;
+    SmallVector<int64_t> dynamic;
+    for (int64_t d : group) {
+      if (expandedType.isDynamicDim(d))
+        dynamic.push_back(d);
+      else
+        staticProduct *= expandedType.getDimSize(d);
+    }
+    if (dynamic.size() != 1)
+      continue; // a product of several unknowns: not tracked
+    int part = node(expanded, dynamic[0]);
+    if (!collapsedType.isDynamicDim(i)) {
+      if (staticProduct != 0)
+        setStatic(part, collapsedType.getDimSize(i) / staticProduct);
+      continue;
+    }
+    int whole = node(collapsed, i);
+    if (staticProduct == 1)
+      unite(whole, part);
+    else if (staticProduct > 1)
+      setMultiple(whole, part, staticProduct);
+  }
+}
+
+void DynamicSizes::visit(Operation *op) {
+  llvm::TypeSwitch<Operation *>(op)
+      .Case<linalg::LinalgOp>([&](linalg::LinalgOp linalg) {
+        SmallVector<int> loops;
+        for (unsigned l = 0; l < linalg.getNumLoops(); ++l)
+          loops.push_back(fresh());
+        for (OpOperand &operand : linalg->getOpOperands()) {
+          AffineMap map = linalg.getMatchingIndexingMap(&operand);
+          for (auto [position, expr] : llvm::enumerate(map.getResults()))
+            if (auto dimExpr = dyn_cast<AffineDimExpr>(expr))
+              tie(operand.get(), position, loops[dimExpr.getPosition()]);
+        }
+        // A result has its init's shape.
+        for (auto [result, init] :
+             llvm::zip(linalg->getResults(), linalg.getDpsInits()))
+          if (auto type = dyn_cast<RankedTensorType>(result.getType()))
+            for (unsigned d = 0; d < type.getRank(); ++d)
+              if (type.isDynamicDim(d))
+                tie(init, d, node(result, d));
+      })
+      .Case<tensor::EmptyOp>([&](tensor::EmptyOp empty) {
+        RankedTensorType type = empty.getType();
+        for (unsigned d = 0; d < type.getRank(); ++d) {
+          if (!type.isDynamicDim(d))
+            continue;
+          auto dim = empty.getDynamicSize(d).getDefiningOp<tensor::DimOp>();
+          std::optional<int64_t> index = dim ? dim.getConstantIndex() : std::nullopt;
+          if (index)
+            tie(dim.getSource(), *index, node(empty.getResult(), d));
+        }
+      })
+      .Case<tensor::ExpandShapeOp>([&](tensor::ExpandShapeOp expand) {
+        visitReassociation(expand.getSrc(), expand.getResult(),
+                           expand.getReassociationIndices());
+      })
+      .Case<tensor::CollapseShapeOp>([&](tensor::CollapseShapeOp collapse) {
+        visitReassociation(collapse.getResult(), collapse.getSrc(),
+                           collapse.getReassociationIndices());
+      })
+      .Case<tensor::CastOp>([&](tensor::CastOp cast) {
+        auto type = dyn_cast<RankedTensorType>(cast.getType());
+        auto source = dyn_cast<RankedTensorType>(cast.getSource().getType());
+        if (!type || !source || type.getRank() != source.getRank())
+          return;
+        for (unsigned d = 0; d < type.getRank(); ++d) {
+          if (type.isDynamicDim(d))
+            tie(cast.getSource(), d, node(cast.getResult(), d));
+          else if (source.isDynamicDim(d))
+            setStatic(node(cast.getSource(), d), type.getDimSize(d));
+        }
+      });
+}
+
+} // namespace dice
