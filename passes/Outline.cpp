@@ -270,7 +270,13 @@ private:
     };
     llvm::SetVector<Value> captured;
     getUsedValuesDefinedAbove(op->getRegions(), captured);
-    if (llvm::all_of(op->getOperands(), constantDerived) &&
+    auto dynamic = [](Type type) {
+      auto tensor = dyn_cast<RankedTensorType>(type);
+      return tensor && !tensor.hasStaticShape();
+    };
+    // What depends on a run-time size is no weight, whatever it reads.
+    if (llvm::none_of(op->getResultTypes(), dynamic) &&
+        llvm::all_of(op->getOperands(), constantDerived) &&
         llvm::all_of(captured, constantDerived)) {
       if (isa<linalg::FillOp>(op))
         return Role::Rematerializable;
@@ -372,6 +378,21 @@ private:
           if (type.isDynamicDim(d) && sizes.classOf(operand, d) == cls)
             return std::pair<unsigned, unsigned>(i, d);
     return std::nullopt;
+  }
+
+  /// Appends to `operands` an argument of the function that has the size
+  /// of dimension `dim` of `value`: the kernel reads that size from it. Its
+  /// operand and dimension, if any.
+  std::optional<std::pair<unsigned, unsigned>>
+  sizeHolder(SmallVectorImpl<Value> &operands, Value value, unsigned dim) {
+    std::optional<int> cls = sizes.classOf(value, dim);
+    if (!cls)
+      return std::nullopt;
+    auto holder = sizes.firstHolder(*cls, block);
+    if (!holder)
+      return std::nullopt;
+    operands.push_back(holder->first);
+    return std::pair<unsigned, unsigned>(operands.size() - 1, holder->second);
   }
 
   /// The size the function was exported with at dimension `dim` of
@@ -480,6 +501,8 @@ private:
       auto dim = size.getDefiningOp<tensor::DimOp>();
       std::optional<int64_t> index = dim.getConstantIndex();
       auto source = index ? sameSizeIn(operands, dim.getSource(), *index) : std::nullopt;
+      if (!source && index)
+        source = sizeHolder(operands, dim.getSource(), *index);
       if (!source) {
         group.front()->emitRemark()
             << "stays outside kernel requests: it reads a dynamic size that none "
@@ -498,6 +521,8 @@ private:
         if (!empty.getType().isDynamicDim(d))
           continue;
         auto source = sameSizeIn(operands, empty.getResult(), d);
+        if (!source)
+          source = sizeHolder(operands, empty.getResult(), d);
         if (!source) {
           group.front()->emitRemark()
               << "stays outside kernel requests: dynamic dimension " << d << " of "
@@ -571,6 +596,15 @@ private:
     for (Value output : outputs)
       yielded.push_back(mapping.lookup(output));
     YieldOp::create(builder, loc, yielded);
+    // Each op renders alone; the request as a whole may still not (a
+    // dynamic size its operands do not relate): then it is not formed.
+    std::string whyNot;
+    if (!::dice::buildReferenceProgram(request.getBody(), whyNot)) {
+      request.erase();
+      group.front()->emitRemark() << "stays outside kernel requests: " << whyNot;
+      ++numLeftOut;
+      return false;
+    }
 
     for (auto [output, result] : llvm::zip(outputs, request.getResults())) {
       sizes.rename(output, result);

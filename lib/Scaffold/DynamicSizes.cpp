@@ -90,6 +90,15 @@ std::optional<int> DynamicSizes::classOf(Value value, unsigned dim) {
   return find(it->second);
 }
 
+std::optional<std::pair<Value, unsigned>> DynamicSizes::firstHolder(int cls, Block &block) {
+  for (BlockArgument argument : block.getArguments())
+    if (auto type = dyn_cast<RankedTensorType>(argument.getType()))
+      for (unsigned d = 0; d < type.getRank(); ++d)
+        if (type.isDynamicDim(d) && classOf(argument, d) == find(cls))
+          return std::pair<Value, unsigned>(argument, d);
+  return std::nullopt;
+}
+
 void DynamicSizes::rename(Value from, Value to) {
   auto type = dyn_cast<RankedTensorType>(from.getType());
   for (unsigned d = 0; type && d < type.getRank(); ++d)
@@ -144,7 +153,34 @@ void DynamicSizes::visitReassociation(
   }
 }
 
+/// Ties `a`'s dynamic dimensions to `b`'s (one value seen twice).
+void DynamicSizes::tieValues(Value a, Value b) {
+  auto type = dyn_cast<RankedTensorType>(a.getType());
+  if (!type || a.getType() != b.getType())
+    return;
+  for (unsigned d = 0; d < type.getRank(); ++d)
+    if (type.isDynamicDim(d))
+      unite(node(a, d), node(b, d));
+}
+
 void DynamicSizes::visit(Operation *op) {
+  // An op holding one block that takes the op's operands and yields its
+  // results (a kernel request): its body relates the sizes too.
+  if (!isa<linalg::LinalgOp>(op) && op->getNumRegions() == 1 &&
+      op->getRegion(0).hasOneBlock()) {
+    Block &body = op->getRegion(0).front();
+    Operation *terminator = body.empty() ? nullptr : &body.back();
+    if (body.getNumArguments() == op->getNumOperands() && terminator &&
+        terminator->getNumOperands() == op->getNumResults()) {
+      for (auto [operand, argument] : llvm::zip(op->getOperands(), body.getArguments()))
+        tieValues(operand, argument);
+      for (Operation &inner : body)
+        visit(&inner);
+      for (auto [result, yielded] : llvm::zip(op->getResults(), terminator->getOperands()))
+        tieValues(result, yielded);
+      return;
+    }
+  }
   llvm::TypeSwitch<Operation *>(op)
       .Case<linalg::LinalgOp>([&](linalg::LinalgOp linalg) {
         SmallVector<int> loops;
@@ -182,6 +218,24 @@ void DynamicSizes::visit(Operation *op) {
       .Case<tensor::CollapseShapeOp>([&](tensor::CollapseShapeOp collapse) {
         visitReassociation(collapse.getResult(), collapse.getSrc(),
                            collapse.getReassociationIndices());
+      })
+      .Case<tensor::PadOp>([&](tensor::PadOp pad) {
+        // An unpadded dimension keeps its size.
+        for (unsigned d = 0; d < pad.getResultType().getRank(); ++d)
+          if (pad.getResultType().isDynamicDim(d) && pad.getStaticLow()[d] == 0 &&
+              pad.getStaticHigh()[d] == 0)
+            tie(pad.getSource(), d, node(pad.getResult(), d));
+      })
+      .Case<tensor::ConcatOp>([&](tensor::ConcatOp concat) {
+        // Every dimension but the one concatenated along is every input's.
+        RankedTensorType type = concat.getResultType();
+        for (unsigned d = 0; d < type.getRank(); ++d)
+          if (d != concat.getDim() && type.isDynamicDim(d))
+            for (Value input : concat.getInputs())
+              tie(input, d, node(concat.getResult(), d));
+      })
+      .Case<tensor::InsertSliceOp>([&](tensor::InsertSliceOp insert) {
+        tieValues(insert.getDest(), insert.getResult());
       })
       .Case<tensor::CastOp>([&](tensor::CastOp cast) {
         auto type = dyn_cast<RankedTensorType>(cast.getType());

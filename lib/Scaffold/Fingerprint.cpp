@@ -60,6 +60,17 @@ std::string fingerprintOf(const ReferenceProgram &program) {
   Sha256 hash;
   hash.updateField("dice-fingerprint");
   hash.updateField(std::to_string(kFingerprintScheme));
+  // Size symbols by how they relate, not by their examples: a request
+  // exported at another batch is the same request (static programs hash
+  // as they always did).
+  if (!program.symbols.empty()) {
+    hash.updateField("symbols");
+    hash.updateField(std::to_string(program.symbols.size()));
+    for (const SizeSymbol &symbol : program.symbols) {
+      hash.updateField(std::to_string(symbol.base));
+      hash.updateField(std::to_string(symbol.factor));
+    }
+  }
   hash.updateField(std::to_string(program.inputs.size()));
   for (const TensorType &type : program.inputs)
     hashType(hash, type);

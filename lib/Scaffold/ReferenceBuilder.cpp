@@ -1514,6 +1514,8 @@ buildOpProgram(Operation *op, SmallVectorImpl<Value> &inputs,
   for (Value operand : operands) {
     if (!seen.insert(operand).second)
       continue;
+    if (operand.getType().isIndex() && !operand.getDefiningOp<arith::ConstantOp>())
+      continue; // a dynamic size (a reshape's or an empty's): symbols carry it
     // Scalars, splats and empties are part of the op; a weight is an input.
     Operation *def = operand.getDefiningOp();
     auto constant = dyn_cast_or_null<arith::ConstantOp>(def);
@@ -1529,6 +1531,29 @@ buildOpProgram(Operation *op, SmallVectorImpl<Value> &inputs,
       return std::nullopt;
     }
     inputs.push_back(operand);
+  }
+  // A destination sized at run time by no input of the op is sized by an
+  // argument of the function that has that size: it becomes an input too.
+  auto hasSize = [&](int cls) {
+    for (Value input : inputs)
+      if (auto type = dyn_cast<RankedTensorType>(input.getType()))
+        for (unsigned d = 0; d < type.getRank(); ++d)
+          if (type.isDynamicDim(d) && sizes->classOf(input, d) == cls)
+            return true;
+    return false;
+  };
+  for (Operation *constant : constants) {
+    auto empty = dyn_cast<tensor::EmptyOp>(constant);
+    for (unsigned d = 0; empty && d < empty.getType().getRank(); ++d) {
+      std::optional<int> cls =
+          empty.getType().isDynamicDim(d) ? sizes->classOf(empty.getResult(), d) : std::nullopt;
+      if (!cls || hasSize(*cls) || sizes->resolve(*cls).staticSize)
+        continue;
+      auto holder = sizes->firstHolder(*cls, *op->getBlock());
+      if (!holder || failed(builder.addInput(holder->first)))
+        continue; // the translation says why
+      inputs.push_back(holder->first);
+    }
   }
   for (Operation *constant : constants)
     if (failed(builder.translate(constant))) {

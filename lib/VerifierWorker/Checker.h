@@ -76,6 +76,9 @@ private:
   std::unique_ptr<KernelTracer> tracer;
   CheckerInfo checkerInfo;
   DeviceSpeed speed;
+  /// A dynamic program at sizes other than its examples: every other trial
+  /// runs there, so that a kernel that assumed the example sizes fails.
+  std::optional<ReferenceProgram> otherShape;
   /// Qualified operator name -> the library that registered it.
   std::map<std::string, std::string> loadedFrom;
   std::string ownLibrary;

@@ -48,6 +48,25 @@ void Checker::smokeRunOnCpu(const c10::OperatorHandle &op,
     outcome.details["results"] = results;
     what = "the call returned " + std::to_string(call.results.size()) +
            (call.results.size() == 1 ? " tensor" : " tensors");
+    if (otherShape) {
+      // The same at the other sizes: the shapes the call returns there.
+      std::vector<at::Tensor> others;
+      for (const at::Tensor &input :
+           makeInputs(*otherShape, Distribution::Normal, seedOfTrial(request.seed, 1), cpu))
+        others.push_back(unreadableCopy(input));
+      CallResult second = callOperator(op, others, /*onCuda=*/false);
+      Json shapes = Json::array();
+      for (const at::Tensor &result : second.results)
+        shapes.push_back(result.defined() ? Json(result.sizes().vec()) : Json(nullptr));
+      outcome.details["results_at_other_sizes"] =
+          second.thrown.empty() && second.badReturn.empty()
+              ? shapes
+              : Json(second.thrown.empty() ? second.badReturn : second.thrown);
+      what += second.thrown.empty() && second.badReturn.empty()
+                  ? ", and " + std::to_string(second.results.size()) +
+                        " at sizes other than the examples"
+                  : "; at sizes other than the examples it failed";
+    }
   }
   outcome.details["smoke"] = what;
   setVerdict(outcome.verdict, VerdictStatus::Unverified,
@@ -121,7 +140,6 @@ void Checker::checkOnCuda(const c10::OperatorHandle &op,
                         DynamicCheckOutcome &outcome) {
   Verdict &verdict = outcome.verdict;
   Json &details = outcome.details;
-  const ReferenceProgram &program = request.program;
   c10::Device cuda(c10::kCUDA, c10::cuda::current_device());
   traceIssue = tracer ? "" : checkerInfo.tracing;
   int64_t trials = std::max<int64_t>(request.trials, 1);
@@ -138,8 +156,11 @@ void Checker::checkOnCuda(const c10::OperatorHandle &op,
 
   for (int64_t t = 0; t < trials; ++t) {
     Distribution distribution = distributionOfTrial(t);
+    bool otherSizes = otherShape && t % 2 == 1;
+    const ReferenceProgram &program = otherSizes ? *otherShape : request.program;
     std::string when = "in trial " + std::to_string(t) + " (" +
-                       distributionName(distribution) + " inputs)";
+                       distributionName(distribution) + " inputs" +
+                       (otherSizes ? ", at sizes other than the examples" : "") + ")";
     std::vector<at::Tensor> inputs = makeInputs(
         program, distribution, seedOfTrial(request.seed, t), cuda);
     std::vector<at::Tensor> pristine;
@@ -147,6 +168,7 @@ void Checker::checkOnCuda(const c10::OperatorHandle &op,
       pristine.push_back(input.clone());
     Json entry = {{"trial", t},
                   {"distribution", distributionName(distribution)},
+                  {"sizes", otherSizes ? "other" : "example"},
                   {"order", t % 2 == 0 ? "candidate first" : "reference first"}};
     verdict.trials = t + 1;
 

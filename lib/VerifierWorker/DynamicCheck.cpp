@@ -65,13 +65,24 @@ DynamicCheckOutcome Checker::check(const DynamicCheckRequest &request) {
   verdict.driver = checkerInfo.driver;
   outcome.details["device"] = device == CheckDevice::Cuda ? "cuda" : "cpu";
   outcome.details["tracing"] = checkerInfo.tracing;
+  // A program with size symbols is checked at its example sizes (and timed
+  // there) and, every other trial, at other sizes.
+  DynamicCheckRequest atExample = request;
+  otherShape.reset();
+  if (!request.program.isStatic()) {
+    std::vector<int64_t> examples = request.program.exampleSizes();
+    std::vector<int64_t> others = request.program.otherSizes(2, 1);
+    atExample.program = request.program.specialize(examples);
+    otherShape = request.program.specialize(others);
+    outcome.details["sizes"] = {{"example", examples}, {"other", others}};
+  }
   try {
-    std::optional<c10::OperatorHandle> op = load(request, outcome);
+    std::optional<c10::OperatorHandle> op = load(atExample, outcome);
     if (op) {
       if (device == CheckDevice::Cuda)
-        checkOnCuda(*op, request, outcome);
+        checkOnCuda(*op, atExample, outcome);
       else
-        smokeRunOnCpu(*op, request, outcome);
+        smokeRunOnCpu(*op, atExample, outcome);
     }
   } catch (const CudaFault &fault) {
     // The worker's own CUDA work failed after a candidate ran: the

@@ -214,6 +214,36 @@ def test_returning_candidate_is_unverified(worker, libraries):
     assert worker.reply()["verdict"]["status"] == "unverified"
 
 
+def symbolic_identity_program(example):
+    """identity_program with a dynamic first dimension (size symbol s0)."""
+    program = identity_program(("s0", 4))
+    program["symbols"] = [{"example": example}]
+    return program
+
+
+def test_dynamic_program_is_called_at_its_examples_and_at_other_sizes(worker, libraries):
+    assert worker.reply()["ready"]
+    # Example 2 x 4: 8 elements; the other sizes are (2 * 2 + 1) x 4 = 20.
+    # fault_abort.cu returns on up to 16 elements and aborts on more: only a
+    # call at the other sizes kills the worker.
+    sent = request(51, libraries[ABORT_FP], ABORT_FP, program=symbolic_identity_program(2))
+    worker.send(sent)
+    assert worker.reply() is None, "the worker was not called at the other sizes"
+    assert worker.proc.wait(timeout=60) == -signal.SIGABRT, worker.log.read_text()
+
+
+def test_dynamic_program_at_sizes_the_candidate_handles(worker, libraries):
+    assert worker.reply()["ready"]
+    # Example 1 x 4; the other sizes 3 x 4 = 12 elements: both returned.
+    worker.send(request(52, libraries[ABORT_FP], ABORT_FP, program=symbolic_identity_program(1)))
+    reply = worker.reply()
+    assert reply["id"] == 52 and reply["exit"] is False, reply
+    assert reply["details"]["sizes"] == {"example": [1], "other": [3]}
+    assert reply["details"]["results"] == [{"shape": [1, 4], "dtype": "float32"}]
+    assert reply["details"]["results_at_other_sizes"] == [[3, 4]]
+    assert "at sizes other than the examples" in reply["verdict"]["reason"]
+
+
 def test_host_segfault_kills_the_worker_without_a_reply(worker, libraries):
     assert worker.reply()["ready"]
     worker.send(request(31, libraries[SEGFAULT_FP], SEGFAULT_FP, shape=(64, 64)))

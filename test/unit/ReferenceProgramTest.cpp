@@ -291,6 +291,15 @@ TEST(ReferenceProgramSymbols, MalformedSymbolsAreErrors) {
   EXPECT_EQ(read.error().key, "symbols[1].factor");
 }
 
+TEST(ReferenceProgramSymbols, FingerprintCoversTheSymbolsButNotTheirExamples) {
+  EXPECT_EQ(fingerprintOf(dynamicRows(4)), fingerprintOf(dynamicRows(7)));
+  ReferenceProgram fixed = dynamicRows().specialize({4, 12});
+  EXPECT_NE(fingerprintOf(fixed), fingerprintOf(dynamicRows()));
+  ReferenceProgram otherFactor = dynamicRows();
+  otherFactor.symbols[1] = SizeSymbol{16, 0, 4};
+  EXPECT_NE(fingerprintOf(otherFactor), fingerprintOf(dynamicRows()));
+}
+
 TEST(ReferenceProgramSymbols, PrintedProgramReadsSizesFromItsInputs) {
   std::string text = renderPythonModel(dynamicRows());
   EXPECT_NE(text.find("x0.reshape(x0.shape[0] * 3,)"), std::string::npos) << text;

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dice/Dialect/Dice/DiceOps.h"
+#include "dice/Scaffold/DynamicSizes.h"
 #include "dice/Scaffold/ReferenceBuilder.h"
 #include "dice/Transforms/Passes.h"
 
@@ -48,7 +49,10 @@ namespace {
 llvm::json::Value typeJson(const ::dice::TensorType &type) {
   llvm::json::Array shape;
   for (int64_t d : type.shape)
-    shape.push_back(d);
+    if (::dice::isSymbolicSize(d))
+      shape.push_back("s" + std::to_string(::dice::symbolOfSize(d)));
+    else
+      shape.push_back(d);
   return llvm::json::Object{{"shape", std::move(shape)},
                             {"dtype", ::dice::dtypeName(type.dtype)}};
 }
@@ -94,14 +98,37 @@ class Planner {
 public:
   LogicalResult plan(func::FuncOp func) {
     Block &body = func.getBody().front();
-    llvm::json::Array arguments;
+    ::dice::DynamicSizes &sizes = blockSizes.emplace(body);
+    // Dynamic argument sizes are the plan's size symbols, one per class of
+    // equal sizes, as in a reference program.
+    llvm::DenseMap<int, int> symbolOfClass;
+    llvm::json::Array arguments, symbols;
     for (BlockArgument arg : body.getArguments()) {
-      auto type = tensorTypeOf(arg.getType());
-      if (!type)
+      // A scalar argument (a Python number torch-mlir kept) is a 0-d tensor
+      // of its dtype in the plan, as in reference programs.
+      auto tensor = dyn_cast<RankedTensorType>(arg.getType());
+      auto dtype = ::dice::toDType(tensor ? tensor.getElementType() : arg.getType());
+      if (!dtype || (!tensor && arg.getType().isIndex()))
         return func.emitError() << "dice-plan: argument #" << arg.getArgNumber()
-                                << " is not a static tensor";
+                                << " is neither a tensor nor a scalar of a torch dtype";
+      auto example = func.getArgAttrOfType<DenseI64ArrayAttr>(arg.getArgNumber(),
+                                                              ::dice::kExampleShapeAttr);
+      ::dice::TensorType type{tensor ? std::vector<int64_t>(tensor.getShape())
+                                     : std::vector<int64_t>{},
+                              *dtype};
+      for (unsigned d = 0; d < type.shape.size(); ++d) {
+        if (!tensor || !tensor.isDynamicDim(d))
+          continue;
+        int cls = sizes.classOf(arg, d).value_or(-1 - static_cast<int>(symbols.size()));
+        auto [it, fresh] = symbolOfClass.try_emplace(cls, static_cast<int>(symbols.size()));
+        if (fresh)
+          symbols.push_back(llvm::json::Object{
+              {"example", example && d < example.size() ? example[d]
+                                                        : ::dice::kDefaultExampleSize}});
+        type.shape[d] = ::dice::symbolicSize(it->second);
+      }
       ids[arg] = next++;
-      arguments.push_back(typeJson(*type));
+      arguments.push_back(typeJson(type));
     }
     for (Operation &op : body) {
       if (auto ret = dyn_cast<func::ReturnOp>(op)) {
@@ -115,16 +142,20 @@ public:
       if (failed(planOp(&op)))
         return failure();
     }
-    result = llvm::json::Object{{"function", func.getSymName()},
-                                {"arguments", std::move(arguments)},
-                                {"steps", std::move(steps)},
-                                {"outputs", std::move(outputs)}};
+    llvm::json::Object plan{{"function", func.getSymName()},
+                            {"arguments", std::move(arguments)},
+                            {"steps", std::move(steps)},
+                            {"outputs", std::move(outputs)}};
+    if (!symbols.empty())
+      plan["symbols"] = std::move(symbols);
+    result = std::move(plan);
     return success();
   }
 
   llvm::json::Value result = nullptr;
 
 private:
+  std::optional<::dice::DynamicSizes> blockSizes;
   llvm::DenseMap<Value, int> ids;
   int next = 0;
   llvm::json::Array steps, outputs;
@@ -153,10 +184,6 @@ private:
   }
 
   LogicalResult planKernel(Operation *op, StringRef fingerprint) {
-    for (Type type : op->getResultTypes())
-      if (!tensorTypeOf(type))
-        return op->emitError() << "dice-plan: kernel result " << type
-                               << " is not a static tensor";
     FailureOr<llvm::json::Array> args = valueIds(op, op->getOperands());
     if (failed(args))
       return failure();
@@ -190,6 +217,8 @@ private:
     }
     if (isa<tensor::EmptyOp>(op) || op->use_empty())
       return success(); // destinations, and what nothing reads
+    if (llvm::all_of(op->getResultTypes(), [](Type t) { return t.isIndex(); }))
+      return success(); // dynamic sizes (tensor.dim): programs bind their own
     if (std::optional<StringRef> fingerprint = kernelFingerprint(op))
       return planKernel(op, *fingerprint);
 
@@ -221,7 +250,7 @@ private:
       step["request"] = request.getFingerprint().str();
       step["level"] = request.getLevel();
     } else {
-      program = ::dice::buildOpProgram(op, inputs, results, whyNot);
+      program = ::dice::buildOpProgram(op, inputs, results, whyNot, &*blockSizes);
     }
     if (!program)
       return op->emitError() << "dice-plan: " << whyNot;

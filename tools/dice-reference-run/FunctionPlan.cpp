@@ -195,12 +195,27 @@ Result<FunctionPlan> FunctionPlan::fromJson(std::string_view text) {
   auto arguments = j.find("arguments");
   if (arguments == j.end() || !arguments->is_array())
     return fieldError("arguments", "must be an array of tensor types");
-  for (size_t i = 0; i < arguments->size(); ++i) {
+  auto symbols = j.find("symbols");
+  for (size_t i = 0; symbols == j.end() && i < arguments->size(); ++i) {
     Result<TensorType> type =
         parseType((*arguments)[i], "arguments[" + std::to_string(i) + "]");
     if (!type)
       return type.error();
     plan.arguments.push_back(type.take());
+  }
+  if (symbols != j.end()) {
+    // Read as a program's: the same fields, the same checks.
+    json wrapper = {{"inputs", *arguments}, {"ops", json::array()},
+                    {"outputs", json::array({0})}, {"symbols", *symbols}};
+    Result<ReferenceProgram> signature = ReferenceProgram::fromJson(wrapper.dump());
+    if (!signature) {
+      Error error = signature.error();
+      if (error.key.starts_with("inputs"))
+        error.key = "arguments" + error.key.substr(6);
+      return error;
+    }
+    plan.arguments = signature->inputs;
+    plan.symbols = signature->symbols;
   }
   auto steps = j.find("steps");
   if (steps == j.end() || !steps->is_array())
@@ -224,6 +239,7 @@ std::string runFunctionPlan(const FunctionPlan &plan,
                             const KernelCaller &callKernel) {
   ReferenceProgram signature;
   signature.inputs = plan.arguments;
+  signature.symbols = plan.symbols;
   if (std::string error = checkReferenceInputs(signature, arguments);
       !error.empty())
     return "arguments: " + error;

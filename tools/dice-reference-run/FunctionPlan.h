@@ -46,6 +46,7 @@ using KernelCaller = std::function<std::string(
 struct FunctionPlan {
   std::string function;
   std::vector<TensorType> arguments; ///< values 0..arguments.size()-1
+  std::vector<SizeSymbol> symbols;   ///< the arguments' dynamic sizes
   std::vector<PlanStep> steps;
   std::vector<int> outputs;
 

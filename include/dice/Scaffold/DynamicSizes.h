@@ -49,6 +49,10 @@ public:
   /// The class of dimension `dim` of `value` (a ranked tensor, dynamic
   /// there); nullopt when the walk never met it.
   std::optional<int> classOf(mlir::Value value, unsigned dim);
+  /// The first argument of `block` with a dynamic dimension of class
+  /// `cls`, and that dimension: a tensor a program can read the size from
+  /// (an argument, so that reading it orders the program after nothing).
+  std::optional<std::pair<mlir::Value, unsigned>> firstHolder(int cls, mlir::Block &block);
   /// `to` has the sizes of `from` from now on (a value that replaces it).
   void rename(mlir::Value from, mlir::Value to);
   /// What class `cls` is known as, multiples followed to a free class.
@@ -68,6 +72,7 @@ private:
   /// Ties `value`'s dimension `dim` to node `n` (a static dimension makes
   /// the class static).
   void tie(mlir::Value value, unsigned dim, int n);
+  void tieValues(mlir::Value a, mlir::Value b);
   void visit(mlir::Operation *op);
   void visitReassociation(mlir::Value collapsed, mlir::Value expanded,
                           llvm::ArrayRef<llvm::SmallVector<int64_t, 2>> groups);
