@@ -30,6 +30,8 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/MapVector.h"
+
+#include <numeric>
 #include "llvm/ADT/SetVector.h"
 
 namespace mlir::dice {
@@ -94,6 +96,13 @@ bool isReshape(Operation *op) {
 bool isTensorOrScalar(Type type) {
   return isa<RankedTensorType>(type) || type.isIntOrIndexOrFloat();
 }
+
+/// Where a request reads a dynamic size: a dimension of one of its
+/// operands, times a factor (a flattened dimension's size).
+struct SizeSource {
+  unsigned operand = 0, dim = 0;
+  int64_t factor = 1, divisor = 1; ///< the size is dim * factor / divisor
+};
 
 class BlockOutliner {
 public:
@@ -252,7 +261,16 @@ private:
     }
     if (isa<tensor::EmptyOp>(op))
       return Role::Rematerializable;
-    if (isa<tensor::DimOp>(op))
+    // Sizes and what is computed from them alone (index arithmetic, the
+    // checks torch-mlir asserts on them): read again inside requests.
+    auto isTensor = [](Type t) { return isa<mlir::TensorType>(t); };
+    if (isa<tensor::DimOp>(op) ||
+        (!llvm::any_of(op->getOperandTypes(), isTensor) &&
+         !llvm::any_of(op->getResultTypes(), isTensor) && op->getNumRegions() == 0 &&
+         op->getNumOperands() > 0 && llvm::all_of(op->getOperands(), [&](Value v) {
+           Role r = roleOf(v);
+           return r == Role::Size || r == Role::Rematerializable;
+         })))
       return Role::Size;
     if (!op->getDialect()) {
       op->emitRemark() << "stays outside kernel requests: '" << op->getName()
@@ -274,13 +292,13 @@ private:
       auto tensor = dyn_cast<RankedTensorType>(type);
       return tensor && !tensor.hasStaticShape();
     };
-    // What depends on a run-time size is no weight, whatever it reads.
-    if (llvm::none_of(op->getResultTypes(), dynamic) &&
-        llvm::all_of(op->getOperands(), constantDerived) &&
+    if (llvm::all_of(op->getOperands(), constantDerived) &&
         llvm::all_of(captured, constantDerived)) {
       if (isa<linalg::FillOp>(op))
         return Role::Rematerializable;
-      if (llvm::any_of(op->getOperands(),
+      // What depends on a run-time size is no weight, whatever it reads.
+      if (llvm::none_of(op->getResultTypes(), dynamic) &&
+          llvm::any_of(op->getOperands(),
                        [&](Value v) { return roleOf(v) == Role::Weight; }))
         return Role::Weight; // e.g. the transpose of a weight matrix
     }
@@ -367,32 +385,69 @@ private:
 
   /// The operand and dimension of `operands` that has the size of
   /// dimension `dim` of `value`, if one has.
-  std::optional<std::pair<unsigned, unsigned>>
-  sameSizeIn(ArrayRef<Value> operands, Value value, unsigned dim) {
+  /// Where a request with `operands` reads `times / per` of the size of
+  /// class `cls`: a dimension of an operand whose size is a multiple of the
+  /// same free size (the dimension itself preferred).
+  std::optional<SizeSource> sourceOfSize(ArrayRef<Value> operands, int cls,
+                                         int64_t times = 1, int64_t per = 1) {
+    auto [root, factor] = sizes.rootOf(cls);
+    std::optional<SizeSource> found;
+    for (auto [i, operand] : llvm::enumerate(operands)) {
+      auto type = dyn_cast<RankedTensorType>(operand.getType());
+      for (unsigned d = 0; type && d < type.getRank(); ++d) {
+        std::optional<int> held =
+            type.isDynamicDim(d) ? sizes.classOf(operand, d) : std::nullopt;
+        if (!held)
+          continue;
+        auto [heldRoot, heldFactor] = sizes.rootOf(*held);
+        if (heldRoot != root)
+          continue;
+        // size = times / per * factor * root = (times * factor) / (per * heldFactor) * held
+        int64_t num = times * factor, den = per * heldFactor;
+        int64_t common = std::gcd(num, den);
+        SizeSource source{static_cast<unsigned>(i), d, num / common, den / common};
+        if (source.factor == 1 && source.divisor == 1)
+          return source;
+        if (!found)
+          found = source;
+      }
+    }
+    return found;
+  }
+
+  std::optional<SizeSource> sameSizeIn(ArrayRef<Value> operands, Value value, unsigned dim) {
     std::optional<int> cls = sizes.classOf(value, dim);
-    if (!cls)
-      return std::nullopt;
-    for (auto [i, operand] : llvm::enumerate(operands))
-      if (auto type = dyn_cast<RankedTensorType>(operand.getType()))
-        for (unsigned d = 0; d < type.getRank(); ++d)
-          if (type.isDynamicDim(d) && sizes.classOf(operand, d) == cls)
-            return std::pair<unsigned, unsigned>(i, d);
-    return std::nullopt;
+    return cls ? sourceOfSize(operands, *cls) : std::nullopt;
+  }
+
+  /// Reads a size inside the request: dimension `source.dim` of operand
+  /// `source.operand`, times `source.factor`, divided by `source.divisor`.
+  /// The op that yields it takes `original`'s position, when given: the
+  /// size of the function it stands for, which dice-resolve puts back.
+  Value readSize(OpBuilder &builder, Location loc, Block *body, SizeSource source,
+                 Operation *original = nullptr) {
+    Value size = tensor::DimOp::create(builder, loc, body->getArgument(source.operand),
+                                       source.dim);
+    if (source.factor != 1)
+      size = arith::MulIOp::create(
+          builder, loc, size, arith::ConstantIndexOp::create(builder, loc, source.factor));
+    if (source.divisor != 1)
+      size = arith::DivSIOp::create(
+          builder, loc, size, arith::ConstantIndexOp::create(builder, loc, source.divisor));
+    if (original)
+      size.getDefiningOp()->setDiscardableAttrs(original->getDiscardableAttrDictionary());
+    return size;
   }
 
   /// Appends to `operands` an argument of the function that has the size
   /// of dimension `dim` of `value`: the kernel reads that size from it. Its
   /// operand and dimension, if any.
-  std::optional<std::pair<unsigned, unsigned>>
-  sizeHolder(SmallVectorImpl<Value> &operands, Value value, unsigned dim) {
-    std::optional<int> cls = sizes.classOf(value, dim);
-    if (!cls)
-      return std::nullopt;
-    auto holder = sizes.firstHolder(*cls, block);
+  std::optional<SizeSource> sizeHolder(SmallVectorImpl<Value> &operands, int cls) {
+    auto holder = sizes.firstHolder(cls, block);
     if (!holder)
       return std::nullopt;
     operands.push_back(holder->first);
-    return std::pair<unsigned, unsigned>(operands.size() - 1, holder->second);
+    return SizeSource{static_cast<unsigned>(operands.size() - 1), holder->second};
   }
 
   /// The size the function was exported with at dimension `dim` of
@@ -496,13 +551,14 @@ private:
 
     // A size read at run time (tensor.dim) is read inside the request from
     // an operand of the same size; with none, the request could not know it.
-    llvm::MapVector<Value, std::pair<unsigned, unsigned>> sizeSources;
+    llvm::MapVector<Value, SizeSource> sizeSources;
     for (Value size : sizeValues) {
-      auto dim = size.getDefiningOp<tensor::DimOp>();
-      std::optional<int64_t> index = dim.getConstantIndex();
-      auto source = index ? sameSizeIn(operands, dim.getSource(), *index) : std::nullopt;
-      if (!source && index)
-        source = sizeHolder(operands, dim.getSource(), *index);
+      std::optional<::dice::DynamicSizes::SizeExpr> expr = sizes.sizeExpr(size);
+      std::optional<SizeSource> source;
+      if (expr)
+        source = sourceOfSize(operands, expr->cls, expr->times, expr->per);
+      if (!source && expr && expr->times == 1 && expr->per == 1)
+        source = sizeHolder(operands, expr->cls);
       if (!source) {
         group.front()->emitRemark()
             << "stays outside kernel requests: it reads a dynamic size that none "
@@ -514,7 +570,7 @@ private:
     }
     // A tensor.empty of a dynamic shape is sized from operands of its sizes
     // (the sizes it was made with are outside values).
-    llvm::DenseMap<std::pair<Operation *, unsigned>, std::pair<unsigned, unsigned>> emptySizes;
+    llvm::DenseMap<std::pair<Operation *, unsigned>, SizeSource> emptySizes;
     for (Operation *producer : producers) {
       auto empty = dyn_cast<tensor::EmptyOp>(producer);
       for (unsigned d = 0; empty && d < empty.getType().getRank(); ++d) {
@@ -522,7 +578,8 @@ private:
           continue;
         auto source = sameSizeIn(operands, empty.getResult(), d);
         if (!source)
-          source = sizeHolder(operands, empty.getResult(), d);
+          if (std::optional<int> cls = sizes.classOf(empty.getResult(), d))
+            source = sizeHolder(operands, *cls);
         if (!source) {
           group.front()->emitRemark()
               << "stays outside kernel requests: dynamic dimension " << d << " of "
@@ -569,9 +626,7 @@ private:
       return position[a] < position[b];
     });
     for (auto [size, source] : sizeSources)
-      mapping.map(size, tensor::DimOp::create(builder, size.getLoc(),
-                                              body->getArgument(source.first),
-                                              source.second));
+      mapping.map(size, readSize(builder, size.getLoc(), body, source, size.getDefiningOp()));
     for (Operation *producer : ordered) {
       auto empty = dyn_cast<tensor::EmptyOp>(producer);
       if (!empty || empty.getType().hasStaticShape()) {
@@ -580,11 +635,9 @@ private:
       }
       SmallVector<Value> dynamicSizes;
       for (unsigned d = 0; d < empty.getType().getRank(); ++d)
-        if (empty.getType().isDynamicDim(d)) {
-          auto [operand, dim] = emptySizes.lookup({producer, d});
-          dynamicSizes.push_back(tensor::DimOp::create(
-              builder, empty.getLoc(), body->getArgument(operand), dim));
-        }
+        if (empty.getType().isDynamicDim(d))
+          dynamicSizes.push_back(
+              readSize(builder, empty.getLoc(), body, emptySizes.lookup({producer, d})));
       auto sized = tensor::EmptyOp::create(builder, empty.getLoc(), empty.getType(),
                                            dynamicSizes);
       sized->setDiscardableAttrs(empty->getDiscardableAttrDictionary()); // its position
@@ -627,10 +680,10 @@ private:
 
   void eraseDeadProducers() {
     for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block)))
-      // A dynamic tensor.empty stays: dice-resolve restores it, sizes and
-      // all, where the requests fall back (the requests size their own).
-      if ((roleOf(&op) == Role::Rematerializable || roleOf(&op) == Role::Size) &&
-          isOpTriviallyDead(&op) && !(isa<tensor::EmptyOp>(op) && op.getNumOperands()))
+      // A dynamic tensor.empty and the sizes stay: dice-resolve restores
+      // them where the requests fall back (the requests read their own).
+      if (roleOf(&op) == Role::Rematerializable && isOpTriviallyDead(&op) &&
+          !(isa<tensor::EmptyOp>(op) && op.getNumOperands()))
         op.erase();
   }
 };

@@ -8,6 +8,7 @@
 #include "dice/Transforms/Services.h"
 
 #include "mlir/Analysis/TopologicalSortUtils.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -194,7 +195,11 @@ void ResolvePass::unrematerialize(Operation *op) {
   // an operand (dice-outline); its original made the same tensor.
   bool sameEmpty = isa<tensor::EmptyOp>(op) && isa<tensor::EmptyOp>(slot->second) &&
                    op->getResultTypes() == slot->second->getResultTypes();
-  if (!sameEmpty && !OperationEquivalence::isEquivalentTo(
+  // A size it read again inside the request stands for the function's.
+  bool sameSize = op->getNumResults() == 1 && slot->second->getNumResults() == 1 &&
+                  op->getResult(0).getType().isIndex() &&
+                  slot->second->getResult(0).getType().isIndex();
+  if (!sameEmpty && !sameSize && !OperationEquivalence::isEquivalentTo(
                         slot->second, op, OperationEquivalence::IgnoreLocations))
     return;
   op->replaceAllUsesWith(slot->second);
@@ -244,7 +249,7 @@ void ResolvePass::inlineBack(KernelRequestOp request) {
   for (Operation &op : body.without_terminator()) {
     if (positionOf(&op))
       positioned.push_back(&op);
-    else if (isa<tensor::DimOp>(op))
+    else if (isa<tensor::DimOp, arith::MulIOp, arith::DivSIOp>(op))
       sizeReads.push_back(&op);
     // Without positions: what dice-outline clones into every request that
     // reads it, constants and tensor.empty (pure, no operands, so equal
@@ -259,16 +264,29 @@ void ResolvePass::inlineBack(KernelRequestOp request) {
   for (Operation *op : positioned)
     unrematerialize(op);
   // The sizes dice-outline read inside the request for its dynamic
-  // tensor.empty ops, unused once those merged with their originals.
-  for (Operation *op : sizeReads)
-    if (op->use_empty()) {
-      Operation *index = op->getOperand(1).getDefiningOp();
-      op->erase();
-      if (index && index->use_empty() && llvm::is_contained(constants, index)) {
-        llvm::erase(constants, index);
-        index->erase();
+  // tensor.empty ops (tensor.dim, times a factor), unused once those
+  // merged with their originals.
+  for (Operation *op : llvm::reverse(sizeReads)) { // readers before what they read
+    if (!op->use_empty())
+      continue;
+    SmallVector<Operation *> operands;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        operands.push_back(def);
+    op->erase();
+    for (Operation *def : operands)
+      if (def->use_empty() && llvm::is_contained(constants, def)) {
+        llvm::erase(constants, def);
+        def->erase();
       }
-    }
+  }
+  // The constants those size reads used (a factor, a dimension's index).
+  llvm::erase_if(constants, [](Operation *constant) {
+    if (!constant->use_empty() || !constant->getResult(0).getType().isIndex())
+      return false;
+    constant->erase();
+    return true;
+  });
   for (Operation *constant : constants)
     unrematerializeConstant(constant, request);
   request.erase();

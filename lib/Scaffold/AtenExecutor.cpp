@@ -269,6 +269,13 @@ private:
     if (fn == "full")
       return at::full(op.type.shape, numberOf(op.value, op.type.dtype),
                       options(op.type.dtype));
+    if (fn == "dim_size") {
+      at::Tensor a = arg(op, 0);
+      int64_t dim = single(op, "dim");
+      if (dim < 0 || dim >= a.dim())
+        throw OpError{"dim is not a dimension of its argument"};
+      return at::scalar_tensor(a.size(dim), options(DType::Int64));
+    }
     if (fn == "arange") {
       int64_t dim = single(op, "dim");
       if (dim < 0 || dim >= static_cast<int64_t>(op.type.shape.size()))

@@ -2,11 +2,14 @@
 
 #include "dice/Scaffold/DynamicSizes.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/TypeSwitch.h"
+
+#include <numeric>
 
 using namespace mlir;
 
@@ -66,7 +69,17 @@ void DynamicSizes::setStatic(int n, int64_t size) {
 }
 
 void DynamicSizes::setMultiple(int child, int base, int64_t factor) {
+  // Two sizes that are the same multiple of one size are one size.
+  auto [it, fresh] = multiples.try_emplace({find(base), factor}, child);
+  if (!fresh) {
+    unite(child, it->second);
+    return;
+  }
   Size &size = known[find(child)];
+  if (size.base >= 0 && size.factor == factor) {
+    unite(size.base, base); // the same multiple of two sizes: they are equal
+    return;
+  }
   if (size.base < 0 && find(base) != find(child)) {
     size.base = find(base);
     size.factor = factor;
@@ -97,6 +110,13 @@ std::optional<std::pair<Value, unsigned>> DynamicSizes::firstHolder(int cls, Blo
         if (type.isDynamicDim(d) && classOf(argument, d) == find(cls))
           return std::pair<Value, unsigned>(argument, d);
   return std::nullopt;
+}
+
+std::pair<int, int64_t> DynamicSizes::rootOf(int cls) {
+  Size size = resolve(cls);
+  if (size.base >= 0)
+    return {find(size.base), size.factor};
+  return {find(cls), 1};
 }
 
 void DynamicSizes::rename(Value from, Value to) {
@@ -163,6 +183,63 @@ void DynamicSizes::tieValues(Value a, Value b) {
       unite(node(a, d), node(b, d));
 }
 
+std::optional<DynamicSizes::SizeExpr> DynamicSizes::sizeExpr(Value value) {
+  auto constant = [](Value v) -> std::optional<int64_t> {
+    if (auto c = v.getDefiningOp<arith::ConstantIndexOp>())
+      return c.value();
+    return std::nullopt;
+  };
+  auto scaled = [&](Value v, int64_t times, int64_t per) -> std::optional<SizeExpr> {
+    std::optional<SizeExpr> inner = sizeExpr(v);
+    if (!inner || times <= 0 || per <= 0)
+      return std::nullopt;
+    inner->times *= times;
+    inner->per *= per;
+    int64_t common = std::gcd(inner->times, inner->per);
+    inner->times /= common;
+    inner->per /= common;
+    return inner;
+  };
+  Operation *def = value.getDefiningOp();
+  if (!def)
+    return std::nullopt;
+  if (auto dim = dyn_cast<tensor::DimOp>(def)) {
+    std::optional<int64_t> index = dim.getConstantIndex();
+    auto type = dyn_cast<RankedTensorType>(dim.getSource().getType());
+    if (!index || !type || *index >= type.getRank() || !type.isDynamicDim(*index))
+      return std::nullopt;
+    return SizeExpr{find(node(dim.getSource(), *index)), 1, 1};
+  }
+  if (auto mul = dyn_cast<arith::MulIOp>(def)) {
+    if (std::optional<int64_t> c = constant(mul.getRhs()))
+      return scaled(mul.getLhs(), *c, 1);
+    if (std::optional<int64_t> c = constant(mul.getLhs()))
+      return scaled(mul.getRhs(), *c, 1);
+    return std::nullopt;
+  }
+  if (isa<arith::DivSIOp, arith::DivUIOp, arith::FloorDivSIOp>(def))
+    if (std::optional<int64_t> c = constant(def->getOperand(1)))
+      return scaled(def->getOperand(0), 1, *c);
+  if (auto apply = dyn_cast<affine::AffineApplyOp>(def)) {
+    // One operand, times or divided by a constant.
+    AffineMap map = apply.getAffineMap();
+    if (map.getNumResults() != 1 || apply.getMapOperands().size() != 1)
+      return std::nullopt;
+    AffineExpr expr = map.getResult(0);
+    if (isa<AffineDimExpr, AffineSymbolExpr>(expr))
+      return scaled(apply.getMapOperands()[0], 1, 1);
+    auto binary = dyn_cast<AffineBinaryOpExpr>(expr);
+    auto c = binary ? dyn_cast<AffineConstantExpr>(binary.getRHS()) : AffineConstantExpr();
+    if (!binary || !c || !isa<AffineDimExpr, AffineSymbolExpr>(binary.getLHS()))
+      return std::nullopt;
+    if (expr.getKind() == AffineExprKind::Mul)
+      return scaled(apply.getMapOperands()[0], c.getValue(), 1);
+    if (expr.getKind() == AffineExprKind::FloorDiv)
+      return scaled(apply.getMapOperands()[0], 1, c.getValue());
+  }
+  return std::nullopt;
+}
+
 void DynamicSizes::visit(Operation *op) {
   // An op holding one block that takes the op's operands and yields its
   // results (a kernel request): its body relates the sizes too.
@@ -205,10 +282,16 @@ void DynamicSizes::visit(Operation *op) {
         for (unsigned d = 0; d < type.getRank(); ++d) {
           if (!type.isDynamicDim(d))
             continue;
-          auto dim = empty.getDynamicSize(d).getDefiningOp<tensor::DimOp>();
-          std::optional<int64_t> index = dim ? dim.getConstantIndex() : std::nullopt;
-          if (index)
-            tie(dim.getSource(), *index, node(empty.getResult(), d));
+          std::optional<SizeExpr> size = sizeExpr(empty.getDynamicSize(d));
+          if (!size)
+            continue;
+          int here = node(empty.getResult(), d);
+          if (size->times == size->per)
+            unite(here, size->cls);
+          else if (size->per == 1)
+            setMultiple(here, size->cls, size->times);
+          else if (size->times == 1)
+            setMultiple(size->cls, here, size->per);
         }
       })
       .Case<tensor::ExpandShapeOp>([&](tensor::ExpandShapeOp expand) {

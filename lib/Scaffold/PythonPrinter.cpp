@@ -79,6 +79,15 @@ public:
       for (size_t d = 0; d < program.inputs[i].shape.size(); ++d)
         if (program.inputs[i].shape[d] == value)
           return name(i) + ".shape[" + std::to_string(d) + "]";
+    // Held only as a multiple (a flattened batch): divided back.
+    for (size_t i = 0; i < program.inputs.size(); ++i)
+      for (size_t d = 0; d < program.inputs[i].shape.size(); ++d) {
+        int64_t held = program.inputs[i].shape[d];
+        if (isSymbolicSize(held) &&
+            program.symbols.at(symbolOfSize(held)).base == symbolOfSize(value))
+          return "(" + name(i) + ".shape[" + std::to_string(d) + "] // " +
+                 std::to_string(program.symbols.at(symbolOfSize(held)).factor) + ")";
+      }
     return "None  # unbound size"; // validate() rejects such programs
   }
 
@@ -213,6 +222,9 @@ private:
     } else if (fn == "div_trunc" || fn == "div_floor") {
       os << out << "torch.div(" << arg(op, 0) << ", " << arg(op, 1)
          << ", rounding_mode='" << (fn == "div_trunc" ? "trunc" : "floor") << "')\n";
+    } else if (fn == "dim_size") {
+      os << out << "torch.tensor(" << name(op.args[0]) << ".shape[" << ints("dim")[0]
+         << "], dtype=torch.int64" << device() << ")\n";
     } else if (fn == "arange") {
       int64_t dim = ints("dim")[0];
       os << out << "torch.arange(" << size(op.type.shape.at(dim))

@@ -15,6 +15,7 @@
 #include "dice/Scaffold/ReferenceBuilder.h"
 #include "dice/Scaffold/DynamicSizes.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -147,8 +148,13 @@ private:
     DynamicSizes::Size size = sizes.resolve(*cls);
     if (size.staticSize)
       return;
-    if (size.base >= 0 && symbolOfClass.count(size.base))
-      return; // a multiple of a size an earlier input binds
+    if (size.base >= 0) {
+      // A multiple of a size (a flattened batch): the size itself is the
+      // symbol, bound through this dimension; the multiple derives from it.
+      if (!symbolOfClass.count(size.base))
+        symbolOfClass[size.base] = newSymbol(std::max<int64_t>(1, example / size.factor));
+      return;
+    }
     symbolOfClass[*cls] = newSymbol(example);
   }
 
@@ -422,13 +428,26 @@ private:
 };
 
 LogicalResult Builder::translate(Operation *op) {
+  // Index arithmetic on sizes (a request reading a flattened size): the
+  // size symbols carry what it computes.
+  if (isa<arith::MulIOp, arith::DivSIOp, affine::AffineApplyOp>(op) &&
+      llvm::all_of(op->getResultTypes(), [](Type t) { return t.isIndex(); }))
+    return success();
   for (Value result : op->getResults())
     if (!tensorType(result))
       return fail(op, "result: " + error);
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case<arith::ConstantOp>([&](auto c) { return translateConstant(c); })
-      .Case<tensor::DimOp>([&](auto) {
-        return success(); // a dynamic size: the symbols carry it
+      .Case<tensor::DimOp>([&](tensor::DimOp dim) -> LogicalResult {
+        // A size as a value (a payload compares with it): read from the
+        // tensor at run time. A size only a destination uses costs nothing:
+        // unread ops are pruned.
+        std::optional<int64_t> index = dim.getConstantIndex();
+        auto source = values.find(dim.getSource());
+        if (index && source != values.end())
+          values[dim.getResult()] = emit("dim_size", {source->second},
+                                         TensorType{{}, DType::Int64}, {{"dim", {*index}}});
+        return success();
       })
       .Case<tensor::EmptyOp>([&](tensor::EmptyOp e) {
         empties[e.getResult()] = *tensorType(e.getResult());
@@ -1169,6 +1188,9 @@ Builder::translatePayloadOp(Operation *owner, Operation *op,
     return loopIndex(owner, index.getDim());
   if (auto extract = dyn_cast<tensor::ExtractOp>(op))
     return gather(owner, extract, args);
+  if (auto dim = dyn_cast<tensor::DimOp>(op); dim && dim.getConstantIndex() && !args.empty())
+    return emit("dim_size", {args[0]}, TensorType{{}, DType::Int64},
+                {{"dim", {*dim.getConstantIndex()}}});
   if (auto integer = translateIntegerOp(op, args, *resultDType))
     return *integer;
   if (!error.empty()) {
@@ -1514,8 +1536,21 @@ buildOpProgram(Operation *op, SmallVectorImpl<Value> &inputs,
   for (Value operand : operands) {
     if (!seen.insert(operand).second)
       continue;
+    if (auto dim = operand.getDefiningOp<tensor::DimOp>()) {
+      // A dynamic size: read from its tensor, which is an input too.
+      Value source = dim.getSource();
+      if (seen.insert(source).second) {
+        if (failed(builder.addInput(source))) {
+          whyNot = "'" + op->getName().getStringRef().str() + "' size: " + builder.error;
+          return std::nullopt;
+        }
+        inputs.push_back(source);
+      }
+      constants.push_back(dim);
+      continue;
+    }
     if (operand.getType().isIndex() && !operand.getDefiningOp<arith::ConstantOp>())
-      continue; // a dynamic size (a reshape's or an empty's): symbols carry it
+      continue; // a size computed otherwise: the symbols carry what they can
     // Scalars, splats and empties are part of the op; a weight is an input.
     Operation *def = operand.getDefiningOp();
     auto constant = dyn_cast_or_null<arith::ConstantOp>(def);

@@ -48,6 +48,7 @@ const std::map<std::string, Signature> &vocabulary() {
     t["scalar"] = {0, 0, {}};
     t["full"] = {0, 0, {}};
     t["arange"] = {0, 0, {"dim"}};
+    t["dim_size"] = {1, 1, {"dim"}};
     for (const char *fn : {"add", "sub", "mul", "div", "maximum", "minimum",
                            "pow", "atan2", "remainder", "gt", "ge", "lt", "le",
                            "eq", "ne", "logical_and", "logical_or",
@@ -670,9 +671,16 @@ std::string ReferenceProgram::validate() const {
         return where + ": its example must be its factor times its base's";
       continue;
     }
+    // Held by an input dimension, itself or as a multiple.
+    auto holds = [&](int64_t size) {
+      if (!isSymbolicSize(size))
+        return false;
+      int s = symbolOfSize(size);
+      return s == static_cast<int>(k) ||
+             (s < static_cast<int>(symbols.size()) && symbols[s].base == static_cast<int>(k));
+    };
     bool held = std::any_of(inputs.begin(), inputs.end(), [&](const TensorType &t) {
-      return std::find(t.shape.begin(), t.shape.end(), symbolicSize(static_cast<int>(k))) !=
-             t.shape.end();
+      return std::any_of(t.shape.begin(), t.shape.end(), holds);
     });
     if (!held)
       return where + ": no input has a dimension of this size, so nothing binds it";

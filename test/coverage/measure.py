@@ -66,11 +66,14 @@ def dynamic_shapes(module, inputs, which):
     return specs
 
 
-def fresh_inputs(example, positive, seed):
-    """New values of the example inputs' shapes and dtypes (indices stay in range)."""
+def fresh_inputs(example, positive, seed, batch=None):
+    """New values of the example inputs' shapes and dtypes (indices stay in
+    range); `batch` maps input positions to another size of dimension 0."""
     gen = torch.Generator().manual_seed(seed)
     fresh = []
-    for x in example:
+    for i, x in enumerate(example):
+        if batch and i in batch:
+            x = x.new_zeros((batch[i],) + tuple(x.shape[1:])) + (x.max() if x.numel() else 0)
         if x.dtype == torch.bool:
             fresh.append(torch.rand(x.shape, generator=gen) > 0.5)
         elif not x.dtype.is_floating_point:
@@ -239,7 +242,14 @@ def measure(program, mode, bin_dir, granularities=GRANULARITIES):
         record["export_error"] = first_line(f"{type(e).__name__}: {e}")
         record["seconds"] = time.monotonic() - started
         return record
-    inputs = fresh_inputs(example, program.positive, seed=7)
+    # A dynamic export runs at another batch than it was exported with: the
+    # plan's sizes must come from its inputs.
+    other = None
+    if mode == "dynamic":
+        dynamic = range(len(example)) if program.dynamic == "all" else program.dynamic
+        other = {i: example[i].shape[0] + 3 for i in dynamic
+                 if isinstance(example[i], torch.Tensor) and example[i].dim() > 0}
+    inputs = fresh_inputs(example, program.positive, seed=7, batch=other)
     with torch.no_grad():
         expected = flatten(module(*inputs))
     with tempfile.TemporaryDirectory(prefix=f"coverage-{program.name}-") as tmp:

@@ -146,7 +146,8 @@ def markdown(summary, records, meta):
         "op, fusion and function (`dice-opt --dice-outline=granularity=G --dice-scaffold`), "
         "planned (`dice-plan`), and the plan run on fresh inputs by the printed Python "
         "programs (`dice.plan.run_plan`) and by the ATen executor (`dice-reference-run --plan`), "
-        "both compared with eager PyTorch.",
+        "both compared with eager PyTorch. A dynamic-batch export runs at a batch 3 larger "
+        "than it was exported with, so its sizes must come from its inputs.",
         "",
         f"Measured: programs at commit `{meta['commit']}`, tools of `{meta['build']}` "
         f"(dice-opt built {meta['built']} from `{meta['build_source']}`, whose HEAD was "

@@ -114,6 +114,20 @@ class SDPAAttention(nn.Module):
         return F.scaled_dot_product_attention(q, k, v)
 
 
+class DynamicRows(nn.Module):
+    """Rows of [batch, seq, d] through a layer norm and a linear layer."""
+
+    def __init__(self, d=32, d_out=16):
+        super().__init__()
+        self.norm = nn.LayerNorm(d)
+        self.proj = nn.Linear(d, d_out)
+
+    def forward(self, x):
+        batch, seq, d = x.shape
+        rows = self.norm(x.reshape(batch * seq, d))
+        return torch.relu(self.proj(rows)).reshape(batch, seq, self.proj.out_features)
+
+
 def _seeded(build):
     """Run `build` under a fixed seed (module init and example inputs)."""
 
@@ -190,6 +204,14 @@ def _dynamic_mlp():
     return MLP(), (torch.randn(4, 16),), {"dynamic_shapes": ({0: batch},)}
 
 
+@_seeded
+def _dynamic_layernorm():
+    # [batch, seq, d] flattened to rows around a layer norm and a linear
+    # layer: a dynamic batch whose multiples (batch * seq) size the rows.
+    batch = torch.export.Dim("batch", min=1, max=1024)
+    return DynamicRows(), (torch.randn(3, 8, 32),), {"dynamic_shapes": ({0: batch},)}
+
+
 # Exports that hold ops of a dialect MLIR 22 lacks, with that dialect.
 UNKNOWN_DIALECT_OPS = {"sdpa_attention": "tm_tensor"}
 
@@ -202,4 +224,5 @@ MODELS = {
     "matmul_epilogue": _matmul_epilogue,
     "sdpa_attention": _sdpa_attention,
     "dynamic_mlp": _dynamic_mlp,
+    "dynamic_layernorm": _dynamic_layernorm,
 }

@@ -442,6 +442,21 @@ TEST_F(AtenExecutorTest, SizeSymbolsBindFromTheInputs) {
     expectSame(out[0], in.reshape({batch * 3}) + 1.5);
     expectSame(out[1], in.sum({1}));
   }
+  // A size as a value: x broadcast from row 0 where the batch is 1, as
+  // torch-mlir's dynamic broadcasts select.
+  int n = b.op("dim_size", {x}, {}, DType::Int64, {{"dim", {0}}});
+  int one = b.op("scalar", {}, {}, DType::Int64, {}, 1);
+  int single = b.op("eq", {n, one}, {}, DType::Bool);
+  int zero = b.op("scalar", {}, {}, DType::Float32, {}, 0);
+  int picked = b.op("where", {single, zero, x}, {s0, 3});
+  for (int64_t batch : {1, 5}) {
+    at::Tensor in = at::randn({batch, 3});
+    std::vector<at::Tensor> out = b.run({n, picked}, {in});
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out[0].item<int64_t>(), batch);
+    EXPECT_EQ(out[0].scalar_type(), at::kLong);
+    expectSame(out[1], batch == 1 ? at::zeros_like(in) : in);
+  }
   std::string error = b.error({sum}, {at::randn({4, 5})});
   EXPECT_NE(error.find("input 0 dimension 1 has size 5, the program takes 3"), std::string::npos)
       << error;

@@ -291,6 +291,33 @@ TEST(ReferenceProgramSymbols, MalformedSymbolsAreErrors) {
   EXPECT_EQ(read.error().key, "symbols[1].factor");
 }
 
+TEST(ReferenceProgramSymbols, FreeSizeHeldOnlyAsAMultipleIsDividedBack) {
+  // x0: [s1] with s1 = 4 * s0; the output [s0, 4] reshapes it.
+  ReferenceProgram p;
+  p.symbols = {SizeSymbol{2}, SizeSymbol{8, 0, 4}};
+  p.inputs = {TensorType{{symbolicSize(1)}, DType::Float32}};
+  p.outputs = {p.add(RefOp{"reshape", {0}, {}, 0,
+                           TensorType{{symbolicSize(0), 4}, DType::Float32}})};
+  ASSERT_EQ(p.validate(), "");
+  EXPECT_NE(renderPythonModel(p).find("x0.reshape((x0.shape[0] // 4), 4)"), std::string::npos)
+      << renderPythonModel(p);
+  Result<std::vector<int64_t>> sizes = p.bindSizes({{12}});
+  ASSERT_TRUE(sizes) << sizes.error().message;
+  EXPECT_EQ(*sizes, (std::vector<int64_t>{3, 12}));
+  Result<std::vector<int64_t>> ragged = p.bindSizes({{10}});
+  ASSERT_FALSE(ragged);
+  EXPECT_NE(ragged.error().message.find("not a multiple of 4"), std::string::npos);
+}
+
+TEST(ReferenceProgramSymbols, SizesAsValuesPrintThroughTheirTensor) {
+  ReferenceProgram p = dynamicRows();
+  p.outputs = {p.add(RefOp{"dim_size", {0}, {{"dim", {0}}}, 0, TensorType{{}, DType::Int64}})};
+  ASSERT_EQ(p.validate(), "");
+  EXPECT_NE(renderPythonModel(p).find("torch.tensor(x0.shape[0], dtype=torch.int64, device=x0.device)"),
+            std::string::npos)
+      << renderPythonModel(p);
+}
+
 TEST(ReferenceProgramSymbols, FingerprintCoversTheSymbolsButNotTheirExamples) {
   EXPECT_EQ(fingerprintOf(dynamicRows(4)), fingerprintOf(dynamicRows(7)));
   ReferenceProgram fixed = dynamicRows().specialize({4, 12});

@@ -217,6 +217,10 @@ private:
     }
     if (isa<tensor::EmptyOp>(op) || op->use_empty())
       return success(); // destinations, and what nothing reads
+    auto isTensor = [](Type t) { return isa<mlir::TensorType>(t); };
+    if (llvm::none_of(op->getOperandTypes(), isTensor) &&
+        llvm::none_of(op->getResultTypes(), isTensor))
+      return success(); // scalar arithmetic (on sizes): what reads it renders it
     if (llvm::all_of(op->getResultTypes(), [](Type t) { return t.isIndex(); }))
       return success(); // dynamic sizes (tensor.dim): programs bind their own
     if (std::optional<StringRef> fingerprint = kernelFingerprint(op))

@@ -53,6 +53,15 @@ public:
   /// `cls`, and that dimension: a tensor a program can read the size from
   /// (an argument, so that reading it orders the program after nothing).
   std::optional<std::pair<mlir::Value, unsigned>> firstHolder(int cls, mlir::Block &block);
+  /// An index value as a size: `times / per` of the size of class `cls`
+  /// (tensor.dim, times or divided by constants: muli, divsi, affine.apply).
+  struct SizeExpr {
+    int cls;
+    int64_t times = 1, per = 1;
+  };
+  std::optional<SizeExpr> sizeExpr(mlir::Value value);
+  /// Class `cls` as `factor` times a free (or static) class `root`.
+  std::pair<int, int64_t> rootOf(int cls);
   /// `to` has the sizes of `from` from now on (a value that replaces it).
   void rename(mlir::Value from, mlir::Value to);
   /// What class `cls` is known as, multiples followed to a free class.
@@ -62,6 +71,8 @@ private:
   std::vector<int> parent;
   std::vector<Size> known; ///< at each root
   llvm::DenseMap<std::pair<mlir::Value, unsigned>, int> nodes;
+  /// (base class, factor) -> a node of that multiple.
+  llvm::DenseMap<std::pair<int, int64_t>, int> multiples;
 
   int node(mlir::Value value, unsigned dim);
   int fresh();

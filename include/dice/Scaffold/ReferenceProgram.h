@@ -14,6 +14,7 @@
 //   scalar                          attr value            0-d constant
 //   full                            shape, value          constant tensor
 //   arange                          shape, dim            int64 loop index
+//   dim_size                        (a), dim              a.shape[dim], 0-d int64
 //   add sub mul div maximum minimum pow atan2 remainder   (a, b)
 //   div_trunc div_floor bitwise_and bitwise_or bitwise_xor (a, b) integers
 //   neg exp exp2 log log1p expm1 tanh sqrt rsqrt erf abs sin cos tan

@@ -2,7 +2,7 @@
 #map = affine_map<(d0, d1) -> (d0, d1)>
 #map1 = affine_map<(d0, d1) -> (d1)>
 module {
-  func.func @dynamic_mlp(%arg0: tensor<?x16xf32>) -> tensor<?x8xf32> {
+  func.func @dynamic_mlp(%arg0: tensor<?x16xf32> {dice.example_shape = array<i64: 4, 16>}) -> tensor<?x8xf32> {
     %c0 = arith.constant 0 : index
     %cst = arith.constant 0.000000e+00 : f32
     %cst_0 = arith.constant dense_resource<torch_tensor_8_torch.float32> : tensor<8xf32>
