@@ -30,9 +30,9 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
 
 #include <numeric>
-#include "llvm/ADT/SetVector.h"
 
 namespace mlir::dice {
 #define GEN_PASS_DEF_DICEOUTLINE
@@ -77,7 +77,7 @@ namespace {
 
 enum class Role {
   Rematerializable, ///< cloned into every request that uses it
-  Size,             ///< a dynamic size (tensor.dim): read again inside a request
+  Size,             ///< a dynamic size, or index arithmetic on sizes: read again inside a request
   Weight,           ///< stays outside; its value becomes an operand
   Work,             ///< goes into a request
   Other             ///< stays outside (terminators, unrenderable ops)
@@ -383,8 +383,6 @@ private:
         collectProducers(def, producers);
   }
 
-  /// The operand and dimension of `operands` that has the size of
-  /// dimension `dim` of `value`, if one has.
   /// Where a request with `operands` reads `times / per` of the size of
   /// class `cls`: a dimension of an operand whose size is a multiple of the
   /// same free size (the dimension itself preferred).
@@ -415,6 +413,7 @@ private:
     return found;
   }
 
+  /// Where a request with `operands` reads dimension `dim` of `value`.
   std::optional<SizeSource> sameSizeIn(ArrayRef<Value> operands, Value value, unsigned dim) {
     std::optional<int> cls = sizes.classOf(value, dim);
     return cls ? sourceOfSize(operands, *cls) : std::nullopt;
@@ -439,9 +438,8 @@ private:
     return size;
   }
 
-  /// Appends to `operands` an argument of the function that has the size
-  /// of dimension `dim` of `value`: the kernel reads that size from it. Its
-  /// operand and dimension, if any.
+  /// Appends to `operands` an argument of the function that has a size of
+  /// class `cls`: the kernel reads that size from it. Where, if one has.
   std::optional<SizeSource> sizeHolder(SmallVectorImpl<Value> &operands, int cls) {
     auto holder = sizes.firstHolder(cls, block);
     if (!holder)
