@@ -70,8 +70,8 @@ void DynamicSizes::setStatic(int n, int64_t size) {
 
 void DynamicSizes::setMultiple(int child, int base, int64_t factor) {
   // Two sizes that are the same multiple of one size are one size.
-  auto [it, fresh] = multiples.try_emplace({find(base), factor}, child);
-  if (!fresh) {
+  auto [it, added] = multiples.try_emplace({find(base), factor}, child);
+  if (!added) {
     unite(child, it->second);
     return;
   }
