@@ -336,6 +336,46 @@ Result<RefOp> readOp(const Json &j, size_t index) {
   return op;
 }
 
+/// The integer field `name` of `object`, which must be there, in [min, max].
+Result<int64_t> readIntegerField(const Json &object, const std::string &where,
+                                 const char *name, int64_t min, int64_t max) {
+  Result<const Json *> value = field(object, where, name);
+  if (!value)
+    return value.error();
+  return readInteger(**value, where + "." + name, min, max);
+}
+
+/// Entry `index` of "symbols": {"example": n} or {"example": n, "base": k,
+/// "factor": f}, a base listed before it.
+Result<SizeSymbol> readSymbol(const Json &entry, size_t index) {
+  std::string key = "symbols[" + std::to_string(index) + "]";
+  if (!entry.is_object())
+    return fieldError(key, "must be an object {\"example\": ...}");
+  if (Status keys = checkKeys(entry, key, {"example", "base", "factor"}); !keys)
+    return keys.error();
+  constexpr int64_t kMaxSize = std::numeric_limits<int32_t>::max();
+  SizeSymbol symbol;
+  Result<int64_t> example = readIntegerField(entry, key, "example", 0, kMaxSize);
+  if (!example)
+    return example.error();
+  symbol.example = *example;
+  if (!entry.contains("base")) {
+    if (entry.contains("factor"))
+      return fieldError(key + ".factor", "needs a base symbol");
+    return symbol;
+  }
+  Result<int64_t> base =
+      readIntegerField(entry, key, "base", 0, static_cast<int64_t>(index) - 1);
+  if (!base)
+    return base.error();
+  Result<int64_t> factor = readIntegerField(entry, key, "factor", 1, kMaxSize);
+  if (!factor)
+    return factor.error();
+  symbol.base = static_cast<int>(*base);
+  symbol.factor = *factor;
+  return symbol;
+}
+
 Result<ReferenceProgram> readProgram(const Json &j) {
   if (!j.is_object())
     return Error("a reference program must be a JSON object");
@@ -346,38 +386,10 @@ Result<ReferenceProgram> readProgram(const Json &j) {
     if (!symbols->is_array())
       return fieldError("symbols", "must be an array of size symbols");
     for (size_t i = 0; i < symbols->size(); ++i) {
-      std::string key = "symbols[" + std::to_string(i) + "]";
-      const Json &entry = (*symbols)[i];
-      if (!entry.is_object())
-        return fieldError(key, "must be an object {\"example\": ...}");
-      if (Status keys = checkKeys(entry, key, {"example", "base", "factor"}); !keys)
-        return keys.error();
-      SizeSymbol symbol;
-      Result<const Json *> example = field(entry, key, "example");
-      if (!example)
-        return example.error();
-      Result<int64_t> value = readInteger(**example, key + ".example", 0,
-                                          std::numeric_limits<int32_t>::max());
-      if (!value)
-        return value.error();
-      symbol.example = *value;
-      if (auto base = entry.find("base"); base != entry.end()) {
-        Result<int64_t> b = readInteger(*base, key + ".base", 0, static_cast<int64_t>(i) - 1);
-        if (!b)
-          return b.error();
-        symbol.base = static_cast<int>(*b);
-        Result<const Json *> factor = field(entry, key, "factor");
-        if (!factor)
-          return factor.error();
-        Result<int64_t> f = readInteger(**factor, key + ".factor", 1,
-                                        std::numeric_limits<int32_t>::max());
-        if (!f)
-          return f.error();
-        symbol.factor = *f;
-      } else if (entry.contains("factor")) {
-        return fieldError(key + ".factor", "needs a base symbol");
-      }
-      program.symbols.push_back(symbol);
+      Result<SizeSymbol> symbol = readSymbol((*symbols)[i], i);
+      if (!symbol)
+        return symbol.error();
+      program.symbols.push_back(*symbol);
     }
   }
   Result<const Json *> inputs = field(j, "", "inputs");

@@ -22,7 +22,11 @@ from build_tree import BUILD_DIR, SOURCE_ROOT
 
 DICE_OPT = BUILD_DIR / "bin" / "dice-opt"
 DEFAULT_MODEL = SOURCE_ROOT / "model" / "default"
-INPUTS = sorted((SOURCE_ROOT / "test" / "Inputs" / "torch-mlir").glob("*.mlir"))
+# Every committed export but dynamic_layernorm, whose dynamic requests are
+# dynamic_mlp's kind again: decoding 8 candidates a request on the CPU is
+# this file's time.
+INPUTS = sorted(p for p in (SOURCE_ROOT / "test" / "Inputs" / "torch-mlir").glob("*.mlir")
+                if p.stem != "dynamic_layernorm")
 PLUGIN = BUILD_DIR / "lib" / "libDiceModelPlugin.so"
 
 pytestmark = [pytest.mark.skipif(not PLUGIN.exists(),
