@@ -302,6 +302,23 @@ void DynamicSizes::visit(Operation *op) {
         visitReassociation(collapse.getResult(), collapse.getSrc(),
                            collapse.getReassociationIndices());
       })
+      .Case<tensor::ExtractSliceOp>([&](tensor::ExtractSliceOp slice) {
+        // A dynamic size of the slice is the size it was given.
+        RankedTensorType type = slice.getResultType();
+        if (type.getRank() != slice.getSourceType().getRank())
+          return; // rank-reducing: positions do not line up
+        for (auto [d, size] : llvm::enumerate(slice.getMixedSizes())) {
+          auto value = dyn_cast<Value>(size);
+          std::optional<SizeExpr> expr = value ? sizeExpr(value) : std::nullopt;
+          if (!type.isDynamicDim(d) || !expr)
+            continue;
+          int here = node(slice.getResult(), d);
+          if (expr->times == expr->per)
+            unite(here, expr->cls);
+          else if (expr->per == 1)
+            setMultiple(here, expr->cls, expr->times);
+        }
+      })
       .Case<tensor::PadOp>([&](tensor::PadOp pad) {
         // An unpadded dimension keeps its size.
         for (unsigned d = 0; d < pad.getResultType().getRank(); ++d)

@@ -1451,8 +1451,17 @@ LogicalResult Builder::translateTensorOp(Operation *op) {
   };
   if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
     std::map<std::string, std::vector<int64_t>> ints;
-    if (!staticSlice(slice, ints))
+    // A dynamic size of a slice that keeps its rank is the result's size
+    // symbol; offsets and strides must be static.
+    bool keepsRank = slice.getResultType().getRank() == slice.getSourceType().getRank();
+    if (keepsRank && !llvm::any_of(slice.getStaticOffsets(), ShapedType::isDynamic) &&
+        !llvm::any_of(slice.getStaticStrides(), ShapedType::isDynamic)) {
+      ints["offsets"] = toStd(slice.getStaticOffsets());
+      ints["strides"] = toStd(slice.getStaticStrides());
+      ints["sizes"] = out.shape;
+    } else if (!staticSlice(slice, ints)) {
       return fail(op, "has dynamic offsets, sizes or strides");
+    }
     int sliced = emit("slice", {*in}, TensorType{ints["sizes"], out.dtype}, ints);
     values[slice.getResult()] = reshape(sliced, out.shape); // rank-reducing
     return success();

@@ -59,3 +59,27 @@ func.func @flatten(%x: tensor<?x3xf32> {dice.example_shape = array<i64: 2, 3>}) 
   } -> tensor<?xf32>
   return %r : tensor<?xf32>
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// A slice of a dynamic batch, sized with the batch (as chunk and GLU
+// export): the slice's size is the batch symbol.
+// CHECK-LABEL: func.func @halves
+// CHECK: dice.kernel_request
+// CHECK-SAME: x0[0:x0.shape[0], 0:4]
+// CHECK-SAME: x0[0:x0.shape[0], 4:8]
+func.func @halves(%x: tensor<?x8xf32> {dice.example_shape = array<i64: 5, 8>}) -> tensor<?x4xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x8xf32>
+  %a = tensor.extract_slice %x[0, 0] [%n, 4] [1, 1] : tensor<?x8xf32> to tensor<?x4xf32>
+  %b = tensor.extract_slice %x[0, 4] [%n, 4] [1, 1] : tensor<?x8xf32> to tensor<?x4xf32>
+  %e = tensor.empty(%n) : tensor<?x4xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%a, %b : tensor<?x4xf32>, tensor<?x4xf32>) outs(%e : tensor<?x4xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %s = arith.mulf %p, %q : f32
+    linalg.yield %s : f32
+  } -> tensor<?x4xf32>
+  return %r : tensor<?x4xf32>
+}
