@@ -12,11 +12,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Fingerprint.h"
 #include "FusionPolicy.h"
 
 #include "dice/Dialect/Dice/DiceOps.h"
 #include "dice/Scaffold/DynamicSizes.h"
+#include "dice/Scaffold/Fingerprint.h"
 #include "dice/Scaffold/ReferenceBuilder.h"
 #include "dice/Transforms/Passes.h"
 
@@ -122,8 +122,6 @@ public:
     bool outlined = false;
     for (auto &group : groups)
       outlined |= createRequest(group);
-    if (unfingerprinted)
-      return failure();
     if (!outlined) {
       for (Operation &op : block)
         op.removeAttr(DiceDialect::kPositionAttrName);
@@ -154,9 +152,6 @@ private:
   /// Data movement copied into several requests, and its copies: they
   /// share a position, which dice-resolve uses to merge them back.
   llvm::DenseSet<Operation *> shared;
-  /// A request whose reference program could not be rendered (its error
-  /// said why): the pass fails.
-  bool unfingerprinted = false;
 
   /// `inputs` in the order a depth-first walk of the outputs' expressions
   /// (operands left to right, then values the op's regions capture) reaches
@@ -650,7 +645,9 @@ private:
     // Each op renders alone; the request as a whole may still not (a
     // dynamic size its operands do not relate): then it is not formed.
     std::string whyNot;
-    if (!::dice::buildReferenceProgram(request.getBody(), whyNot)) {
+    std::optional<::dice::ReferenceProgram> program =
+        ::dice::buildReferenceProgram(request.getBody(), whyNot);
+    if (!program) {
       request.erase();
       group.front()->emitRemark() << "stays outside kernel requests: " << whyNot;
       ++numLeftOut;
@@ -665,13 +662,8 @@ private:
     }
     for (Operation *op : llvm::reverse(group))
       op->erase();
-    FailureOr<std::string> fingerprint = computeFingerprint(request);
-    if (failed(fingerprint)) {
-      unfingerprinted = true;
-      request.setFingerprint("00000000");
-    } else {
-      request.setFingerprint(*fingerprint);
-    }
+    // The fingerprint is the program's (the body did not change since).
+    request.setFingerprint(::dice::fingerprintOf(*program));
     ++numRequests;
     return true;
   }

@@ -240,6 +240,19 @@ std::optional<DynamicSizes::SizeExpr> DynamicSizes::sizeExpr(Value value) {
   return std::nullopt;
 }
 
+void DynamicSizes::tieToSize(Value value, unsigned dim, Value size) {
+  std::optional<SizeExpr> expr = sizeExpr(size);
+  if (!expr)
+    return;
+  int here = node(value, dim);
+  if (expr->times == expr->per)
+    unite(here, expr->cls);
+  else if (expr->per == 1)
+    setMultiple(here, expr->cls, expr->times);
+  else if (expr->times == 1)
+    setMultiple(expr->cls, here, expr->per);
+}
+
 void DynamicSizes::visit(Operation *op) {
   // An op holding one block that takes the op's operands and yields its
   // results (a kernel request): its body relates the sizes too.
@@ -282,16 +295,7 @@ void DynamicSizes::visit(Operation *op) {
         for (unsigned d = 0; d < type.getRank(); ++d) {
           if (!type.isDynamicDim(d))
             continue;
-          std::optional<SizeExpr> size = sizeExpr(empty.getDynamicSize(d));
-          if (!size)
-            continue;
-          int here = node(empty.getResult(), d);
-          if (size->times == size->per)
-            unite(here, size->cls);
-          else if (size->per == 1)
-            setMultiple(here, size->cls, size->times);
-          else if (size->times == 1)
-            setMultiple(size->cls, here, size->per);
+          tieToSize(empty.getResult(), d, empty.getDynamicSize(d));
         }
       })
       .Case<tensor::ExpandShapeOp>([&](tensor::ExpandShapeOp expand) {
@@ -307,17 +311,9 @@ void DynamicSizes::visit(Operation *op) {
         RankedTensorType type = slice.getResultType();
         if (type.getRank() != slice.getSourceType().getRank())
           return; // rank-reducing: positions do not line up
-        for (auto [d, size] : llvm::enumerate(slice.getMixedSizes())) {
-          auto value = dyn_cast<Value>(size);
-          std::optional<SizeExpr> expr = value ? sizeExpr(value) : std::nullopt;
-          if (!type.isDynamicDim(d) || !expr)
-            continue;
-          int here = node(slice.getResult(), d);
-          if (expr->times == expr->per)
-            unite(here, expr->cls);
-          else if (expr->per == 1)
-            setMultiple(here, expr->cls, expr->times);
-        }
+        for (auto [d, size] : llvm::enumerate(slice.getMixedSizes()))
+          if (auto value = dyn_cast<Value>(size); value && type.isDynamicDim(d))
+            tieToSize(slice.getResult(), d, value);
       })
       .Case<tensor::PadOp>([&](tensor::PadOp pad) {
         // An unpadded dimension keeps its size.

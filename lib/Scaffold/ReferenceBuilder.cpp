@@ -258,6 +258,12 @@ private:
                              value, std::move(result)});
   }
 
+  /// Dimension `dim` of value `id` as a 0-d int64 value (a size a payload
+  /// reads).
+  int dimSize(int id, int64_t dim) {
+    return emit("dim_size", {id}, TensorType{{}, DType::Int64}, {{"dim", {dim}}});
+  }
+
   int reshape(int id, const std::vector<int64_t> &shape) {
     if (type(id).shape == shape)
       return id;
@@ -445,8 +451,7 @@ LogicalResult Builder::translate(Operation *op) {
         std::optional<int64_t> index = dim.getConstantIndex();
         auto source = values.find(dim.getSource());
         if (index && source != values.end())
-          values[dim.getResult()] = emit("dim_size", {source->second},
-                                         TensorType{{}, DType::Int64}, {{"dim", {*index}}});
+          values[dim.getResult()] = dimSize(source->second, *index);
         return success();
       })
       .Case<tensor::EmptyOp>([&](tensor::EmptyOp e) {
@@ -1189,8 +1194,7 @@ Builder::translatePayloadOp(Operation *owner, Operation *op,
   if (auto extract = dyn_cast<tensor::ExtractOp>(op))
     return gather(owner, extract, args);
   if (auto dim = dyn_cast<tensor::DimOp>(op); dim && dim.getConstantIndex() && !args.empty())
-    return emit("dim_size", {args[0]}, TensorType{{}, DType::Int64},
-                {{"dim", {*dim.getConstantIndex()}}});
+    return dimSize(args[0], *dim.getConstantIndex());
   if (auto integer = translateIntegerOp(op, args, *resultDType))
     return *integer;
   if (!error.empty()) {

@@ -84,6 +84,9 @@ private:
   /// the class static).
   void tie(mlir::Value value, unsigned dim, int n);
   void tieValues(mlir::Value a, mlir::Value b);
+  /// Ties dimension `dim` of `value` to the index value `size` it was made
+  /// with (the same size, a multiple or a fraction of one).
+  void tieToSize(mlir::Value value, unsigned dim, mlir::Value size);
   void visit(mlir::Operation *op);
   void visitReassociation(mlir::Value collapsed, mlir::Value expanded,
                           llvm::ArrayRef<llvm::SmallVector<int64_t, 2>> groups);
