@@ -114,6 +114,15 @@ const std::vector<Field> &schema() {
        real(&VerifierConfig::halfAtol)},
       {"verifier", "half_rtol", Kind::Float, 0, 1, false, {},
        real(&VerifierConfig::halfRtol)},
+      {"verifier", "comparison", Kind::Choice, 0, 0, false,
+       {"scaled", "kernelbench"},
+       [](Config &c, const Value &v) {
+         c.verifier.comparison = std::get<std::string>(v) == "kernelbench"
+                                     ? Comparison::KernelBench
+                                     : Comparison::Scaled;
+       }},
+      {"verifier", "kernelbench_tolerance", Kind::Float, 0, 1, true, {},
+       real(&VerifierConfig::kernelbenchTolerance)},
       {"verifier", "timing_runs", Kind::Integer, 1, 100000, false, {},
        integer(&VerifierConfig::timingRuns)},
       {"verifier", "min_speedup", Kind::Float, 0, kHuge, true, {},
@@ -396,6 +405,10 @@ std::string_view toString(Baseline baseline) {
     return "inductor";
   }
   return "";
+}
+
+std::string_view toString(Comparison comparison) {
+  return comparison == Comparison::KernelBench ? "kernelbench" : "scaled";
 }
 
 } // namespace dice

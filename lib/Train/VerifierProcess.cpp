@@ -24,6 +24,8 @@ std::string verifierToml(const VerifierConfig &v) {
       << "trials = " << v.trials << "\n"
       << "atol = " << v.atol << "\nrtol = " << v.rtol << "\n"
       << "half_atol = " << v.halfAtol << "\nhalf_rtol = " << v.halfRtol << "\n"
+      << "comparison = \"" << toString(v.comparison) << "\"\n"
+      << "kernelbench_tolerance = " << v.kernelbenchTolerance << "\n"
       << "timing_runs = " << v.timingRuns << "\n"
       << "min_speedup = " << v.minSpeedup << "\n"
       << "timeout_s = " << v.timeoutSeconds << "\n"

@@ -276,6 +276,8 @@ std::string workerRequest(const VerificationRequest &request,
                       {"rtol", checks.rtol},
                       {"half_atol", checks.halfAtol},
                       {"half_rtol", checks.halfRtol},
+                      {"comparison", std::string(toString(checks.comparison))},
+                      {"kernelbench_tolerance", checks.kernelbenchTolerance},
                       {"timing_runs", checks.timingRuns},
                       {"seed", options.seed},
                       {"min_speedup", checks.minSpeedup}};

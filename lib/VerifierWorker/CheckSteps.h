@@ -86,13 +86,32 @@ at::Tensor unreadableCopy(const at::Tensor &tensor);
 
 struct Tolerance {
   double atol = 0, rtol = 0;
+  /// The limit of ||got - want|| / ||want|| over the finite elements; 0
+  /// for none (integers, KernelBench's comparison, no float64 reference).
+  double normTol = 0;
+  /// Added to the norm limit: the reference's own rounding error, so that
+  /// a kernel more exact than the reference is not held to its errors.
+  double normSlack = 0;
+  /// torch.allclose(got, want, rtol, atol): NaN never matches.
+  bool allclose = false;
 };
 
 Tolerance toleranceOf(at::ScalarType type, const DynamicCheckRequest &request);
 
-/// The tolerance of one trial's comparison; heavy-tailed trials scale atol
-/// with the reference's largest finite magnitude (OutputComparison.cpp).
-Tolerance trialTolerance(const at::Tensor &reference, Distribution distribution,
+/// The reference program with every floating dtype widened to float64,
+/// and inputs to match: its results measure the reference's own rounding.
+ReferenceProgram inFloat64(const ReferenceProgram &program);
+std::vector<at::Tensor> inFloat64(const std::vector<at::Tensor> &inputs);
+
+/// The tolerance of one result's comparison (docs/verifier.md, "Results").
+/// Scaled comparison: atol scales with the reference's root mean square
+/// (heavy-tailed trials: its largest magnitude, at least 1), and atol and
+/// the norm limit both grow by 4x the reference's own error against
+/// `precise`, its float64 run. Without `precise` atol never shrinks and
+/// there is no norm limit. KernelBench's comparison: allclose with
+/// atol = rtol = request.kernelbenchTolerance.
+Tolerance trialTolerance(const at::Tensor &reference, const at::Tensor *precise,
+                         Distribution distribution,
                          const DynamicCheckRequest &request);
 
 /// What is wrong with the shape of a call's results; empty when they match
@@ -105,13 +124,37 @@ struct Difference {
   std::string problem; ///< empty: within tolerance
   double maxAbs = 0;
   double maxRel = 0; ///< relative to max(|reference|, atol)
+  /// ||got - want|| / ||want|| over the finite elements (0 when ||want|| is).
+  double normErr = 0;
 };
 
 /// Compares `got` with `want` (same dtype and shape): NaN and infinity
-/// positions must agree, finite elements within `atol + rtol * |want|`;
-/// integers and bools exactly.
+/// positions must agree, finite elements within `atol + rtol * |want|` and,
+/// with a norm limit, ||got - want|| <= normTol * ||want|| + normSlack;
+/// integers and bools exactly. With `allclose`, torch.allclose's rule.
 Difference compareTensors(const at::Tensor &got, const at::Tensor &want,
                           Tolerance tol, const std::string &label);
+
+/// The reference's results in float64 (inFloat64), which measure its own
+/// rounding for trialTolerance; empty under KernelBench's comparison or
+/// where the program does not run in float64 (noted once in `details`).
+std::vector<at::Tensor> preciseOutputs(const ReferenceProgram &program,
+                                       const std::vector<at::Tensor> &inputs,
+                                       const DynamicCheckRequest &request,
+                                       Json &details);
+
+/// Every result against the reference, each with its trialTolerance; the
+/// first problem, and the largest errors over the results.
+Difference compareWithReference(const std::vector<at::Tensor> &results,
+                                const std::vector<at::Tensor> &reference,
+                                const std::vector<at::Tensor> &precise,
+                                Distribution distribution,
+                                const DynamicCheckRequest &request);
+
+/// Whether the reference's result changed between two trials by more than
+/// rounding (4 units in the last place of its dtype, relative to its norm;
+/// integers and bools: any element).
+bool referenceChanged(const at::Tensor &before, const at::Tensor &after);
 
 /// Fills freshly allocated memory of the results' sizes with a poison and
 /// frees it, so elements the candidate never writes show up. `which` picks

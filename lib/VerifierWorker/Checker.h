@@ -59,6 +59,14 @@ private:
                    const DynamicCheckRequest &request,
                    DynamicCheckOutcome &outcome);
 
+  /// After the trials: the first trial's inputs scaled down and up
+  /// (ScaledTrials.cpp). A kernel whose error does not shrink with its
+  /// results (zeros, a fixed absolute error, half precision inside)
+  /// fails there. Returns false when it decided the verdict.
+  bool checkScaledInputs(const c10::OperatorHandle &op,
+                         const DynamicCheckRequest &request,
+                         DynamicCheckOutcome &outcome);
+
   void timeAndJudge(const c10::OperatorHandle &op,
                     const DynamicCheckRequest &request,
                     DynamicCheckOutcome &outcome);
@@ -87,6 +95,8 @@ private:
   /// The first trial's results as returned (still held, as a caller would
   /// hold them) and a copy taken at once: later calls must not change them.
   std::vector<at::Tensor> firstResults, firstSnapshot;
+  /// The reference's results of the first trial.
+  std::vector<at::Tensor> firstReference;
 };
 
 } // namespace dynamic_check

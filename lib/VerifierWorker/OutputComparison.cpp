@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace dice {
 namespace dynamic_check {
@@ -37,26 +38,100 @@ Tolerance toleranceOf(at::ScalarType type, const DynamicCheckRequest &request) {
   return {0, 0};
 }
 
-/// The tolerance of one trial's comparison. Heavy-tailed inputs reach
-/// magnitudes where fp32 rounding of a long sum exceeds any fixed absolute
-/// tolerance whatever the summation order (a 512-term dot product of values
-/// near 100 rounds at about 1e-3), so that trial's atol scales with the
-/// reference's largest finite magnitude: it still catches wrong, missing and
-/// overflowed elements, not rounding that ATen itself could have produced.
-Tolerance trialTolerance(const at::Tensor &reference, Distribution distribution,
+ReferenceProgram inFloat64(const ReferenceProgram &program) {
+  ReferenceProgram wide = program;
+  auto widen = [](TensorType &type) {
+    if (isFloatingPoint(type.dtype))
+      type.dtype = DType::Float64;
+  };
+  for (TensorType &input : wide.inputs)
+    widen(input);
+  for (RefOp &op : wide.ops)
+    widen(op.type);
+  return wide;
+}
+
+std::vector<at::Tensor> inFloat64(const std::vector<at::Tensor> &inputs) {
+  std::vector<at::Tensor> wide;
+  for (const at::Tensor &input : inputs)
+    wide.push_back(at::isFloatingType(input.scalar_type())
+                       ? input.to(at::kDouble)
+                       : input);
+  return wide;
+}
+
+/// The tolerance of one result's comparison.
+///
+/// A fixed absolute tolerance is meaningless across scales: against results
+/// near 1e-6, atol 1e-4 accepts zeros. So atol is relative to the
+/// reference's root mean square. Heavy-tailed inputs reach magnitudes where
+/// fp32 rounding of a long sum exceeds that whatever the summation order (a
+/// 512-term dot product of values near 100 rounds at about 1e-3), so that
+/// trial's atol scales with the largest finite magnitude instead.
+///
+/// Where the reference itself cancels (a sum that is zero but for rounding,
+/// a chain rounded to bfloat16 after every op), an exact kernel differs from
+/// it by the reference's own error. That error is measured, against the
+/// program run in float64, and both limits grow by 4x it: twice for the
+/// reference's error and the kernel's, twice again for margin.
+Tolerance trialTolerance(const at::Tensor &reference, const at::Tensor *precise,
+                         Distribution distribution,
                          const DynamicCheckRequest &request) {
   Tolerance tol = toleranceOf(reference.scalar_type(), request);
-  if (distribution != Distribution::HeavyTailed || tol.atol == 0 ||
-      reference.numel() == 0)
+  if (tol.atol == 0 && tol.rtol == 0)
+    return tol; // integers and bools: exact
+  if (request.comparison == Comparison::KernelBench) {
+    double t = request.kernelbenchTolerance;
+    return {t, t, 0, 0, /*allclose=*/true};
+  }
+  if (reference.numel() == 0)
     return tol;
-  double largest = reference.detach()
-                       .to(at::kDouble)
-                       .abs()
-                       .nan_to_num(0, 0, 0)
-                       .max()
-                       .item<double>();
-  tol.atol *= std::max(1.0, largest);
+  at::Tensor w = reference.detach().to(at::kDouble);
+  at::Tensor finite = w.isfinite();
+  at::Tensor magnitudes = w.abs().masked_fill(finite.logical_not(), 0);
+  double largest = magnitudes.max().item<double>();
+  if (!precise) {
+    // No measure of the reference's own error: the fixed tolerance, which
+    // never shrinks, and no norm limit.
+    if (distribution == Distribution::HeavyTailed)
+      tol.atol *= std::max(1.0, largest);
+    return tol;
+  }
+  int64_t count = finite.sum().item<int64_t>();
+  double rms = count ? std::sqrt(magnitudes.square().sum().item<double>() /
+                                 double(count))
+                     : 0;
+  double scale = distribution == Distribution::HeavyTailed ? std::max(1.0, largest)
+                 : rms > 0                                 ? rms
+                                                           : 1.0;
+  at::Tensor p = precise->detach().to(at::kDouble);
+  at::Tensor own =
+      (w - p).abs().masked_fill(finite.logical_and(p.isfinite()).logical_not(), 0);
+  tol.atol = tol.atol * scale + 4 * own.max().item<double>();
+  tol.normTol = tol.rtol;
+  tol.normSlack = 4 * own.norm().item<double>();
   return tol;
+}
+
+bool referenceChanged(const at::Tensor &before, const at::Tensor &after) {
+  if (before.sizes() != after.sizes())
+    return true;
+  if (!at::isFloatingType(before.scalar_type()))
+    return !at::equal(before, after);
+  at::Tensor a = before.detach().to(at::kDouble), b = after.detach().to(at::kDouble);
+  at::Tensor finite = a.isfinite().logical_and(b.isfinite());
+  if (!at::equal(a.isfinite(), b.isfinite()))
+    return true;
+  double change = (a - b).masked_fill(finite.logical_not(), 0).norm().item<double>();
+  double size = b.masked_fill(finite.logical_not(), 0).norm().item<double>();
+  double ulp = std::numeric_limits<float>::epsilon();
+  if (before.scalar_type() == at::kHalf)
+    ulp = 1.0 / 1024;
+  else if (before.scalar_type() == at::kBFloat16)
+    ulp = 1.0 / 128;
+  else if (before.scalar_type() == at::kDouble)
+    ulp = std::numeric_limits<double>::epsilon();
+  return change > 4 * ulp * size;
 }
 
 /// What is wrong with the shape of a call's results; empty when they match
@@ -109,6 +184,22 @@ Difference compareTensors(const at::Tensor &got, const at::Tensor &want,
            " elements";
   };
   int64_t count = 0;
+  if (tol.allclose && at::isFloatingType(want.scalar_type())) {
+    at::Tensor error = (g - w).abs();
+    diff.maxAbs = error.nan_to_num(0).max().item<double>();
+    diff.maxRel = (error / w.abs().clamp_min(std::max(tol.atol, 1e-30)))
+                      .nan_to_num(0)
+                      .max()
+                      .item<double>();
+    at::Tensor bad = at::isclose(g, w, tol.rtol, tol.atol).logical_not();
+    if (bad.any().item<bool>()) {
+      std::string where = firstMismatch(bad, count);
+      diff.problem = label + " is not allclose to the reference (atol = rtol = " +
+                     number(tol.atol) + ") in " + of(count) + " (first at " +
+                     where + ")";
+    }
+    return diff;
+  }
   if (at::isFloatingType(want.scalar_type())) {
     at::Tensor gNan = g.isnan(), wNan = w.isnan();
     at::Tensor extraNan = gNan.logical_and(wNan.logical_not());
@@ -140,6 +231,9 @@ Difference compareTensors(const at::Tensor &got, const at::Tensor &want,
     diff.maxAbs = error.max().item<double>();
     diff.maxRel =
         (error / scale.clamp_min(std::max(tol.atol, 1e-30))).max().item<double>();
+    double wantNorm = w.masked_fill(finite.logical_not(), 0).norm().item<double>();
+    double errorNorm = error.norm().item<double>();
+    diff.normErr = wantNorm > 0 ? errorNorm / wantNorm : 0;
     at::Tensor bad = error.gt(scale * tol.rtol + tol.atol);
     if (bad.any().item<bool>()) {
       std::string where = firstMismatch(bad, count);
@@ -147,6 +241,15 @@ Difference compareTensors(const at::Tensor &got, const at::Tensor &want,
                      number(tol.atol) + " + rtol " + number(tol.rtol) +
                      " * |reference| in " + of(count) + " (first at " + where +
                      "; max abs error " + number(diff.maxAbs) + ")";
+    } else if (tol.normTol > 0 && wantNorm > 0 &&
+               errorNorm > tol.normTol * wantNorm + tol.normSlack) {
+      diff.problem = label + " is off by " + number(diff.normErr) +
+                     " of the reference's norm (||got - ref|| / ||ref||; the "
+                     "limit is " +
+                     number(tol.normTol) +
+                     (tol.normSlack > 0 ? " plus the reference's own error"
+                                        : "") +
+                     ")";
     }
     return diff;
   }

@@ -103,7 +103,7 @@ bool parseRequest(const Json &json, dice::DynamicCheckRequest &request,
       "id",    "library",   "operator",  "fingerprint", "candidate_hash",
       "program", "trials",  "atol",      "rtol",        "half_atol",
       "half_rtol", "timing_runs", "seed", "min_speedup", "baseline_ms",
-      "baseline_measure"};
+      "baseline_measure", "comparison", "kernelbench_tolerance"};
   for (auto it = json.begin(); it != json.end(); ++it)
     if (!known.count(it.key())) {
       error = "unknown request key \"" + it.key() + "\"";
@@ -169,8 +169,20 @@ bool parseRequest(const Json &json, dice::DynamicCheckRequest &request,
       !real("rtol", request.rtol, 0) ||
       !real("half_atol", request.halfAtol, 0) ||
       !real("half_rtol", request.halfRtol, 0) ||
+      !real("kernelbench_tolerance", request.kernelbenchTolerance, 0) ||
       !real("min_speedup", request.minSpeedup, 0))
     return false;
+  if (json.contains("comparison")) {
+    const Json &comparison = json["comparison"];
+    if (!comparison.is_string() ||
+        (comparison != "scaled" && comparison != "kernelbench")) {
+      error = "\"comparison\" must be \"scaled\" or \"kernelbench\"";
+      return false;
+    }
+    request.comparison = comparison == "kernelbench"
+                             ? dice::Comparison::KernelBench
+                             : dice::Comparison::Scaled;
+  }
   request.seed = static_cast<uint64_t>(seed);
   if (json.contains("baseline_ms") && !json["baseline_ms"].is_null()) {
     double baseline = 0;

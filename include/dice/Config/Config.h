@@ -29,6 +29,11 @@ enum class Remasking { Static, Dynamic, Sequential };
 /// measured.)
 enum class Baseline { Eager, MeasuredEager, Inductor };
 
+/// How the verifier compares results with the reference (docs/verifier.md):
+/// scaled to the reference (what `accepted` means), or KernelBench's plain
+/// allclose, for reporting its metrics.
+enum class Comparison { Scaled, KernelBench };
+
 struct SamplingConfig {
   int64_t blockLength = 4;
   int64_t denoisingSteps = 4;
@@ -57,6 +62,8 @@ struct VerifierConfig {
   double rtol = 1e-4;
   double halfAtol = 1e-2; ///< fp16/bf16 tolerances
   double halfRtol = 1e-2;
+  Comparison comparison = Comparison::Scaled;
+  double kernelbenchTolerance = 1e-2; ///< atol = rtol under KernelBench
   int64_t timingRuns = 100;
   double minSpeedup = 1.0;
   Baseline baseline = Baseline::Eager;
@@ -98,6 +105,7 @@ Status applyConfigOverride(Config &config, std::string_view key,
 
 std::string_view toString(Remasking remasking);
 std::string_view toString(Baseline baseline);
+std::string_view toString(Comparison comparison);
 
 } // namespace dice
 

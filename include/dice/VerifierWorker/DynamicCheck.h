@@ -29,6 +29,18 @@
 
 namespace dice {
 
+/// How results are compared with the reference (docs/verifier.md, "Results").
+enum class Comparison {
+  /// Tolerances scaled to the reference's own magnitude and rounding error,
+  /// a normalised error per result, trials at scaled inputs and the
+  /// input-sensitivity check: what `accepted` means.
+  Scaled,
+  /// KernelBench's definition, for reporting its metrics: torch.allclose
+  /// with atol = rtol = kernelbenchTolerance, and no scaled trials or
+  /// sensitivity check.
+  KernelBench,
+};
+
 /// One candidate to check; the fields of a worker request.
 struct DynamicCheckRequest {
   std::string library;  ///< absolute path of k_<fp>.so
@@ -39,6 +51,8 @@ struct DynamicCheckRequest {
   int64_t trials = 5;
   double atol = 1e-4, rtol = 1e-4;         ///< float32, float64
   double halfAtol = 1e-2, halfRtol = 1e-2; ///< float16, bfloat16
+  Comparison comparison = Comparison::Scaled;
+  double kernelbenchTolerance = 1e-2; ///< atol = rtol under KernelBench
   int64_t timingRuns = 100;
   uint64_t seed = 0;
   double minSpeedup = 1.0;
