@@ -171,6 +171,9 @@ def test_malformed_requests_get_error_replies(worker, tmp_path):
         ({**good, "id": 10, "baseline_measure": "device_time"}, 10, 'needs "baseline_ms"'),
         ({**good, "id": 11, "baseline_ms": 0.1, "baseline_measure": "wall"}, 11,
          '"baseline_measure" must be'),
+        ({**good, "id": 12, "comparison": "loose"}, 12,
+         '"comparison" must be "scaled" or "kernelbench"'),
+        ({**good, "id": 13, "kernelbench_tolerance": -1}, 13, '"kernelbench_tolerance"'),
     ]
     for sent, id, message in cases:
         worker.send(sent)

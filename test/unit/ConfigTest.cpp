@@ -27,6 +27,8 @@ TEST(Config, EmptyFileGivesDefaults) {
   EXPECT_DOUBLE_EQ(result->verifier.atol, 1e-4);
   EXPECT_DOUBLE_EQ(result->verifier.halfAtol, 1e-2);
   EXPECT_EQ(result->verifier.baseline, Baseline::Eager);
+  EXPECT_EQ(result->verifier.comparison, Comparison::Scaled);
+  EXPECT_DOUBLE_EQ(result->verifier.kernelbenchTolerance, 1e-2);
   EXPECT_EQ(result->databasePath, ".dice/kernels.db");
   EXPECT_EQ(result->modelDevice, "auto");
   EXPECT_EQ(result->modelDType, "auto");
@@ -53,6 +55,8 @@ TEST(Config, EveryKeyIsRead) {
   EXPECT_DOUBLE_EQ(c.verifier.rtol, 2e-5);
   EXPECT_DOUBLE_EQ(c.verifier.halfAtol, 5e-3);
   EXPECT_DOUBLE_EQ(c.verifier.halfRtol, 6e-3);
+  EXPECT_EQ(c.verifier.comparison, Comparison::KernelBench);
+  EXPECT_DOUBLE_EQ(c.verifier.kernelbenchTolerance, 2e-2);
   EXPECT_EQ(c.verifier.timingRuns, 50);
   EXPECT_DOUBLE_EQ(c.verifier.minSpeedup, 1.1);
   EXPECT_EQ(c.verifier.baseline, Baseline::Eager);
@@ -132,6 +136,11 @@ TEST(Config, BadChoice) {
   EXPECT_EQ(e.key, "model.dtype");
   EXPECT_EQ(e.message, "must be one of \"auto\", \"bfloat16\", \"float16\", \"float32\", "
                        "got \"fp8\"");
+  e = expectError("[verifier]\ncomparison = \"loose\"\n");
+  EXPECT_EQ(e.key, "verifier.comparison");
+  EXPECT_EQ(e.message, "must be one of \"scaled\", \"kernelbench\", got \"loose\"");
+  e = expectError("[verifier]\nkernelbench_tolerance = 0\n");
+  EXPECT_EQ(e.key, "verifier.kernelbench_tolerance");
 }
 
 TEST(Config, StepsCannotExceedBlock) {
