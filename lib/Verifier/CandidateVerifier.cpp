@@ -494,6 +494,17 @@ PipelineVerifier::verify(const std::vector<VerificationRequest> &requests) {
                         pending[i].cudaSource});
       owners.push_back(i);
     }
+  bool device = !builds.empty() && haveCudaDevice();
+  bool runWorkers = !options.workerPath.empty() &&
+                    (device || options.cpuSmokeRun);
+  // The worker starts (LibTorch, the CUDA context, the device's speeds:
+  // about a second) while nvcc builds, not after: a cold verdict pays for
+  // the longer of the two, not for both.
+  bool anyProgram = std::any_of(owners.begin(), owners.end(), [&](size_t i) {
+    return !requests[i].programJson.empty();
+  });
+  if (runWorkers && anyProgram)
+    workerPool(!device, builds.size())->waitUntilReady(0);
   std::vector<KernelBuildResult> built =
       buildAll(builds, options.build, std::max(1u, options.jobs),
                [&](size_t done, size_t total) {
@@ -502,9 +513,6 @@ PipelineVerifier::verify(const std::vector<VerificationRequest> &requests) {
                });
 
   std::vector<VerificationResult> results(requests.size());
-  bool device = !builds.empty() && haveCudaDevice();
-  bool runWorkers = !options.workerPath.empty() &&
-                    (device || options.cpuSmokeRun);
   if (!device && !builds.empty())
     note(options.cpuSmokeRun
              ? "no CUDA device: candidates run on the CPU only (host code), "
