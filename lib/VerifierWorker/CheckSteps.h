@@ -152,9 +152,10 @@ Difference compareWithReference(const std::vector<at::Tensor> &results,
                                 const DynamicCheckRequest &request);
 
 /// Whether the reference's result changed between two trials by more than
-/// rounding (4 units in the last place of its dtype, relative to its norm;
-/// integers and bools: any element).
-bool referenceChanged(const at::Tensor &before, const at::Tensor &after);
+/// rounding: 4 units in the last place of `dtype` (the result's), relative
+/// to its norm; integers and bools: any element.
+bool referenceChanged(const at::Tensor &before, const at::Tensor &after,
+                      at::ScalarType dtype);
 
 /// Fills freshly allocated memory of the results' sizes with a poison and
 /// frees it, so elements the candidate never writes show up. `which` picks

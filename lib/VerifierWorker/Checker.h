@@ -95,8 +95,9 @@ private:
   /// The first trial's results as returned (still held, as a caller would
   /// hold them) and a copy taken at once: later calls must not change them.
   std::vector<at::Tensor> firstResults, firstSnapshot;
-  /// The reference's results of the first trial.
-  std::vector<at::Tensor> firstReference;
+  /// The reference's results of the first trial, and their float64 run
+  /// (empty where it does not run).
+  std::vector<at::Tensor> firstReference, firstPrecise;
 };
 
 } // namespace dynamic_check

@@ -164,18 +164,31 @@ TEST(OutputComparison, IntegersStayExact) {
 
 TEST(OutputComparison, ReferenceChangedIgnoresRoundingOnly) {
   at::Tensor a = normal({4096}, 6);
-  EXPECT_FALSE(referenceChanged(a, a.clone()));
+  EXPECT_FALSE(referenceChanged(a, a.clone(), at::kFloat));
   // One unit in the last place in a few elements: rounding, not a change.
   at::Tensor nudged = a.clone();
   nudged.slice(0, 0, 4) = at::nextafter(nudged.slice(0, 0, 4),
                                         at::full({4}, INFINITY));
-  EXPECT_FALSE(referenceChanged(a, nudged));
+  EXPECT_FALSE(referenceChanged(a, nudged, at::kFloat));
   // A bias-dominated result moving by 1e-5: a change.
   at::Tensor biased = 1 + 1e-5 * a;
   at::Tensor other = 1 + 1e-5 * normal({4096}, 7);
-  EXPECT_TRUE(referenceChanged(biased, other));
-  EXPECT_TRUE(referenceChanged(at::arange(4), at::arange(4) * 2));
-  EXPECT_FALSE(referenceChanged(at::arange(4), at::arange(4)));
+  EXPECT_TRUE(referenceChanged(biased, other, at::kFloat));
+  EXPECT_TRUE(referenceChanged(at::arange(4), at::arange(4) * 2, at::kLong));
+  EXPECT_FALSE(referenceChanged(at::arange(4), at::arange(4), at::kLong));
+}
+
+TEST(OutputComparison, AResultConstantByAlgebraDoesNotChangeInFloat64) {
+  // ((x + 1e6) - 1e6) - x + 1 is 1 whatever x. In float32 the reference
+  // rounds x + 1e6 to a multiple of 1/16, so its result moves from trial to
+  // trial; run in float64 it stays within float32's rounding. A kernel
+  // that returns ones is right, and the check, which reads the float64
+  // runs where it has them, must not call it insensitive.
+  auto constant = [](const at::Tensor &x) { return ((x + 1e6) - 1e6) - x + 1; };
+  at::Tensor x = normal({4096}, 8), y = normal({4096}, 9);
+  EXPECT_TRUE(referenceChanged(constant(x), constant(y), at::kFloat));
+  EXPECT_FALSE(referenceChanged(constant(x.to(at::kDouble)),
+                                constant(y.to(at::kDouble)), at::kFloat));
 }
 
 TEST(OutputComparison, Float64ProgramWidensOnlyFloatingTypes) {
