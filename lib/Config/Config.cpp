@@ -128,13 +128,14 @@ const std::vector<Field> &schema() {
       {"verifier", "min_speedup", Kind::Float, 0, kHuge, true, {},
        real(&VerifierConfig::minSpeedup)},
       {"verifier", "baseline", Kind::Choice, 0, 0, false,
-       {"eager", "measured_eager", "inductor"},
+       {"eager", "measured_eager", "inductor", "fastest"},
        [](Config &c, const Value &v) {
          const std::string &name = std::get<std::string>(v);
          c.verifier.baseline = name == "inductor" ? Baseline::Inductor
                                : name == "measured_eager"
                                    ? Baseline::MeasuredEager
-                                   : Baseline::Eager;
+                               : name == "fastest" ? Baseline::Fastest
+                                                   : Baseline::Eager;
        },
        {"default-lowering"}},
       {"verifier", "baseline_times", Kind::String, 0, 0, false, {},
@@ -403,6 +404,8 @@ std::string_view toString(Baseline baseline) {
     return "measured_eager";
   case Baseline::Inductor:
     return "inductor";
+  case Baseline::Fastest:
+    return "fastest";
   }
   return "";
 }

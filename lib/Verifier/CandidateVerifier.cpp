@@ -47,10 +47,10 @@ struct Pending {
   std::string cudaSource;
   bool decided = false; ///< the verdict is final before the build
   std::string artifactPath; ///< the built kernel library
-  /// The time to beat, when it was measured elsewhere (the Inductor or the
-  /// measured eager baseline); otherwise the worker times the eager
-  /// reference itself.
-  std::optional<double> baselineMs;
+  /// Times measured elsewhere, in ms by name ("eager", "inductor"; device
+  /// times, BaselineTimes.h). With baseline = "eager" none, and the worker
+  /// times the reference program by events.
+  std::map<std::string, double> baselines;
 };
 
 void decide(Pending &p, VerdictStatus status, std::string reason) {
@@ -281,10 +281,13 @@ std::string workerRequest(const VerificationRequest &request,
                       {"timing_runs", checks.timingRuns},
                       {"seed", options.seed},
                       {"min_speedup", checks.minSpeedup}};
-  if (p.baselineMs) {
-    r["baseline_ms"] = *p.baselineMs;
-    // Whoever measured it summed the run's kernel durations (BaselineTimes.h).
+  if (checks.baseline != Baseline::Eager) {
+    r["baselines"] = p.baselines;
+    // Whoever measured them summed the run's kernel durations
+    // (BaselineTimes.h); the worker times the candidate, and the reference
+    // under "fastest", the same way.
     r["baseline_measure"] = "device_time";
+    r["time_reference"] = checks.baseline == Baseline::Fastest;
   }
   return r.dump();
 }
@@ -403,9 +406,16 @@ std::vector<size_t> PipelineVerifier::attachBaselines(
   Baseline baseline = options.checks.baseline;
   if (baseline == Baseline::Eager || toRun.empty())
     return toRun;
-  bool inductor = baseline == Baseline::Inductor;
-  std::string what = inductor ? "no Inductor baseline: " : "no measured eager baseline: ";
+  // Under "fastest" the times are optional: the reference program, timed
+  // by the worker, is always one of the baselines.
+  bool fastest = baseline == Baseline::Fastest;
   const std::string &path = options.checks.baselineTimes;
+  if (fastest && path.empty())
+    return toRun;
+  bool inductor = baseline == Baseline::Inductor;
+  std::string what = fastest    ? "no measured baselines: "
+                     : inductor ? "no Inductor baseline: "
+                                : "no measured eager baseline: ";
   if (!baselineTimes)
     baselineTimes =
         path.empty()
@@ -423,16 +433,19 @@ std::vector<size_t> PipelineVerifier::attachBaselines(
       continue;
     }
     auto found = (**baselineTimes).find(requests[i].fingerprint);
-    std::optional<double> ms;
-    if (found != (**baselineTimes).end())
-      ms = inductor ? found->second.inductorMs : found->second.eagerMs;
-    if (!ms) {
+    std::map<std::string, double> &times = pending[i].baselines;
+    if (found != (**baselineTimes).end()) {
+      if (found->second.eagerMs && (fastest || !inductor))
+        times["eager"] = *found->second.eagerMs;
+      if (found->second.inductorMs && (fastest || inductor))
+        times["inductor"] = *found->second.inductorMs;
+    }
+    if (times.empty() && !fastest) {
       decide(pending[i], VerdictStatus::Unverified,
              std::string(inductor ? "no Inductor time" : "no eager time") +
                  " for this request in " + path);
       continue;
     }
-    pending[i].baselineMs = *ms;
     kept.push_back(i);
   }
   if (!*baselineTimes)

@@ -29,11 +29,12 @@ constexpr std::pair<const char *, std::optional<int64_t> VerdictMeasurements::*>
     kCountFields[] = {{"trials", &Verdict::trials},
                       {"launched_kernels", &Verdict::launchedKernels}};
 
-constexpr std::array<const char *, 15> kKeys = {
+constexpr std::array<const char *, 17> kKeys = {
     "fingerprint", "candidate_hash", "status",      "reason",
     "compile_ms",  "max_abs_err",    "max_rel_err", "trials",
     "kernel_ms",   "baseline_ms",    "speedup",     "launched_kernels",
-    "gpu",         "driver",         "verifier_version"};
+    "baselines",   "baseline",       "gpu",         "driver",
+    "verifier_version"};
 
 /// A number, or the string that spells a non-finite one.
 Json numberJson(const std::optional<double> &v) {
@@ -81,6 +82,7 @@ std::optional<Error> readFields(const Json &in, Verdict &v) {
         std::tuple{"candidate_hash", &v.candidateHash, false},
         std::tuple{"status", &statusName, true},
         std::tuple{"reason", &v.reason, false},
+        std::tuple{"baseline", &v.baseline, false},
         std::tuple{"gpu", &v.gpu, false},
         std::tuple{"driver", &v.driver, false}})
     if (std::optional<Error> error = readString(key, *into, required))
@@ -116,6 +118,25 @@ std::optional<Error> readFields(const Json &in, Verdict &v) {
                                   "' must be an integer");
     v.*field = it->get<int64_t>();
   }
+  if (auto it = in.find("baselines"); it != in.end() && !it->is_null()) {
+    if (!it->is_object())
+      return fieldError("baselines", "verdict 'baselines' must be an object "
+                                     "of names and times in ms");
+    for (const auto &[name, ms] : it->items()) {
+      if (!ms.is_number() || !std::isfinite(ms.get<double>()) ||
+          ms.get<double>() < 0)
+        return fieldError("baselines", "verdict baseline '" + name +
+                                           "' must be a finite time >= 0");
+      v.baselines[name] = ms.get<double>();
+    }
+  }
+  if (!v.baseline.empty() && !v.baselines.count(v.baseline))
+    return fieldError("baseline", "verdict 'baseline' names '" + v.baseline +
+                                      "', which 'baselines' does not hold");
+  if (!v.baseline.empty() && v.baselineMs &&
+      *v.baselineMs != v.baselines[v.baseline])
+    return fieldError("baseline_ms", "verdict 'baseline_ms' is not the time "
+                                     "of its 'baseline', '" + v.baseline + "'");
   if (auto it = in.find("verifier_version"); it != in.end() && !it->is_null()) {
     if (!it->is_number_integer())
       return fieldError("verifier_version",
@@ -157,6 +178,8 @@ std::string Verdict::toJson() const {
   out["baseline_ms"] = numberJson(baselineMs);
   out["speedup"] = numberJson(speedup);
   out["launched_kernels"] = countJson(launchedKernels);
+  out["baselines"] = nlohmann::ordered_json(baselines);
+  out["baseline"] = baseline;
   out["gpu"] = gpu;
   out["driver"] = driver;
   out["verifier_version"] = verifierVersion;

@@ -42,7 +42,7 @@
 // The single-result kernel's entry, in full; the verdict in the verifier's
 // JSON, with what the attribute does not hold null or empty.
 // RUN: %python -c "import json,sys; e=json.load(open(sys.argv[1]))['kernels']['3f9a0c1d2e4b5a69']; print(json.dumps(e, sort_keys=True))" %t/art/manifest.json | FileCheck %s --check-prefix=ENTRY
-// ENTRY: {"inputs": [{"dtype": "float32", "shape": [4, 8]}, {"dtype": "float32", "shape": [8]}], "library": "k_3f9a0c1d2e4b5a69.so", "operator": "dice::k_3f9a0c1d2e4b5a69", "results": [{"dtype": "float32", "shape": [4, 8]}], "symbol": "dice_k_3f9a0c1d2e4b5a69", "verdict": {"baseline_ms": 0.24, "candidate_hash": "", "compile_ms": null, "driver": "", "fingerprint": "3f9a0c1d2e4b5a69", "gpu": "", "kernel_ms": 0.1, "launched_kernels": null, "max_abs_err": null, "max_rel_err": null, "reason": "", "speedup": 2.4, "status": "accepted", "trials": 5, "verifier_version": 1}}
+// ENTRY: {"inputs": [{"dtype": "float32", "shape": [4, 8]}, {"dtype": "float32", "shape": [8]}], "library": "k_3f9a0c1d2e4b5a69.so", "operator": "dice::k_3f9a0c1d2e4b5a69", "results": [{"dtype": "float32", "shape": [4, 8]}], "symbol": "dice_k_3f9a0c1d2e4b5a69", "verdict": {"baseline": "", "baseline_ms": 0.24, "baselines": {}, "candidate_hash": "", "compile_ms": null, "driver": "", "fingerprint": "3f9a0c1d2e4b5a69", "gpu": "", "kernel_ms": 0.1, "launched_kernels": null, "max_abs_err": null, "max_rel_err": null, "reason": "", "speedup": 2.4, "status": "accepted", "trials": 5, "verifier_version": 1}}
 
 // TRAMPOLINE: #include "dice/Runtime/DiceRuntime.h"
 // TRAMPOLINE: void _mlir_ciface_dice_k_3f9a0c1d2e4b5a69(dice_k_3f9a0c1d2e4b5a69_out0 *results, dice_k_3f9a0c1d2e4b5a69_in0 *a0, dice_k_3f9a0c1d2e4b5a69_in1 *a1) {

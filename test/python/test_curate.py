@@ -273,7 +273,8 @@ def test_verify_refuses_a_config_that_sets_what_curate_sets(tmp_path):
 def test_a_measured_baseline_needs_the_requests_time(tmp_path):
     """The verifier's measured baselines: a request the times file gives no
     time of the chosen kind stays unverified, saying so; one it times goes
-    on to the checks (here a CPU-mode worker)."""
+    on to the checks (here a CPU-mode worker), and under "fastest" every
+    request does."""
     import subprocess
     from dice.curate.prepare import batch_line, prepare, read_work
     from dice.tools import find_tool
@@ -304,6 +305,10 @@ def test_a_measured_baseline_needs_the_requests_time(tmp_path):
     assert v["status"] == "unverified" and v["reason"].startswith("no Inductor time")
     v = verdict("measured_eager", eager_only)
     assert "time for this request" not in v["reason"], v
+    # The fastest of all: a request with no measured time still has the
+    # reference program, which the worker times, and goes on.
+    v = verdict("fastest", other)
+    assert v["status"] == "unverified" and v["reason"].startswith("CPU smoke run"), v
 
 
 def test_dice_and_dice_curate_share_the_commands(tmp_path, capsys):

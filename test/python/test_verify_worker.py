@@ -174,6 +174,11 @@ def test_malformed_requests_get_error_replies(worker, tmp_path):
         ({**good, "id": 12, "comparison": "loose"}, 12,
          '"comparison" must be "scaled" or "kernelbench"'),
         ({**good, "id": 13, "kernelbench_tolerance": -1}, 13, '"kernelbench_tolerance"'),
+        ({**good, "id": 14, "baselines": [0.1]}, 14, '"baselines" must be an object'),
+        ({**good, "id": 15, "baselines": {"reference": 0.1}}, 15, 'other than "reference"'),
+        ({**good, "id": 16, "baselines": {"inductor": 0}}, 16, "positive time"),
+        ({**good, "id": 17, "time_reference": False}, 17, "needs a baseline time"),
+        ({**good, "id": 18, "time_reference": "no"}, 18, '"time_reference" must be true or false'),
     ]
     for sent, id, message in cases:
         worker.send(sent)

@@ -254,6 +254,18 @@ TEST(Config, InductorBaselineWithItsTimes) {
   EXPECT_EQ(number.error().key, "verifier.baseline_times");
 }
 
+TEST(Config, FastestBaselineWithOrWithoutTimes) {
+  Result<Config> alone = parseConfig("[verifier]\nbaseline = \"fastest\"\n", "dice.toml");
+  ASSERT_TRUE(alone) << alone.error().format();
+  EXPECT_EQ(alone->verifier.baseline, Baseline::Fastest);
+  EXPECT_EQ(toString(alone->verifier.baseline), "fastest");
+  EXPECT_TRUE(alone->verifier.baselineTimes.empty());
+  Result<Config> timed = parseConfig(
+      "[verifier]\nbaseline = \"fastest\"\nbaseline_times = \"t.json\"\n", "dice.toml");
+  ASSERT_TRUE(timed) << timed.error().format();
+  EXPECT_EQ(timed->verifier.baselineTimes, "t.json");
+}
+
 TEST(Config, MeasuredEagerBaseline) {
   Result<Config> result = parseConfig(
       "[verifier]\nbaseline = \"measured_eager\"\nbaseline_times = \"t.json\"\n",

@@ -97,6 +97,23 @@ TEST(Verdict, JsonRoundTripKeepsEveryField) {
   EXPECT_EQ(back->toJson(), text);
 }
 
+TEST(Verdict, BaselinesRecordEveryTimeAndWhichDecided) {
+  Verdict v = accepted();
+  v.baselines = {{"reference", 0.31}, {"eager", 0.12}, {"inductor", 0.09}};
+  v.baseline = "inductor";
+  v.setTimings(0.045, 0.09);
+  ASSERT_EQ(problem(v), "");
+  std::string text = v.toJson();
+  EXPECT_NE(text.find(R"("baselines":{"eager":0.12,"inductor":0.09,"reference":0.31},"baseline":"inductor")"),
+            std::string::npos)
+      << text;
+  Result<Verdict> back = Verdict::fromJson(text);
+  ASSERT_TRUE(back) << back.error().format();
+  EXPECT_EQ(back->baselines, v.baselines);
+  EXPECT_EQ(back->baseline, "inductor");
+  EXPECT_EQ(back->toJson(), text);
+}
+
 TEST(Verdict, AbsentMeasurementsAreNull) {
   Verdict v = withStatus(VerdictStatus::Unverified,
                          "no CUDA device: built and analysed, not run");
@@ -286,6 +303,18 @@ TEST(Verdict, FromJsonRejectsMalformedVerdictsAtTheirField) {
             "\"inf\", \"-inf\" or \"nan\"");
   EXPECT_EQ(failure(R"({"fingerprint": "f", "status": "crashed", "reason": "x", "verifier_version": "1"})"),
             "verifier_version: verdict 'verifier_version' must be an integer");
+  EXPECT_EQ(failure(R"({"fingerprint": "f", "status": "crashed", "reason": "x", "baselines": [1]})"),
+            "baselines: verdict 'baselines' must be an object of names and "
+            "times in ms");
+  EXPECT_EQ(failure(R"({"fingerprint": "f", "status": "crashed", "reason": "x", "baselines": {"eager": -1}})"),
+            "baselines: verdict baseline 'eager' must be a finite time >= 0");
+  EXPECT_EQ(failure(R"({"fingerprint": "f", "status": "crashed", "reason": "x", "baseline": "eager"})"),
+            "baseline: verdict 'baseline' names 'eager', which 'baselines' "
+            "does not hold");
+  EXPECT_EQ(failure(R"({"fingerprint": "f", "status": "slow", "reason": "x", "kernel_ms": 2.0,
+      "baseline_ms": 1.0, "speedup": 0.5, "baselines": {"eager": 1.5}, "baseline": "eager"})"),
+            "baseline_ms: verdict 'baseline_ms' is not the time of its "
+            "'baseline', 'eager'");
   // Consistency is checked on the way in, too, at the field at fault.
   EXPECT_EQ(failure(R"({"fingerprint": "f", "status": "deceptive"})"),
             "reason: deceptive verdict needs a reason a user can act on");

@@ -103,7 +103,8 @@ bool parseRequest(const Json &json, dice::DynamicCheckRequest &request,
       "id",    "library",   "operator",  "fingerprint", "candidate_hash",
       "program", "trials",  "atol",      "rtol",        "half_atol",
       "half_rtol", "timing_runs", "seed", "min_speedup", "baseline_ms",
-      "baseline_measure", "comparison", "kernelbench_tolerance"};
+      "baseline_measure", "baselines", "time_reference", "comparison",
+      "kernelbench_tolerance"};
   for (auto it = json.begin(); it != json.end(); ++it)
     if (!known.count(it.key())) {
       error = "unknown request key \"" + it.key() + "\"";
@@ -192,7 +193,40 @@ bool parseRequest(const Json &json, dice::DynamicCheckRequest &request,
       error = "\"baseline_ms\" must be positive";
       return false;
     }
-    request.baselineMs = baseline;
+    request.givenBaselines["given"] = baseline;
+    request.timeReference = false;
+  }
+  bool haveBaselines = !request.givenBaselines.empty();
+  if (json.contains("baselines")) {
+    const Json &baselines = json["baselines"];
+    if (!baselines.is_object()) {
+      error = "\"baselines\" must be an object of names and times in ms";
+      return false;
+    }
+    for (auto it = baselines.begin(); it != baselines.end(); ++it) {
+      if (!it->is_number() || !std::isfinite(it->get<double>()) ||
+          it->get<double>() <= 0 || !isIdentifier(it.key()) ||
+          it.key() == "reference") {
+        error = "\"baselines\" entry \"" + it.key() +
+                "\" must be a positive time in ms under a name of letters, "
+                "digits and underscores other than \"reference\"";
+        return false;
+      }
+      request.givenBaselines[it.key()] = it->get<double>();
+    }
+    haveBaselines = true;
+  }
+  if (json.contains("time_reference")) {
+    if (!json["time_reference"].is_boolean()) {
+      error = "\"time_reference\" must be true or false";
+      return false;
+    }
+    request.timeReference = json["time_reference"].get<bool>();
+  }
+  if (!request.timeReference && request.givenBaselines.empty()) {
+    error = "\"time_reference\": false needs a baseline time "
+            "(\"baseline_ms\" or \"baselines\")";
+    return false;
   }
   if (json.contains("baseline_measure")) {
     const Json &measure = json["baseline_measure"];
@@ -201,8 +235,8 @@ bool parseRequest(const Json &json, dice::DynamicCheckRequest &request,
       error = "\"baseline_measure\" must be \"device_time\" or \"event_time\"";
       return false;
     }
-    if (!request.baselineMs) {
-      error = "\"baseline_measure\" needs \"baseline_ms\"";
+    if (!haveBaselines) {
+      error = "\"baseline_measure\" needs \"baseline_ms\" or \"baselines\"";
       return false;
     }
     request.baselineIsDeviceTime = measure == "device_time";

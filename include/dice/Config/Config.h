@@ -27,7 +27,7 @@ enum class Remasking { Static, Dynamic, Sequential };
 /// compiles it, timed by the torch.compile backend. The last two come
 /// through `baselineTimes`. ("default-lowering" is refused until it is
 /// measured.)
-enum class Baseline { Eager, MeasuredEager, Inductor };
+enum class Baseline { Eager, MeasuredEager, Inductor, Fastest };
 
 /// How the verifier compares results with the reference (docs/verifier.md):
 /// scaled to the reference (what `accepted` means), or KernelBench's plain

@@ -15,6 +15,7 @@
 #include "dice/Support/Result.h"
 #include "dice/VerifierCore/VerdictStatus.h"
 
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -31,6 +32,14 @@ struct Verdict : VerdictMeasurements {
   VerdictStatus status = VerdictStatus::Unverified;
   /// A sentence a user can act on; required for every status but accepted.
   std::string reason;
+
+  /// Every baseline timed or given, in ms by name: "reference" (the
+  /// reference program, timed by the worker), "eager" (eager PyTorch as
+  /// the caller timed it), "inductor" (Inductor's code), "given" (a time
+  /// handed in without a name). `baseline` names the one that decided, the
+  /// fastest, whose time is baselineMs.
+  std::map<std::string, double> baselines;
+  std::string baseline;
 
   std::string gpu;    ///< device name; empty where none was used
   std::string driver; ///< driver version; empty where none was used

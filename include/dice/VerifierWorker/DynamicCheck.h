@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -56,13 +57,17 @@ struct DynamicCheckRequest {
   int64_t timingRuns = 100;
   uint64_t seed = 0;
   double minSpeedup = 1.0;
-  /// The baseline's time when the caller measured it; otherwise the worker
-  /// times the reference program itself.
-  std::optional<double> baselineMs;
-  /// `baselineMs` is device time (the sum of the kernels' durations, as
-  /// the torch.compile backend measures Inductor's code): the candidate is
-  /// then timed the same way, so that neither side pays for launches the
-  /// other does not.
+  /// Baselines the caller measured, in ms by name ("eager": eager PyTorch
+  /// as the caller timed it, "inductor": Inductor's code; "given" for the
+  /// one `baseline_ms` of a request). The fastest of these and, with
+  /// `timeReference`, of the reference program timed here decides.
+  std::map<std::string, double> givenBaselines;
+  /// Time the reference program here as a baseline too.
+  bool timeReference = true;
+  /// The baselines are device times (the sum of the kernels' durations, as
+  /// the torch.compile backend measures Inductor's code): the candidate,
+  /// and the reference where it is timed, are then timed the same way, so
+  /// that no side pays for launches another does not.
   bool baselineIsDeviceTime = false;
 };
 
