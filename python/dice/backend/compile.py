@@ -108,7 +108,7 @@ def compile_graph(gm, example_inputs, options, report):
         toml = {section: dict(keys) for section, keys in options.toml.items()}
         verifier = toml.setdefault("verifier", {})
         verifier["baseline"] = options.baseline
-        if options.baseline == "inductor" and device.type == "cuda" \
+        if options.baseline in ("inductor", "fastest") and device.type == "cuda" \
                 and "baseline_times" not in verifier:
             for_timing = [{"fingerprint": s["request"], "program": s["program"],
                            "python": s["python"]} for s in requests]
