@@ -73,6 +73,11 @@ std::vector<at::Tensor> makeInputs(const ReferenceProgram &program,
                                    Distribution distribution, uint64_t seed,
                                    c10::Device device);
 
+/// The first trial's inputs: the CPU smoke run, the scaled trials and the
+/// timed runs all use them.
+std::vector<at::Tensor> firstTrialInputs(const ReferenceProgram &program,
+                                         uint64_t seed, c10::Device device);
+
 bool bitIdentical(const at::Tensor &a, const at::Tensor &b);
 
 /// A CPU copy of `tensor` whose memory the host cannot read: in the CPU

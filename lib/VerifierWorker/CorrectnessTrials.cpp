@@ -62,8 +62,8 @@ void Checker::smokeRunOnCpu(const c10::OperatorHandle &op,
                           const DynamicCheckRequest &request,
                           DynamicCheckOutcome &outcome) {
   c10::Device cpu(c10::kCPU);
-  std::vector<at::Tensor> inputs = makeInputs(
-      request.program, Distribution::Normal, seedOfTrial(request.seed, 0), cpu);
+  std::vector<at::Tensor> inputs =
+      firstTrialInputs(request.program, request.seed, cpu);
   ReferenceRun reference = runReferenceProgram(request.program, inputs, cpu);
   outcome.details["reference"] =
       reference.ok() ? Json("ran") : Json(reference.error);

@@ -69,8 +69,7 @@ bool Checker::checkScaledInputs(const c10::OperatorHandle &op,
   Verdict &verdict = outcome.verdict;
   const ReferenceProgram &program = request.program;
   c10::Device cuda(c10::kCUDA, c10::cuda::current_device());
-  std::vector<at::Tensor> natural = makeInputs(
-      program, distributionOfTrial(0), seedOfTrial(request.seed, 0), cuda);
+  std::vector<at::Tensor> natural = firstTrialInputs(program, request.seed, cuda);
   bool anyFloating = false;
   for (const at::Tensor &input : natural)
     anyFloating = anyFloating || at::isFloatingType(input.scalar_type());

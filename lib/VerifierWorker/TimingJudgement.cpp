@@ -101,8 +101,7 @@ void Checker::timeAndJudge(const c10::OperatorHandle &op,
   Verdict &verdict = outcome.verdict;
   const ReferenceProgram &program = request.program;
   c10::Device cuda(c10::kCUDA, c10::cuda::current_device());
-  std::vector<at::Tensor> inputs = makeInputs(
-      program, Distribution::Normal, seedOfTrial(request.seed, 0), cuda);
+  std::vector<at::Tensor> inputs = firstTrialInputs(program, request.seed, cuda);
 
   // Against a device time (the torch.compile backend's Inductor time), the
   // candidate is timed by its kernels' durations too; without a kernel

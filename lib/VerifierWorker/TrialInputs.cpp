@@ -81,6 +81,12 @@ uint64_t seedOfTrial(uint64_t seed, int64_t trial) {
   return seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(trial) + 1;
 }
 
+std::vector<at::Tensor> firstTrialInputs(const ReferenceProgram &program,
+                                         uint64_t seed, c10::Device device) {
+  return makeInputs(program, distributionOfTrial(0), seedOfTrial(seed, 0),
+                    device);
+}
+
 std::vector<at::Tensor> makeInputs(const ReferenceProgram &program,
                                    Distribution distribution, uint64_t seed,
                                    c10::Device device) {
