@@ -61,6 +61,19 @@ struct Operand {
 
 using Unary = std::function<at::Tensor(const at::Tensor &)>;
 
+/// Compound elementwise functions (RaiseCompoundOps.h), as torch.nn.functional
+/// calls them.
+const std::map<std::string, Unary> &compoundOps() {
+  static const std::map<std::string, Unary> table = {
+      {"silu", [](const at::Tensor &a) { return at::silu(a); }},
+      {"gelu", [](const at::Tensor &a) { return at::gelu(a); }},
+      {"gelu_tanh", [](const at::Tensor &a) { return at::gelu(a, "tanh"); }},
+      {"mish", [](const at::Tensor &a) { return at::mish(a); }},
+      {"hardsigmoid", [](const at::Tensor &a) { return at::hardsigmoid(a); }},
+      {"hardswish", [](const at::Tensor &a) { return at::hardswish(a); }}};
+  return table;
+}
+
 const std::map<std::string, Unary> &unaryOps() {
   static const std::map<std::string, Unary> table = {
       {"neg", [](const at::Tensor &a) { return at::neg(a); }},
@@ -348,6 +361,18 @@ private:
         indices.push_back(arg(op, i));
       return at::index(arg(op, 0), indices);
     }
+    if (auto it = compoundOps().find(fn); it != compoundOps().end())
+      return it->second(arg(op, 0));
+    if (fn == "softplus")
+      return at::softplus(arg(op, 0), /*beta=*/1, op.value);
+    if (fn == "softmax")
+      return at::softmax(arg(op, 0), single(op, "dim"));
+    if (fn == "log_softmax")
+      return at::log_softmax(arg(op, 0), single(op, "dim"));
+    if (fn == "logsumexp")
+      return at::logsumexp(arg(op, 0), ints(op, "dims"));
+    if (fn == "layer_norm" || fn == "rms_norm")
+      return norm(op);
     if (fn == "cat") {
       std::vector<at::Tensor> parts;
       for (size_t i = 0; i < op.args.size(); ++i)
@@ -355,6 +380,29 @@ private:
       return at::cat(parts, single(op, "dim"));
     }
     throw OpError{"unknown operation"};
+  }
+
+  /// F.layer_norm / F.rms_norm over the input's trailing `normalized` dims.
+  at::Tensor norm(const RefOp &op) const {
+    const at::Tensor &x = arg(op, 0);
+    int64_t k = single(op, "normalized");
+    const auto &affine = ints(op, "affine");
+    if (k < 1 || k > x.dim() || affine.size() != 2)
+      throw OpError{"normalized and affine do not fit " + typeString(x)};
+    size_t next = 1;
+    auto param = [&](int64_t present) -> std::optional<at::Tensor> {
+      if (!present)
+        return std::nullopt;
+      if (next >= op.args.size())
+        throw OpError{"an affine parameter is missing"};
+      return arg(op, next++);
+    };
+    at::IntArrayRef shape = x.sizes().slice(x.dim() - k);
+    std::optional<at::Tensor> weight = param(affine[0]);
+    if (op.fn == "rms_norm")
+      return at::rms_norm(x, shape, weight, op.value);
+    std::optional<at::Tensor> bias = param(affine[1]);
+    return at::layer_norm(x, shape, weight, bias, op.value);
   }
 
   at::Tensor conv(const RefOp &op) const {

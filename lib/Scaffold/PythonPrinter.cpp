@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -305,6 +306,19 @@ private:
       for (size_t i = 1; i < op.args.size(); ++i)
         os << (i > 1 ? ", " : "") << name(op.args[i]);
       os << "]\n";
+    } else if (auto it = compoundCalls().find(fn); it != compoundCalls().end()) {
+      os << out << it->second.first << "(" << name(op.args[0]) << it->second.second;
+      if (fn == "softplus" && op.value != 20)
+        os << ", threshold=" << pythonFloat(op.value);
+      os << ")\n";
+    } else if (fn == "softmax" || fn == "log_softmax") {
+      os << out << "torch." << fn << "(" << name(op.args[0]) << ", dim=" << ints("dim")[0]
+         << ")\n";
+    } else if (fn == "logsumexp") {
+      os << out << "torch.logsumexp(" << name(op.args[0]) << ", dim=" << tuple(ints("dims"))
+         << ")\n";
+    } else if (fn == "layer_norm" || fn == "rms_norm") {
+      printNorm(os, out, op);
     } else if (fn == "cat") {
       os << out << "torch.cat([";
       for (size_t i = 0; i < op.args.size(); ++i)
@@ -313,6 +327,36 @@ private:
     } else {
       os << out << "None  # unknown operation " << fn << "\n";
     }
+  }
+
+  /// F.layer_norm(x, shape, weight, bias, eps=...) and F.rms_norm(x, shape,
+  /// weight, eps=...), the absent parameters as None.
+  void printNorm(std::ostream &os, const std::string &out, const RefOp &op) const {
+    const std::vector<int64_t> &x = program.typeOf(op.args[0]).shape;
+    size_t k = static_cast<size_t>(op.ints.at("normalized")[0]);
+    const std::vector<int64_t> &affine = op.ints.at("affine");
+    size_t next = 1;
+    auto param = [&](int64_t present) {
+      return present ? name(op.args[next++]) : std::string("None");
+    };
+    os << out << "torch.nn.functional." << op.fn << "(" << name(op.args[0]) << ", "
+       << shape(std::vector<int64_t>(x.end() - k, x.end())) << ", " << param(affine[0]);
+    if (op.fn == "layer_norm")
+      os << ", " << param(affine[1]);
+    os << ", eps=" << pythonFloat(op.value) << ")\n";
+  }
+
+  /// Compound elementwise functions: the call and what follows the argument.
+  static const std::map<std::string, std::pair<std::string, std::string>> &compoundCalls() {
+    static const std::map<std::string, std::pair<std::string, std::string>> table = {
+        {"silu", {"torch.nn.functional.silu", ""}},
+        {"gelu", {"torch.nn.functional.gelu", ""}},
+        {"gelu_tanh", {"torch.nn.functional.gelu", ", approximate='tanh'"}},
+        {"softplus", {"torch.nn.functional.softplus", ""}},
+        {"mish", {"torch.nn.functional.mish", ""}},
+        {"hardsigmoid", {"torch.nn.functional.hardsigmoid", ""}},
+        {"hardswish", {"torch.nn.functional.hardswish", ""}}};
+    return table;
   }
 
   std::string slices(const RefOp &op) const {

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dice/Scaffold/ReferenceBuilder.h"
+#include "dice/Scaffold/RaiseCompoundOps.h"
 #include "dice/Scaffold/DynamicSizes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -1621,7 +1622,9 @@ buildOpProgram(Operation *op, SmallVectorImpl<Value> &inputs,
     }
     outputs.push_back(result);
   }
-  return pruneDeadOps(builder.program);
+  ReferenceProgram program = pruneDeadOps(builder.program);
+  raiseCompoundOps(program);
+  return program;
 }
 
 std::optional<std::string> whyNotRenderable(Operation *op, DynamicSizes *sizes) {
@@ -1661,6 +1664,9 @@ std::optional<ReferenceProgram> buildReferenceProgram(Region &region,
       return std::nullopt;
     }
   builder.program = pruneDeadOps(builder.program);
+  // What the model reads and the verifier times is the user's function
+  // (softmax), not torch-mlir's decomposition of it.
+  raiseCompoundOps(builder.program);
   std::string invalid = builder.program.validate();
   if (!invalid.empty()) {
     whyNot = "internal error: " + invalid;

@@ -77,6 +77,16 @@ const std::map<std::string, Signature> &vocabulary() {
     t["insert_slice"] = {2, 2, {"offsets", "sizes", "strides"}};
     t["cat"] = {1, -1, {"dim"}};
     t["index"] = {2, -1, {}};
+    // Compound functions, raised from their decompositions
+    // (RaiseCompoundOps.h).
+    for (const char *fn : {"silu", "gelu", "gelu_tanh", "softplus", "mish",
+                           "hardsigmoid", "hardswish"})
+      t[fn] = {1, 1, {}};
+    t["softmax"] = {1, 1, {"dim"}};
+    t["log_softmax"] = {1, 1, {"dim"}};
+    t["logsumexp"] = {1, 1, {"dims"}};
+    t["layer_norm"] = {1, 3, {"normalized", "affine"}};
+    t["rms_norm"] = {1, 2, {"normalized", "affine"}};
     return t;
   }();
   return table;
@@ -640,6 +650,22 @@ Result<ReferenceProgram> ReferenceProgram::fromJson(std::string_view text) {
   return readProgram(j);
 }
 
+/// A norm's attributes against its input: `normalized` trailing dims of
+/// `x`, and one argument for each affine parameter `affine` says it has.
+static std::string checkNorm(const RefOp &op, const TensorType &x) {
+  const std::vector<int64_t> &normalized = op.ints.at("normalized");
+  const std::vector<int64_t> &affine = op.ints.at("affine");
+  if (normalized.size() != 1 || normalized[0] < 1 ||
+      normalized[0] > static_cast<int64_t>(x.shape.size()))
+    return "'normalized' must be one count of trailing dims of the input";
+  if (affine.size() != 2 || (affine[0] != 0 && affine[0] != 1) ||
+      (affine[1] != 0 && affine[1] != 1) || (op.fn == "rms_norm" && affine[1]))
+    return "'affine' must be [has weight, has bias], each 0 or 1";
+  if (op.args.size() != static_cast<size_t>(1 + affine[0] + affine[1]))
+    return "takes the input and one argument per affine parameter";
+  return "";
+}
+
 std::string ReferenceProgram::validate() const {
   const auto &vocab = vocabulary();
   for (size_t i = 0; i < ops.size(); ++i) {
@@ -662,6 +688,9 @@ std::string ReferenceProgram::validate() const {
         return where + ": missing attribute '" + name + "'";
     if (std::string problem = checkType(op.type, symbols.size()); !problem.empty())
       return where + ": " + problem;
+    if (op.fn == "layer_norm" || op.fn == "rms_norm")
+      if (std::string problem = checkNorm(op, typeOf(op.args[0])); !problem.empty())
+        return where + ": " + problem;
     // Both backends turn an integer constant into an int64_t: that must be
     // defined (no NaN, infinity or fraction, within int64's range).
     bool holdsValue = op.fn == "scalar" || op.fn == "full" || op.fn == "pad";

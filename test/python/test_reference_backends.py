@@ -289,6 +289,64 @@ def _():
         x.permute(1, 0, 2).reshape(3, 8).prod(dim=1))
 
 
+@case("compound activations")
+def _():
+    p = Program(([3, 40], F32))
+    outs = [p.op(fn, [0], [3, 40], F32) for fn in
+            ("silu", "gelu", "gelu_tanh", "mish", "hardsigmoid", "hardswish")]
+    outs.append(p.op("softplus", [0], [3, 40], F32, value=20.0))
+    outs.append(p.op("softplus", [0], [3, 40], F32, value=1.5))
+    sqrt_2_over_pi = (2 / torch.pi) ** 0.5
+
+    def softplus(x, threshold):
+        return torch.where(x > threshold, x, torch.log(1 + torch.exp(x.double())).float())
+
+    return p.ret(*outs), lambda x: (
+        x / (1 + torch.exp(-x)),
+        0.5 * x * (1 + torch.erf(x / 2 ** 0.5)),
+        0.5 * x * (1 + torch.tanh(sqrt_2_over_pi * (x + 0.044715 * x ** 3))),
+        x * torch.tanh(softplus(x, 20.0)),
+        torch.clamp(x + 3, 0, 6) / 6,
+        x * torch.clamp(x + 3, 0, 6) / 6,
+        softplus(x, 20.0),
+        softplus(x, 1.5))
+
+
+@case("compound row functions")
+def _():
+    p = Program(([2, 5, 8], F32))
+    sm = p.op("softmax", [0], [2, 5, 8], F32, dim=[1])
+    lsm = p.op("log_softmax", [0], [2, 5, 8], F32, dim=[2])
+    lse = p.op("logsumexp", [0], [2], F32, dims=[1, 2])
+
+    def shifted(x, dims):
+        return x - x.amax(dim=dims, keepdim=True)
+
+    return p.ret(sm, lsm, lse), lambda x: (
+        shifted(x, 1).exp() / shifted(x, 1).exp().sum(dim=1, keepdim=True),
+        shifted(x, 2) - shifted(x, 2).exp().sum(dim=2, keepdim=True).log(),
+        shifted(x, (1, 2)).exp().sum(dim=(1, 2)).log() + x.amax(dim=(1, 2)))
+
+
+@case("norms")
+def _():
+    p = Program(([4, 3, 6], F32), ([3, 6], F32), ([3, 6], F32), ([6], F32))
+    full = p.op("layer_norm", [0, 1, 2], [4, 3, 6], F32, value=1e-5, normalized=[2],
+                affine=[1, 1])
+    bare = p.op("layer_norm", [0], [4, 3, 6], F32, value=1e-3, normalized=[1], affine=[0, 0])
+    rms = p.op("rms_norm", [0, 3], [4, 3, 6], F32, value=1e-6, normalized=[1], affine=[1, 0])
+
+    def normalized(x, dims, eps):
+        mean = x.mean(dim=dims, keepdim=True)
+        var = ((x - mean) ** 2).mean(dim=dims, keepdim=True)
+        return (x - mean) / torch.sqrt(var + eps)
+
+    return p.ret(full, bare, rms), lambda x, w, b, g: (
+        normalized(x, (1, 2), 1e-5) * w + b,
+        normalized(x, 2, 1e-3),
+        x / torch.sqrt((x * x).mean(dim=2, keepdim=True) + 1e-6) * g)
+
+
 @case("matmul")
 def _():
     p = Program(([4, 6], F32), ([6, 5], F32), ([3, 4, 6], F32), ([3, 6, 2], F32))
@@ -480,7 +538,9 @@ VOCABULARY = {
     "logical_and", "logical_or", "where", "to", "permute", "reshape", "expand", "sum",
     "amax", "amin", "prod", "matmul", "conv", "max_pool", "sum_pool", "pad", "slice",
     "insert_slice", "cat", "div_trunc", "div_floor", "bitwise_and", "bitwise_or",
-    "bitwise_xor", "arange", "index",
+    "bitwise_xor", "arange", "index", "silu", "gelu", "gelu_tanh", "softplus", "mish",
+    "hardsigmoid", "hardswish", "softmax", "log_softmax", "logsumexp", "layer_norm",
+    "rms_norm",
 }
 
 

@@ -33,6 +33,16 @@
 //   insert_slice                    (src, dest), offsets, sizes, strides
 //   cat                             (a, b, ...), dim
 //   index                           (src, i0, i1, ...)    src[i0, i1, ...]
+// Compound functions, raised from torch-mlir's decompositions
+// (RaiseCompoundOps.h); F is torch.nn.functional:
+//   silu gelu gelu_tanh mish hardsigmoid hardswish  (a)   F.<fn>, gelu_tanh
+//                                                         is F.gelu(approximate='tanh')
+//   softplus                        (a), value threshold  F.softplus, beta 1
+//   softmax log_softmax             (a), dim
+//   logsumexp                       (a), dims              no keepdim
+//   layer_norm                      (x, [w], [b]), normalized, affine, value eps
+//   rms_norm                        (x, [w]), normalized, affine, value eps
+//     normalized: how many trailing dims; affine: [has weight, has bias]
 //
 // A dynamic dimension is a size symbol: the printer spells it through the
 // input that holds it (`x0.shape[0]`), the executor binds it from the actual

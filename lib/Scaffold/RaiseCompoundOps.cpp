@@ -1,0 +1,772 @@
+//===- RaiseCompoundOps.cpp - decompositions back to torch functions ------===//
+//
+// Each pattern is written against the dataflow torch-mlir's decompositions
+// produce, as the reference builder renders it: keepdim reductions appear as
+// a reduction followed by reshapes back to the kept shape, and constants as
+// 0-d scalars (possibly cast to the tensor's dtype). Commutative operands are
+// tried both ways; nothing else is assumed. Patterns match at their root (the
+// op whose value is the function's result) and are tried in program order, so
+// an inner function raised first (softplus) is what an outer one (mish)
+// matches.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dice/Scaffold/RaiseCompoundOps.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <numbers>
+#include <optional>
+#include <utility>
+
+namespace dice {
+namespace {
+
+/// How far a constant stored in `dtype` may be from the exact one, relative:
+/// the decomposition rounds sqrt(2/pi) or 0.044715 to the program's dtype.
+double precisionOf(DType dtype) {
+  switch (dtype) {
+  case DType::Float64:
+    return 0x1p-50;
+  case DType::Float32:
+    return 0x1p-23;
+  case DType::Float16:
+    return 0x1p-10;
+  case DType::BFloat16:
+    return 0x1p-7;
+  default:
+    return 0; // integers and bools: exact
+  }
+}
+
+/// sqrt(2 / pi) as torch-mlir's tanh-GELU decomposition spells it: with pi
+/// taken as 22/7, 2e-4 off. The raised GELU is PyTorch's, exact.
+constexpr double kTorchMlirSqrt2OverPi = 0.7977240085601807;
+
+/// A reduction over `dims` of `source`.
+struct Reduction {
+  int source;
+  std::vector<int64_t> dims;
+};
+
+class Matcher {
+public:
+  explicit Matcher(const ReferenceProgram &program)
+      : p(program), numInputs(static_cast<int>(program.inputs.size())) {}
+
+  /// The compound op that value `root` computes, or nullopt.
+  std::optional<RefOp> match(int root) const {
+    const RefOp *op = def(root);
+    if (!op || !isFloatingPoint(op->type.dtype))
+      return std::nullopt;
+    for (auto pattern :
+         {&Matcher::sigmoid, &Matcher::silu, &Matcher::geluErf, &Matcher::geluTanh, &Matcher::softplus,
+          &Matcher::mish, &Matcher::hardsigmoid, &Matcher::hardswish, &Matcher::softmax,
+          &Matcher::logSoftmax, &Matcher::logsumexp, &Matcher::layerNorm, &Matcher::rmsNorm,
+          &Matcher::normWeight, &Matcher::normBias, &Matcher::narrowed})
+      if (std::optional<RefOp> compound = (this->*pattern)(root))
+        return compound;
+    return std::nullopt;
+  }
+
+private:
+  const ReferenceProgram &p;
+  int numInputs;
+
+  //===--- Looking at values ----------------------------------------------===//
+
+  const RefOp *def(int v) const {
+    return v >= numInputs ? &p.ops[v - numInputs] : nullptr;
+  }
+  bool is(int v, const char *fn) const {
+    const RefOp *d = def(v);
+    return d && d->fn == fn;
+  }
+  const TensorType &type(int v) const { return p.typeOf(v); }
+
+  /// `v` without the reshapes around it: a keepdim reduction or a broadcast
+  /// weight reaches its consumer through one or more reshapes.
+  int peel(int v) const {
+    while (is(v, "reshape"))
+      v = def(v)->args[0];
+    return v;
+  }
+
+  /// `v` without reshapes and casts between floating dtypes.
+  int peelCasts(int v) const {
+    for (;;) {
+      v = peel(v);
+      if (!is(v, "to") || !isFloatingPoint(type(v).dtype) ||
+          !isFloatingPoint(type(def(v)->args[0]).dtype))
+        return v;
+      v = def(v)->args[0];
+    }
+  }
+
+  /// The value of a constant operand and how precisely its dtypes hold it: a
+  /// scalar or splat through reshapes, expands, casts to a floating dtype,
+  /// and the square roots decompositions take of constants (sqrt(2)).
+  std::optional<std::pair<double, double>> constantValue(int v) const {
+    const RefOp *d = def(v);
+    if (!d)
+      return std::nullopt;
+    double precision = precisionOf(d->type.dtype);
+    if (d->fn == "scalar" || d->fn == "full")
+      return std::pair{d->value, precision};
+    bool passes = d->fn == "reshape" || d->fn == "expand" || d->fn == "sqrt" ||
+                  (d->fn == "to" && isFloatingPoint(d->type.dtype));
+    std::optional<std::pair<double, double>> c =
+        passes ? constantValue(d->args[0]) : std::nullopt;
+    if (!c)
+      return std::nullopt;
+    double value = d->fn == "sqrt" ? std::sqrt(c->first) : c->first;
+    return std::pair{value, std::max(precision, c->second)};
+  }
+
+  /// Whether `v` is the constant `expected`, at the precision of the
+  /// coarsest dtype that holds it on the way.
+  bool constantIs(int v, double expected) const {
+    std::optional<std::pair<double, double>> c = constantValue(v);
+    if (!c)
+      return false;
+    if (expected == 0 || std::isinf(expected))
+      return c->first == expected;
+    return std::fabs(c->first - expected) <= c->second * std::fabs(expected);
+  }
+
+  std::optional<double> constantOf(int v) const {
+    std::optional<std::pair<double, double>> c = constantValue(v);
+    return c ? std::optional<double>(c->first) : std::nullopt;
+  }
+
+  /// Calls `match(a, b)` with the operands of `v` when `v` is `fn(a, b)`, and
+  /// again swapped where `fn` commutes.
+  template <typename Match> bool binary(int v, const char *fn, Match match) const {
+    const RefOp *d = def(v);
+    if (!d || d->fn != fn || d->args.size() != 2)
+      return false;
+    if (match(d->args[0], d->args[1]))
+      return true;
+    bool commutes = !std::strcmp(fn, "add") || !std::strcmp(fn, "mul");
+    return commutes && match(d->args[1], d->args[0]);
+  }
+
+  /// The operand of `v` when `v` is `fn(operand)`.
+  std::optional<int> unary(int v, const char *fn) const {
+    const RefOp *d = def(v);
+    if (!d || d->fn != fn || d->args.size() != 1)
+      return std::nullopt;
+    return d->args[0];
+  }
+
+  /// An elementwise function's argument must have the result's type.
+  bool sameType(int a, int b) const { return type(a) == type(b); }
+
+  //===--- Reductions, kept ------------------------------------------------===//
+
+  /// The shape of `r` with its reduced dims kept as 1.
+  std::optional<std::vector<int64_t>> keptShape(const Reduction &r) const {
+    std::vector<int64_t> shape = type(r.source).shape;
+    for (int64_t d : r.dims) {
+      if (d < 0 || d >= static_cast<int64_t>(shape.size()))
+        return std::nullopt;
+      shape[d] = 1;
+    }
+    return shape;
+  }
+
+  /// `v` is `fn(source, dims)` reshaped back to the kept shape (keepdim=True).
+  std::optional<Reduction> keptReduction(int v, const char *fn) const {
+    const RefOp *d = def(peel(v));
+    if (!d || d->fn != fn || !d->ints.count("dims"))
+      return std::nullopt;
+    Reduction r{d->args[0], d->ints.at("dims")};
+    if (r.dims.empty() || keptShape(r) != type(v).shape ||
+        type(v).dtype != type(r.source).dtype)
+      return std::nullopt;
+    return r;
+  }
+
+  /// `v` is a kept row maximum, bare or as torch-mlir guards it before an
+  /// exp: `where(abs(m) == inf, 0, m)`.
+  std::optional<Reduction> keptMax(int v) const {
+    int guarded = peel(v);
+    if (const RefOp *w = def(guarded); w && w->fn == "where" && constantIs(w->args[1], 0)) {
+      int m = w->args[2];
+      bool infinityTest = binary(w->args[0], "eq", [&](int a, int b) {
+        std::optional<int> abs = unary(peelCasts(a), "abs");
+        return abs && peel(*abs) == peel(m) && constantIs(b, INFINITY);
+      });
+      std::optional<Reduction> r = infinityTest ? keptReduction(m, "amax") : std::nullopt;
+      if (r && type(v).shape == type(m).shape)
+        return r;
+      return std::nullopt;
+    }
+    return keptReduction(v, "amax");
+  }
+
+  /// The number of elements a reduction combines, where it is static.
+  std::optional<int64_t> countOf(const Reduction &r) const {
+    int64_t count = 1;
+    for (int64_t d : r.dims) {
+      int64_t size = type(r.source).shape.at(d);
+      if (isSymbolicSize(size))
+        return std::nullopt;
+      count *= size;
+    }
+    return count;
+  }
+
+  /// `v` is the kept mean of `source` over `dims`: a sum divided by the
+  /// number of elements summed.
+  std::optional<Reduction> keptMean(int v) const {
+    std::optional<Reduction> mean;
+    binary(peel(v), "div", [&](int sum, int count) {
+      std::optional<Reduction> r = keptReduction(sum, "sum");
+      std::optional<int64_t> n = r ? countOf(*r) : std::nullopt;
+      if (!n || !constantIs(count, static_cast<double>(*n)))
+        return false;
+      mean = r;
+      return true;
+    });
+    if (!mean || keptShape(*mean) != type(v).shape)
+      return std::nullopt;
+    return mean;
+  }
+
+  /// `v` is `a * a` or `a ** 2`.
+  std::optional<int> squareOf(int v) const {
+    if (const RefOp *d = def(v); d && d->fn == "mul" && d->args.size() == 2 &&
+                                 d->args[0] == d->args[1])
+      return d->args[0];
+    std::optional<int> base;
+    binary(v, "pow", [&](int a, int e) {
+      if (constantIs(e, 2))
+        base = a;
+      return base.has_value();
+    });
+    return base;
+  }
+
+  /// `v` is the biased variance of `x` over `dims`, kept; the decomposition
+  /// may compute it in a wider dtype and cast back.
+  bool isVariance(int v, int x, const std::vector<int64_t> &dims) const {
+    std::optional<Reduction> meanSquare = keptMean(peelCasts(v));
+    if (!meanSquare || meanSquare->dims != dims)
+      return false;
+    std::optional<int> centred = squareOf(meanSquare->source);
+    return centred && binary(*centred, "sub", [&](int wide, int mean) {
+             std::optional<Reduction> m = keptMean(mean);
+             return m && m->dims == dims && m->source == wide && peelCasts(wide) == x;
+           });
+  }
+
+  /// The dims `[rank - k, rank)`: a norm's normalized shape is trailing.
+  static bool trailing(const std::vector<int64_t> &dims, size_t rank) {
+    for (size_t i = 0; i < dims.size(); ++i)
+      if (dims[i] != static_cast<int64_t>(rank - dims.size() + i))
+        return false;
+    return !dims.empty();
+  }
+
+  /// `v` is `rsqrt(variance + eps)` kept to `shape`; returns eps.
+  std::optional<double> reciprocalStd(int v, const std::vector<int64_t> &shape,
+                                      const std::function<bool(int)> &isVar) const {
+    if (type(v).shape != shape)
+      return std::nullopt;
+    std::optional<int> sum = unary(peel(v), "rsqrt");
+    std::optional<double> eps;
+    if (sum)
+      binary(*sum, "add", [&](int var, int e) {
+        eps = isVar(var) ? constantOf(e) : std::nullopt;
+        return eps.has_value();
+      });
+    return eps;
+  }
+
+  //===--- Building the compound op ---------------------------------------===//
+
+  static RefOp compound(const char *fn, std::vector<int> args,
+                        std::map<std::string, std::vector<int64_t>> ints = {},
+                        double value = 0) {
+    RefOp op;
+    op.fn = fn;
+    op.args = std::move(args);
+    op.ints = std::move(ints);
+    op.value = value;
+    return op;
+  }
+
+  /// `fn(x)` when `root` is elementwise over `x` (same shape and dtype).
+  std::optional<RefOp> elementwise(const char *fn, int root, std::optional<int> x,
+                                   double value = 0) const {
+    if (!x || !sameType(*x, root))
+      return std::nullopt;
+    return compound(fn, {*x}, {}, value);
+  }
+
+  //===--- Activations ------------------------------------------------------===//
+
+  /// 1 / (1 + exp(-x)).
+  std::optional<RefOp> sigmoid(int root) const {
+    std::optional<int> x;
+    binary(root, "div", [&](int one, int d) {
+      return constantIs(one, 1) && binary(d, "add", [&](int e, int one2) {
+               std::optional<int> neg = unary(e, "exp");
+               x = neg && constantIs(one2, 1) ? unary(*neg, "neg") : std::nullopt;
+               return x.has_value();
+             });
+    });
+    return elementwise("sigmoid", root, x);
+  }
+
+  /// `f(x.float()).to(x.dtype)` is `f(x)`: torch-mlir computes float16 and
+  /// bfloat16 functions in float32 and rounds once, as PyTorch's own kernels
+  /// for them do. `f` is a function raised before, of the cast input alone.
+  std::optional<RefOp> narrowed(int root) const {
+    std::optional<int> wide = unary(root, "to");
+    const RefOp *f = wide ? def(*wide) : nullptr;
+    if (!f || !isCompound(f->fn) || f->args.size() != 1 || usesOf(*wide) != 1)
+      return std::nullopt;
+    std::optional<int> x = unary(f->args[0], "to");
+    if (!x || type(*x).dtype != type(root).dtype || type(*x).shape != type(f->args[0]).shape)
+      return std::nullopt;
+    RefOp op = *f;
+    op.args = {*x};
+    return op;
+  }
+
+  static bool isCompound(const std::string &fn) {
+    return fn == "sigmoid" || fn == "silu" || fn == "gelu" || fn == "gelu_tanh" ||
+           fn == "softplus" || fn == "mish" || fn == "hardsigmoid" || fn == "hardswish" ||
+           fn == "softmax" || fn == "log_softmax" || fn == "logsumexp" ||
+           fn == "layer_norm" || fn == "rms_norm";
+  }
+
+  /// x * sigmoid(x), with sigmoid as itself or as 1 / (1 + exp(-x)).
+  std::optional<RefOp> silu(int root) const {
+    std::optional<int> x;
+    binary(root, "mul", [&](int a, int s) {
+      auto onePlusExp = [&](int d) {
+        return binary(d, "add", [&](int e, int one) {
+          std::optional<int> neg = unary(e, "exp");
+          return neg && unary(*neg, "neg") == a && constantIs(one, 1);
+        });
+      };
+      bool recip = binary(s, "div", [&](int one, int d) {
+        return constantIs(one, 1) && onePlusExp(d);
+      });
+      std::optional<int> r = unary(s, "reciprocal");
+      if (unary(s, "sigmoid") == a || recip || (r && onePlusExp(*r)))
+        x = a;
+      return x.has_value();
+    });
+    return elementwise("silu", root, x);
+  }
+
+  /// `x * h` or `(x * 0.5) * t` with `h = t * 0.5`: the two shapes GELU's
+  /// outer product takes; `isInner(x, t)` checks `t = 1 + f(x)`.
+  template <typename Inner> std::optional<int> halfTimes(int root, Inner isInner) const {
+    std::optional<int> x;
+    binary(root, "mul", [&](int a, int h) {
+      // x * (t * 0.5)
+      if (binary(h, "mul", [&](int t, int half) {
+            return constantIs(half, 0.5) && isInner(a, t);
+          }))
+        x = a;
+      // (x * 0.5) * t
+      binary(a, "mul", [&](int xa, int half) {
+        if (!x && constantIs(half, 0.5) && isInner(xa, h))
+          x = xa;
+        return x.has_value();
+      });
+      return x.has_value();
+    });
+    return x;
+  }
+
+  /// `t = 1 + g` for `g` that `isG` accepts.
+  template <typename IsG> bool onePlus(int t, IsG isG) const {
+    return binary(t, "add", [&](int g, int one) { return constantIs(one, 1) && isG(g); });
+  }
+
+  /// 0.5 * x * (1 + erf(x / sqrt(2))).
+  std::optional<RefOp> geluErf(int root) const {
+    std::optional<int> x = halfTimes(root, [&](int a, int t) {
+      return onePlus(t, [&](int g) {
+        std::optional<int> q = unary(g, "erf");
+        return q && (binary(*q, "div", [&](int v, int c) {
+                       return v == a && constantIs(c, std::numbers::sqrt2);
+                     }) ||
+                     binary(*q, "mul", [&](int v, int c) {
+                       return v == a && constantIs(c, 1 / std::numbers::sqrt2);
+                     }));
+      });
+    });
+    return elementwise("gelu", root, x);
+  }
+
+  /// 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))).
+  std::optional<RefOp> geluTanh(int root) const {
+    auto cube = [&](int v, int a) {
+      if (binary(v, "pow", [&](int b, int e) { return b == a && constantIs(e, 3); }))
+        return true;
+      return binary(v, "mul", [&](int sq, int b) {
+        return b == a && squareOf(sq) == a;
+      });
+    };
+    std::optional<int> x = halfTimes(root, [&](int a, int t) {
+      return onePlus(t, [&](int g) {
+        std::optional<int> q = unary(g, "tanh");
+        return q && binary(*q, "mul", [&](int inner, int k) {
+                 return (constantIs(k, std::numbers::sqrt2 * std::numbers::inv_sqrtpi) ||
+                         constantIs(k, kTorchMlirSqrt2OverPi)) &&
+                        binary(inner, "add", [&](int v, int term) {
+                          return v == a && binary(term, "mul", [&](int c3, int c) {
+                                   return constantIs(c, 0.044715) && cube(c3, a);
+                                 });
+                        });
+               });
+      });
+    });
+    return elementwise("gelu_tanh", root, x);
+  }
+
+  /// where(x > threshold, x, log1p(exp(x))): softplus with beta 1.
+  std::optional<RefOp> softplus(int root) const {
+    const RefOp *w = def(root);
+    if (!w || w->fn != "where")
+      return std::nullopt;
+    int x = w->args[1];
+    std::optional<double> threshold;
+    binary(w->args[0], "gt", [&](int a, int t) {
+      threshold = a == x ? constantOf(t) : std::nullopt;
+      return threshold.has_value();
+    });
+    std::optional<int> e = unary(w->args[2], "log1p");
+    if (!threshold || !e || unary(*e, "exp") != x)
+      return std::nullopt;
+    return elementwise("softplus", root, x, *threshold);
+  }
+
+  /// x * tanh(softplus(x)), softplus at its default threshold (20).
+  std::optional<RefOp> mish(int root) const {
+    std::optional<int> x;
+    binary(root, "mul", [&](int a, int t) {
+      std::optional<int> s = unary(t, "tanh");
+      if (s && unary(*s, "softplus") == a && def(*s)->value == 20)
+        x = a;
+      return x.has_value();
+    });
+    return elementwise("mish", root, x);
+  }
+
+  /// clamp(x + 3, 0, 6) as `where(!(t <= 6), 6, where(!(s >= 0), 0, s))`;
+  /// returns x.
+  std::optional<int> clampedPlusThree(int v) const {
+    auto clampSide = [&](int w, const char *test, double bound) -> std::optional<int> {
+      const RefOp *d = def(w);
+      if (!d || d->fn != "where" || !constantIs(d->args[1], bound))
+        return std::nullopt;
+      int inner = d->args[2];
+      std::optional<int> c = unary(d->args[0], "logical_not");
+      bool ok = c && binary(*c, test, [&](int a, int b) {
+                  return a == inner && constantIs(b, bound);
+                });
+      return ok ? std::optional<int>(inner) : std::nullopt;
+    };
+    std::optional<int> low = clampSide(v, "le", 6);
+    std::optional<int> shifted = low ? clampSide(*low, "ge", 0) : std::nullopt;
+    std::optional<int> x;
+    if (shifted)
+      binary(*shifted, "add", [&](int a, int three) {
+        if (constantIs(three, 3))
+          x = a;
+        return x.has_value();
+      });
+    return x;
+  }
+
+  /// clamp(x + 3, 0, 6) / 6.
+  std::optional<RefOp> hardsigmoid(int root) const {
+    std::optional<int> x;
+    binary(root, "div", [&](int c, int six) {
+      x = constantIs(six, 6) ? clampedPlusThree(c) : std::nullopt;
+      return x.has_value();
+    });
+    return elementwise("hardsigmoid", root, x);
+  }
+
+  /// x * clamp(x + 3, 0, 6) / 6.
+  std::optional<RefOp> hardswish(int root) const {
+    std::optional<int> x;
+    binary(root, "div", [&](int m, int six) {
+      return constantIs(six, 6) && binary(m, "mul", [&](int a, int c) {
+               if (clampedPlusThree(c) == a)
+                 x = a;
+               return x.has_value();
+             });
+    });
+    return elementwise("hardswish", root, x);
+  }
+
+  //===--- Row functions ----------------------------------------------------===//
+
+  /// `v` is `x - max(x, dims)` with the max kept: the shifted rows of a
+  /// softmax; returns the reduction.
+  std::optional<Reduction> shiftedByMax(int v) const {
+    std::optional<Reduction> r;
+    binary(v, "sub", [&](int x, int m) {
+      r = keptMax(m);
+      if (r && r->source != x)
+        r.reset();
+      return r.has_value();
+    });
+    if (r && !sameType(v, r->source))
+      r.reset();
+    return r;
+  }
+
+  static std::optional<RefOp> rowFunction(const char *fn, const Reduction &r) {
+    if (r.dims.size() != 1)
+      return std::nullopt;
+    return compound(fn, {r.source}, {{"dim", r.dims}});
+  }
+
+  /// e / sum(e) with e = exp(x - max(x)), over one dim.
+  std::optional<RefOp> softmax(int root) const {
+    std::optional<Reduction> r;
+    binary(root, "div", [&](int e, int s) {
+      std::optional<int> shifted = unary(e, "exp");
+      r = shifted ? shiftedByMax(*shifted) : std::nullopt;
+      std::optional<Reduction> sum = r ? keptReduction(s, "sum") : std::nullopt;
+      if (!sum || sum->source != e || sum->dims != r->dims)
+        r.reset();
+      return r.has_value();
+    });
+    if (!r || !sameType(root, r->source))
+      return std::nullopt;
+    return rowFunction("softmax", *r);
+  }
+
+  /// s - log(sum(exp(s))) with s = x - max(x), over one dim.
+  std::optional<RefOp> logSoftmax(int root) const {
+    std::optional<Reduction> r;
+    binary(root, "sub", [&](int s, int l) {
+      r = shiftedByMax(s);
+      std::optional<int> sum = r ? unary(peel(l), "log") : std::nullopt;
+      std::optional<Reduction> kept = sum ? keptReduction(*sum, "sum") : std::nullopt;
+      if (!kept || kept->dims != r->dims || unary(kept->source, "exp") != s ||
+          type(l).shape != keptShape(*r))
+        r.reset();
+      return r.has_value();
+    });
+    if (!r || !sameType(root, r->source))
+      return std::nullopt;
+    return rowFunction("log_softmax", *r);
+  }
+
+  /// log(sum(exp(x - m))) + m, m the guarded max of x over dims.
+  std::optional<RefOp> logsumexp(int root) const {
+    std::optional<Reduction> r;
+    binary(root, "add", [&](int l, int m) {
+      std::optional<int> sum = unary(l, "log");
+      const RefOp *s = sum ? def(*sum) : nullptr;
+      if (!s || s->fn != "sum" || !s->ints.count("dims"))
+        return false;
+      std::optional<int> e = unary(s->args[0], "exp");
+      r = e ? shiftedByMax(*e) : std::nullopt;
+      // Both uses of the max are the same (guarded) value.
+      bool sameMax = r && binary(*e, "sub", [&](int, int mk) { return peel(mk) == peel(m); });
+      if (!sameMax || r->dims != s->ints.at("dims"))
+        r.reset();
+      return r.has_value();
+    });
+    if (!r || type(root).dtype != type(r->source).dtype)
+      return std::nullopt;
+    return compound("logsumexp", {r->source}, {{"dims", r->dims}});
+  }
+
+  //===--- Norms ------------------------------------------------------------===//
+
+  static RefOp norm(const char *fn, std::vector<int> args, size_t normalized, double eps) {
+    return compound(fn, std::move(args),
+                    {{"normalized", {static_cast<int64_t>(normalized)}}, {"affine", {0, 0}}},
+                    eps);
+  }
+
+  /// (x - mean(x)) * rsqrt(var(x) + eps) over trailing dims.
+  std::optional<RefOp> layerNorm(int root) const {
+    std::optional<RefOp> op;
+    binary(root, "mul", [&](int centred, int rstd) {
+      binary(centred, "sub", [&](int x, int mean) {
+        std::optional<Reduction> m = keptMean(mean);
+        if (!m || m->source != x || !trailing(m->dims, type(x).shape.size()) ||
+            !sameType(x, root))
+          return false;
+        std::optional<double> eps = reciprocalStd(
+            rstd, *keptShape(*m), [&](int var) { return isVariance(var, x, m->dims); });
+        if (eps)
+          op = norm("layer_norm", {x}, m->dims.size(), *eps);
+        return op.has_value();
+      });
+      return op.has_value();
+    });
+    return op;
+  }
+
+  /// x * rsqrt(mean(x * x) + eps) over trailing dims.
+  std::optional<RefOp> rmsNorm(int root) const {
+    std::optional<RefOp> op;
+    binary(root, "mul", [&](int x, int rstd) {
+      if (!sameType(x, root) || type(x).shape.empty())
+        return false;
+      std::vector<int64_t> shape = type(x).shape;
+      std::optional<Reduction> ms;
+      std::optional<double> eps = reciprocalStd(rstd, type(rstd).shape, [&](int var) {
+        ms = keptMean(var);
+        return ms && squareOf(ms->source) == x && trailing(ms->dims, shape.size()) &&
+               keptShape(*ms) == type(rstd).shape;
+      });
+      if (eps)
+        op = norm("rms_norm", {x}, ms->dims.size(), *eps);
+      return op.has_value();
+    });
+    return op;
+  }
+
+  /// How many ops read `v` (and whether it is an output).
+  int usesOf(int v) const {
+    int uses = 0;
+    for (const RefOp &op : p.ops)
+      for (int a : op.args)
+        uses += a == v;
+    for (int out : p.outputs)
+      uses += out == v;
+    return uses;
+  }
+
+  /// `v`, a norm raised without the affine part `slot` (0 weight, 1 bias),
+  /// read only here; `param` a tensor of the normalized shape broadcast
+  /// against it. Returns the norm with the parameter taken in.
+  std::optional<RefOp> takeAffine(int root, int v, int param, size_t slot) const {
+    const RefOp *n = def(v);
+    if (!n || (n->fn != "layer_norm" && n->fn != "rms_norm") ||
+        (slot == 1 && n->fn != "layer_norm") || n->ints.at("affine")[slot] ||
+        (slot == 0 && n->ints.at("affine")[1]) || usesOf(v) != 1 || !sameType(v, root))
+      return std::nullopt;
+    const std::vector<int64_t> &shape = type(v).shape;
+    size_t k = static_cast<size_t>(n->ints.at("normalized")[0]);
+    std::vector<int64_t> normalized(shape.end() - k, shape.end());
+    int w = peel(param);
+    if (type(w).shape != normalized || type(w).dtype != type(v).dtype)
+      return std::nullopt;
+    std::vector<int64_t> broadcast(shape.size() - k, 1);
+    broadcast.insert(broadcast.end(), normalized.begin(), normalized.end());
+    if (type(param).shape != broadcast && type(param).shape != normalized)
+      return std::nullopt;
+    RefOp taken = *n;
+    taken.args.push_back(w);
+    taken.ints["affine"][slot] = 1;
+    return taken;
+  }
+
+  /// norm(x) * weight.
+  std::optional<RefOp> normWeight(int root) const {
+    std::optional<RefOp> op;
+    binary(root, "mul", [&](int n, int w) { return (op = takeAffine(root, n, w, 0)).has_value(); });
+    return op;
+  }
+
+  /// layer_norm(x) (* weight) + bias.
+  std::optional<RefOp> normBias(int root) const {
+    std::optional<RefOp> op;
+    binary(root, "add", [&](int n, int b) { return (op = takeAffine(root, n, b, 1)).has_value(); });
+    return op;
+  }
+};
+
+/// reshape(reshape(x)) reads as reshape(x); a reshape to its operand's own
+/// type is the operand (unless it is returned: an output is a new tensor).
+void foldReshapes(ReferenceProgram &program) {
+  int numInputs = static_cast<int>(program.inputs.size());
+  std::vector<int> replacement(program.inputs.size() + program.ops.size());
+  for (size_t v = 0; v < replacement.size(); ++v)
+    replacement[v] = static_cast<int>(v);
+  std::vector<bool> returned(replacement.size(), false);
+  for (int out : program.outputs)
+    returned[out] = true;
+  for (size_t i = 0; i < program.ops.size(); ++i) {
+    RefOp &op = program.ops[i];
+    for (int &a : op.args)
+      a = replacement[a];
+    if (op.fn != "reshape")
+      continue;
+    int source = op.args[0];
+    while (source >= numInputs && program.ops[source - numInputs].fn == "reshape")
+      source = program.ops[source - numInputs].args[0];
+    op.args[0] = source;
+    if (program.typeOf(source) == op.type && !returned[numInputs + i])
+      replacement[numInputs + i] = source;
+  }
+}
+
+/// Drops the ops no output depends on, renumbering the rest; `raised`, one
+/// flag an op, follows the ops it flags.
+void pruneUnused(ReferenceProgram &program, std::vector<bool> &raised) {
+  size_t numInputs = program.inputs.size();
+  std::vector<bool> live(numInputs + program.ops.size(), false);
+  for (int out : program.outputs)
+    live[out] = true;
+  for (size_t i = program.ops.size(); i-- > 0;)
+    if (live[numInputs + i])
+      for (int a : program.ops[i].args)
+        live[a] = true;
+  std::vector<int> renumber(live.size(), -1);
+  for (size_t v = 0; v < numInputs; ++v)
+    renumber[v] = static_cast<int>(v);
+  std::vector<RefOp> kept;
+  std::vector<bool> keptRaised;
+  for (size_t i = 0; i < program.ops.size(); ++i) {
+    if (!live[numInputs + i])
+      continue;
+    RefOp op = std::move(program.ops[i]);
+    for (int &a : op.args)
+      a = renumber[a];
+    renumber[numInputs + i] = static_cast<int>(numInputs + kept.size());
+    kept.push_back(std::move(op));
+    keptRaised.push_back(raised[i]);
+  }
+  program.ops = std::move(kept);
+  raised = std::move(keptRaised);
+  for (int &out : program.outputs)
+    out = renumber[out];
+}
+
+} // namespace
+
+std::vector<std::string> raiseCompoundOps(ReferenceProgram &program) {
+  int numInputs = static_cast<int>(program.inputs.size());
+  std::vector<bool> raised(program.ops.size(), false);
+  for (size_t i = 0; i < program.ops.size(); ++i) {
+    std::optional<RefOp> op = Matcher(program).match(numInputs + static_cast<int>(i));
+    if (!op)
+      continue;
+    op->type = program.ops[i].type;
+    program.ops[i] = std::move(*op);
+    raised[i] = true;
+  }
+  foldReshapes(program);
+  // A norm that took in its weight leaves the norm raised before it unused.
+  pruneUnused(program, raised);
+  std::vector<std::string> names;
+  for (size_t i = 0; i < program.ops.size(); ++i)
+    if (raised[i])
+      names.push_back(program.ops[i].fn);
+  return names;
+}
+
+} // namespace dice

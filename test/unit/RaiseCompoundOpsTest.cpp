@@ -1,0 +1,198 @@
+//===- RaiseCompoundOpsTest.cpp - decompositions back to functions ---------===//
+//
+// The structural rules of raising, on programs built by hand: what is
+// raised is exactly the decomposition, a value used elsewhere stays
+// computed, reshape chains fold, and the norms' attributes are checked.
+// test/python/test_raised_functions.py runs the real exports against eager
+// PyTorch.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dice/Scaffold/RaiseCompoundOps.h"
+#include "dice/Scaffold/ReferenceProgram.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace dice {
+namespace {
+
+const TensorType kRows{{4, 8}, DType::Float32};
+const TensorType kKept{{4, 1}, DType::Float32};
+const TensorType kRow{{4}, DType::Float32};
+
+struct Builder {
+  ReferenceProgram p;
+  explicit Builder(std::vector<TensorType> inputs) { p.inputs = std::move(inputs); }
+  int op(const char *fn, std::vector<int> args, TensorType type,
+         std::map<std::string, std::vector<int64_t>> ints = {}) {
+    return p.add(RefOp{fn, std::move(args), std::move(ints), 0, std::move(type)});
+  }
+  int scalar(double value, DType dtype = DType::Float32) {
+    return p.add(RefOp{"scalar", {}, {}, value, TensorType{{}, dtype}});
+  }
+  /// `fn(x, dims=[1])` reshaped to [4] and back to [4, 1], as torch-mlir's
+  /// keepdim reductions render.
+  int keptRowReduce(const char *fn, int x) {
+    int r = op(fn, {x}, kRow, {{"dims", {1}}});
+    int k = op("reshape", {r}, kKept);
+    return op("reshape", {op("reshape", {k}, kRow)}, kKept);
+  }
+  /// The softmax of x over dim 1, its sum over `sumDim`.
+  int softmax(int x, int64_t sumDim = 1) {
+    int shifted = op("sub", {x, keptRowReduce("amax", x)}, kRows);
+    int e = op("exp", {shifted}, kRows);
+    TensorType summed = sumDim == 1 ? kRow : TensorType{{8}, DType::Float32};
+    TensorType kept = sumDim == 1 ? kKept : TensorType{{1, 8}, DType::Float32};
+    int s = op("sum", {e}, summed, {{"dims", {sumDim}}});
+    return op("div", {e, op("reshape", {s}, kept)}, kRows);
+  }
+};
+
+std::vector<std::string> fns(const ReferenceProgram &p) {
+  std::vector<std::string> out;
+  for (const RefOp &op : p.ops)
+    out.push_back(op.fn);
+  return out;
+}
+
+TEST(RaiseCompoundOps, SoftmaxBecomesOneCall) {
+  Builder b({kRows});
+  b.p.outputs = {b.softmax(0)};
+  EXPECT_EQ(raiseCompoundOps(b.p), std::vector<std::string>{"softmax"});
+  ASSERT_EQ(fns(b.p), std::vector<std::string>{"softmax"});
+  EXPECT_EQ(b.p.ops[0].args, std::vector<int>{0});
+  EXPECT_EQ(b.p.ops[0].ints.at("dim"), std::vector<int64_t>{1});
+  EXPECT_EQ(b.p.outputs, std::vector<int>{1});
+  EXPECT_EQ(b.p.validate(), "");
+  EXPECT_NE(renderPythonModel(b.p).find("torch.softmax(x0, dim=1)"), std::string::npos);
+}
+
+TEST(RaiseCompoundOps, ASumOverAnotherDimIsNotASoftmax) {
+  Builder b({kRows});
+  b.p.outputs = {b.softmax(0, /*sumDim=*/0)};
+  ReferenceProgram before = b.p;
+  EXPECT_TRUE(raiseCompoundOps(b.p).empty());
+  EXPECT_EQ(b.p.ops.size(), before.ops.size() - 2); // only the reshape chain folded
+}
+
+TEST(RaiseCompoundOps, IntermediatesUsedElsewhereStayComputed) {
+  // softmax(x) and exp(x - max(x)) both returned: the raise keeps the
+  // shifted exponentials for the second output.
+  Builder b({kRows});
+  int sm = b.softmax(0);
+  int e = b.p.ops[sm - 1].args[0]; // div(e, sum)
+  ASSERT_EQ(b.p.ops[e - 1].fn, "exp");
+  b.p.outputs = {sm, e};
+  EXPECT_EQ(raiseCompoundOps(b.p), std::vector<std::string>{"softmax"});
+  EXPECT_EQ(b.p.ops.back().fn, "softmax");
+  EXPECT_EQ(b.p.ops[b.p.outputs[1] - 1].fn, "exp");
+  EXPECT_EQ(b.p.validate(), "");
+}
+
+TEST(RaiseCompoundOps, SiluOnlyOfItsOwnInput) {
+  Builder same({kRows});
+  same.p.outputs = {same.op("mul", {same.op("sigmoid", {0}, kRows), 0}, kRows)};
+  EXPECT_EQ(raiseCompoundOps(same.p), std::vector<std::string>{"silu"});
+
+  Builder other({kRows, kRows});
+  other.p.outputs = {other.op("mul", {0, other.op("sigmoid", {1}, kRows)}, kRows)};
+  EXPECT_TRUE(raiseCompoundOps(other.p).empty());
+  EXPECT_EQ(fns(other.p), (std::vector<std::string>{"sigmoid", "mul"}));
+}
+
+TEST(RaiseCompoundOps, ConstantsMatchAtTheirDtypesPrecision) {
+  // 0.5 * x * (1 + erf(x / c)): c = sqrt(2) rounded to float16 matches in a
+  // float16 program; 1.5 does not.
+  for (auto [c, raised] : {std::pair{1.4140625, true}, std::pair{1.5, false}}) {
+    TensorType half{{4, 8}, DType::Float16};
+    Builder b({half});
+    int q = b.op("div", {0, b.scalar(c, DType::Float16)}, half);
+    int t = b.op("add", {b.op("erf", {q}, half), b.scalar(1, DType::Float16)}, half);
+    int h = b.op("mul", {t, b.scalar(0.5, DType::Float16)}, half);
+    b.p.outputs = {b.op("mul", {0, h}, half)};
+    EXPECT_EQ(raiseCompoundOps(b.p).size(), raised ? 1u : 0u) << c;
+  }
+}
+
+TEST(RaiseCompoundOps, ReshapeChainsFold) {
+  Builder b({kRows});
+  int r1 = b.op("reshape", {0}, TensorType{{32}, DType::Float32});
+  int r2 = b.op("reshape", {r1}, TensorType{{2, 16}, DType::Float32});
+  int same = b.op("reshape", {r2}, TensorType{{2, 16}, DType::Float32}); // to its own type
+  int e = b.op("exp", {same}, TensorType{{2, 16}, DType::Float32});
+  b.p.outputs = {e};
+  EXPECT_TRUE(raiseCompoundOps(b.p).empty());
+  EXPECT_EQ(fns(b.p), (std::vector<std::string>{"reshape", "exp"}));
+  EXPECT_EQ(b.p.ops[0].args, std::vector<int>{0});
+  EXPECT_EQ(b.p.ops[1].args, std::vector<int>{1});
+}
+
+TEST(RaiseCompoundOps, AReturnedReshapeToItsOwnTypeStays) {
+  // An output is a tensor of its own, never the input itself.
+  Builder b({kRows});
+  b.p.outputs = {b.op("reshape", {0}, kRows)};
+  raiseCompoundOps(b.p);
+  EXPECT_EQ(fns(b.p), std::vector<std::string>{"reshape"});
+  EXPECT_EQ(b.p.outputs, std::vector<int>{1});
+}
+
+/// rms_norm(x) over the last dim times a weight reshaped to [1, 8]; the
+/// norm's value is also returned when `alsoReturned`.
+ReferenceProgram rmsNorm(bool alsoReturned) {
+  Builder b({kRows, TensorType{{8}, DType::Float32}});
+  int sq = b.op("mul", {0, 0}, kRows);
+  int mean = b.op("div", {b.op("reshape", {b.op("sum", {sq}, kRow, {{"dims", {1}}})}, kKept),
+                          b.scalar(8)},
+                  kKept);
+  int eps = b.op("to", {b.scalar(1e-6, DType::Float64)}, TensorType{{}, DType::Float32});
+  int rstd = b.op("rsqrt", {b.op("add", {mean, eps}, kKept)}, kKept);
+  int norm = b.op("mul", {0, rstd}, kRows);
+  int w = b.op("reshape", {1}, TensorType{{1, 8}, DType::Float32});
+  int out = b.op("mul", {norm, w}, kRows);
+  b.p.outputs = {out};
+  if (alsoReturned)
+    b.p.outputs.push_back(norm);
+  return b.p;
+}
+
+TEST(RaiseCompoundOps, ANormTakesInItsWeight) {
+  ReferenceProgram p = rmsNorm(false);
+  EXPECT_EQ(raiseCompoundOps(p), std::vector<std::string>{"rms_norm"});
+  ASSERT_EQ(fns(p), std::vector<std::string>{"rms_norm"});
+  EXPECT_EQ(p.ops[0].args, (std::vector<int>{0, 1}));
+  EXPECT_EQ(p.ops[0].ints.at("affine"), (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(p.ops[0].value, 1e-6);
+  EXPECT_EQ(p.validate(), "");
+  EXPECT_NE(renderPythonModel(p).find("torch.nn.functional.rms_norm(x0, (8,), x1, eps=1e-06)"),
+            std::string::npos)
+      << renderPythonModel(p);
+}
+
+TEST(RaiseCompoundOps, ANormAlsoReturnedKeepsItsWeightApart) {
+  // Taking the weight in would compute the norm twice.
+  ReferenceProgram p = rmsNorm(true);
+  EXPECT_EQ(raiseCompoundOps(p), std::vector<std::string>{"rms_norm"});
+  EXPECT_EQ(fns(p), (std::vector<std::string>{"rms_norm", "reshape", "mul"}));
+}
+
+TEST(RaiseCompoundOps, NormAttributesAreChecked) {
+  ReferenceProgram p = rmsNorm(false);
+  raiseCompoundOps(p);
+  ReferenceProgram noWeight = p;
+  noWeight.ops[0].args = {0};
+  EXPECT_NE(noWeight.validate().find("one argument per affine parameter"), std::string::npos);
+  ReferenceProgram tooMany = p;
+  tooMany.ops[0].ints["normalized"] = {3};
+  EXPECT_NE(tooMany.validate().find("trailing dims"), std::string::npos);
+  ReferenceProgram bias = p;
+  bias.ops[0].ints["affine"] = {1, 1};
+  EXPECT_NE(bias.validate().find("'affine'"), std::string::npos);
+  Result<ReferenceProgram> back = ReferenceProgram::fromJson(p.toJson());
+  ASSERT_TRUE(back) << back.error().format();
+  EXPECT_EQ(back->ops[0].ints, p.ops[0].ints);
+}
+
+} // namespace
+} // namespace dice
