@@ -394,7 +394,8 @@ private:
   LogicalResult translateContraction(linalg::LinalgOp op);
   LogicalResult translateConvolution(linalg::LinalgOp op);
   LogicalResult translatePooling(linalg::LinalgOp op, StringRef fn,
-                                 double identity, StringRef combine);
+                                 double identity, StringRef combine,
+                                 bool channelsLast = false);
   LogicalResult translateBroadcast(linalg::BroadcastOp op);
   LogicalResult translateStructured(linalg::LinalgOp op);
   LogicalResult translateTensorOp(Operation *op);
@@ -489,7 +490,8 @@ LogicalResult Builder::translate(Operation *op) {
             return translateContraction(linalgOp);
           })
       .Case<linalg::Conv1DNcwFcwOp, linalg::Conv2DNchwFchwOp,
-            linalg::Conv3DNcdhwFcdhwOp, linalg::DepthwiseConv2DNchwChwOp>(
+            linalg::Conv3DNcdhwFcdhwOp, linalg::DepthwiseConv2DNchwChwOp,
+            linalg::Conv2DNgchwGfchwOp>(
           [&](Operation *o) {
             return translateConvolution(mlir::cast<linalg::LinalgOp>(o));
           })
@@ -504,6 +506,17 @@ LogicalResult Builder::translate(Operation *op) {
             return translatePooling(mlir::cast<linalg::LinalgOp>(o), "sum_pool", 0.0,
                                     "add");
           })
+      // Channels last (torch-mlir's 3-D pooling): the same pooling between
+      // two permutes.
+      .Case<linalg::PoolingNdhwcMaxOp>([&](Operation *o) {
+        return translatePooling(mlir::cast<linalg::LinalgOp>(o), "max_pool",
+                                -std::numeric_limits<double>::infinity(), "maximum",
+                                /*channelsLast=*/true);
+      })
+      .Case<linalg::PoolingNdhwcSumOp>([&](Operation *o) {
+        return translatePooling(mlir::cast<linalg::LinalgOp>(o), "sum_pool", 0.0, "add",
+                                /*channelsLast=*/true);
+      })
       .Case<linalg::LinalgOp>(
           [&](linalg::LinalgOp l) { return translateStructured(l); })
       .Case<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::PadOp,
@@ -624,6 +637,26 @@ LogicalResult Builder::translateConvolution(linalg::LinalgOp op) {
   std::vector<int64_t> dilation = denseInts(op->getAttr("dilations"), spatial);
   int weight = castTo(*w, out.dtype);
   int64_t groups = 1;
+  // Grouped, with the groups as a dim of their own: x [N, G, C/G, H, W],
+  // w [G, F/G, C/G, KH, KW], result [N, G, F/G, OH, OW]. The groups fold
+  // into the channels for F.conv2d(groups=G) and unfold from its result.
+  bool groupDim = isa<linalg::Conv2DNgchwGfchwOp>(op);
+  int input = *x;
+  TensorType natural = out;
+  if (groupDim) {
+    std::vector<int64_t> xs = type(input).shape, ws = type(weight).shape;
+    auto dynamic = [](const std::vector<int64_t> &shape, std::initializer_list<size_t> dims) {
+      return llvm::any_of(dims, [&](size_t d) { return isSymbolicSize(shape[d]); });
+    };
+    if (xs.size() != 5 || ws.size() != 5 || dynamic(xs, {1, 2}) || dynamic(ws, {0, 1}) ||
+        dynamic(out.shape, {1, 2}))
+      return fail(op, "with dynamic group sizes has no torch equivalent here");
+    groups = ws[0];
+    input = reshape(input, {xs[0], xs[1] * xs[2], xs[3], xs[4]});
+    weight = reshape(weight, {ws[0] * ws[1], ws[2], ws[3], ws[4]});
+    natural.shape = {out.shape[0], out.shape[1] * out.shape[2], out.shape[3], out.shape[4]};
+    spatial = 2;
+  }
   if (isa<linalg::DepthwiseConv2DNchwChwOp>(op)) {
     // [C, KH, KW] -> [C, 1, KH, KW] with one group per channel.
     std::vector<int64_t> shape = type(weight).shape;
@@ -633,12 +666,16 @@ LogicalResult Builder::translateConvolution(linalg::LinalgOp op) {
   }
   std::vector<int64_t> kernel(type(weight).shape.begin() + 2,
                               type(weight).shape.end());
-  int conv = emit("conv", {castTo(*x, out.dtype), weight},
-                  windowedType(*x, out, kernel, stride, dilation),
+  int conv = emit("conv", {castTo(input, out.dtype), weight},
+                  windowedType(input, natural, kernel, stride, dilation),
                   {{"stride", stride},
                    {"padding", std::vector<int64_t>(spatial, 0)},
                    {"dilation", dilation},
                    {"groups", {groups}}});
+  if (groupDim) {
+    std::vector<int64_t> shape = type(conv).shape;
+    conv = reshape(conv, {shape[0], out.shape[1], out.shape[2], shape[2], shape[3]});
+  }
   conv = firstWindows(conv, out.shape);
   auto result = combineWithInit(op.getDpsInits()[0], conv, 0.0, "add");
   if (!result)
@@ -648,11 +685,30 @@ LogicalResult Builder::translateConvolution(linalg::LinalgOp op) {
 }
 
 LogicalResult Builder::translatePooling(linalg::LinalgOp op, StringRef fn,
-                                        double identity, StringRef combine) {
+                                        double identity, StringRef combine,
+                                        bool channelsLast) {
   TensorType out = *tensorType(op->getResult(0));
   auto x = get(op.getDpsInputOperand(0)->get());
   if (!x)
     return fail(op, error);
+  // Channels last: [N, D..., C] pooled as [N, C, D...], permuted back after.
+  int input = *x;
+  std::vector<int64_t> toLast;
+  if (channelsLast) {
+    size_t rank = out.shape.size();
+    std::vector<int64_t> toFirst = {0, static_cast<int64_t>(rank - 1)};
+    for (size_t d = 1; d + 1 < rank; ++d)
+      toFirst.push_back(static_cast<int64_t>(d));
+    toLast = {0};
+    for (size_t d = 2; d < rank; ++d)
+      toLast.push_back(static_cast<int64_t>(d));
+    toLast.push_back(1);
+    input = permute(input, toFirst);
+    std::vector<int64_t> shape;
+    for (int64_t d : toFirst)
+      shape.push_back(out.shape[d]);
+    out.shape = shape;
+  }
   // The second input only carries the window shape.
   auto window = mlir::cast<ShapedType>(op.getDpsInputOperand(1)->get().getType());
   size_t spatial = window.getRank();
@@ -666,9 +722,11 @@ LogicalResult Builder::translatePooling(linalg::LinalgOp op, StringRef fn,
     ints["dilation"] = dilation;
   else if (llvm::any_of(dilation, [](int64_t d) { return d != 1; }))
     return fail(op, "with dilation has no torch pooling equivalent");
-  int pooled = emit(fn.str(), {castTo(*x, out.dtype)},
-                    windowedType(*x, out, ints["kernel"], stride, dilation), ints);
+  int pooled = emit(fn.str(), {castTo(input, out.dtype)},
+                    windowedType(input, out, ints["kernel"], stride, dilation), ints);
   pooled = firstWindows(pooled, out.shape);
+  if (channelsLast)
+    pooled = permute(pooled, toLast);
   auto result = combineWithInit(op.getDpsInits()[0], pooled, identity, combine);
   if (!result)
     return fail(op, error);
