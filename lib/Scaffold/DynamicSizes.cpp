@@ -61,6 +61,20 @@ void DynamicSizes::unite(int a, int b) {
   if (root.base < 0 && other.base >= 0 && find(other.base) != a) {
     root.base = other.base;
     root.factor = other.factor;
+    return;
+  }
+  // Both sides were multiples: `fa * ba == fb * bb` relates the two bases
+  // (a flattened batch met once as 2 x batch, once as 2 x a size computed
+  // from it), which would be lost if only one side's base were kept.
+  if (root.base >= 0 && other.base >= 0) {
+    int ba = root.base, bb = other.base;
+    int64_t fa = root.factor, fb = other.factor;
+    if (fa == fb)
+      unite(ba, bb);
+    else if (fa % fb == 0)
+      setMultiple(bb, ba, fa / fb);
+    else if (fb % fa == 0)
+      setMultiple(ba, bb, fb / fa);
   }
 }
 

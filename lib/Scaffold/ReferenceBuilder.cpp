@@ -97,6 +97,7 @@ public:
     if (!type)
       return failure();
     values[value] = static_cast<int>(program.inputs.size());
+    inputValues.push_back(value);
     program.inputs.push_back(*type);
     return success();
   }
@@ -127,6 +128,8 @@ private:
   /// extremes: an error only if something reads them, since most are the
   /// identity init of a min/max reduction, which the program leaves out.
   llvm::DenseMap<Value, std::string> unrepresentable;
+  /// The values bound to the program's inputs, in input order.
+  std::vector<Value> inputValues;
 
   LogicalResult fail(Operation *op, const Twine &why) {
     error = ("'" + op->getName().getStringRef() + "' " + why).str();
@@ -235,8 +238,52 @@ private:
       values[value] = id;
       return id;
     }
+    // A size computed outside (the batch of an attention's heads divided
+    // back out of a flattened dim): read from an input that has it.
+    if (value.getType().isIndex())
+      if (std::optional<int> size = sizeFromInputs(value)) {
+        values[value] = *size;
+        return *size;
+      }
     error = "a value is used before it is defined in the reference program";
     return std::nullopt;
+  }
+
+  /// An index value that DynamicSizes relates to a dimension of an input
+  /// (`times / per` of a class of sizes), as a 0-d int64 value of the
+  /// program: that dimension's size, scaled by constants.
+  std::optional<int> sizeFromInputs(Value value) {
+    std::optional<DynamicSizes::SizeExpr> expr = sizes.sizeExpr(value);
+    if (!expr)
+      return std::nullopt;
+    auto [root, factor] = sizes.rootOf(expr->cls);
+    int64_t num = factor * expr->times, den = expr->per;
+    for (Value input : inputValues) {
+      auto tensor = dyn_cast<RankedTensorType>(input.getType());
+      for (unsigned d = 0; tensor && d < tensor.getRank(); ++d) {
+        std::optional<int> cls = tensor.isDynamicDim(d) ? sizes.classOf(input, d) : std::nullopt;
+        if (!cls)
+          continue;
+        auto [inputRoot, inputFactor] = sizes.rootOf(*cls);
+        if (inputRoot != root)
+          continue;
+        // size = dim * num / (den * inputFactor), in exact integer steps.
+        int id = dimSize(values[input], d);
+        int64_t divisor = den * inputFactor;
+        if (num % divisor == 0)
+          return scaleSize(id, num / divisor, "mul");
+        return scaleSize(scaleSize(id, num, "mul"), divisor, "div_trunc");
+      }
+    }
+    return std::nullopt;
+  }
+
+  /// `fn(id, k)` for an int64 size `id`; `id` itself when k is 1.
+  int scaleSize(int id, int64_t k, const char *fn) {
+    if (k == 1)
+      return id;
+    int constant = emit("scalar", {}, TensorType{{}, DType::Int64}, {}, static_cast<double>(k));
+    return emit(fn, {id, constant}, TensorType{{}, DType::Int64});
   }
 
   const TensorType &type(int id) const { return program.typeOf(id); }

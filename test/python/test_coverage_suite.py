@@ -169,3 +169,22 @@ def test_what_holds_today(quick_run):
             for backend, b in result.get("backends", {}).items():
                 assert b["error"] is None, (r["name"], g, backend, b["error"])
                 assert b["max_rel_err"] <= MAX_RELATIVE_ERROR, (r["name"], g, backend)
+
+
+# Attention with a dynamic batch: torch-mlir splits the heads out of a
+# flattened batch with sizes it computes outside the ops (`(2 * batch) / 2`),
+# reads them in its broadcasts, and meets one flattened size as two
+# multiples. Each used to keep the attention outside requests at fusion
+# granularity ("a value is used before it is defined") or fail to plan a
+# reshape at op granularity.
+@pytest.mark.parametrize("name", ["manual_attention", "sdpa_causal", "multihead_manual",
+                                  "nn_multihead_attention", "transformer_prenorm_sdpa"])
+def test_dynamic_attention_plans_inside_requests_and_stays_faithful(name):
+    if not (BIN / "dice-opt").exists():
+        pytest.skip(f"no dice-opt in {BIN}")
+    from measure import measure
+    record = measure(PROGRAMS[name], "dynamic", BIN)
+    assert "export_error" not in record, record.get("export_error")
+    for g, result in record["granularities"].items():
+        assert result["compiled"] and result["faithful"], (g, result.get("error"))
+    assert record["granularities"]["fusion"]["compute_outside"] == 0
