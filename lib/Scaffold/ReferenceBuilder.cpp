@@ -1578,8 +1578,18 @@ LogicalResult Builder::translateTensorOp(Operation *op) {
   }
   if (auto insert = dyn_cast<tensor::InsertSliceOp>(op)) {
     std::map<std::string, std::vector<int64_t>> ints;
-    if (!staticSlice(insert, ints))
+    // As for extract_slice: a dynamic size of a slice of the destination's
+    // rank is the source's size symbol (a transposed convolution's
+    // zero-stuffed input with a dynamic batch).
+    bool keepsRank = insert.getSourceType().getRank() == insert.getType().getRank();
+    if (keepsRank && !llvm::any_of(insert.getStaticOffsets(), ShapedType::isDynamic) &&
+        !llvm::any_of(insert.getStaticStrides(), ShapedType::isDynamic)) {
+      ints["offsets"] = toStd(insert.getStaticOffsets());
+      ints["strides"] = toStd(insert.getStaticStrides());
+      ints["sizes"] = type(*in).shape;
+    } else if (!staticSlice(insert, ints)) {
       return fail(op, "has dynamic offsets, sizes or strides");
+    }
     auto dest = get(insert.getDest());
     if (!dest)
       return fail(op, error);

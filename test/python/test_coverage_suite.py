@@ -171,15 +171,16 @@ def test_what_holds_today(quick_run):
                 assert b["max_rel_err"] <= MAX_RELATIVE_ERROR, (r["name"], g, backend)
 
 
-# Attention with a dynamic batch: torch-mlir splits the heads out of a
-# flattened batch with sizes it computes outside the ops (`(2 * batch) / 2`),
-# reads them in its broadcasts, and meets one flattened size as two
-# multiples. Each used to keep the attention outside requests at fusion
-# granularity ("a value is used before it is defined") or fail to plan a
-# reshape at op granularity.
+# Dynamic-batch exports whose sizes torch-mlir computes or reshapes: the
+# heads of an attention split out of a flattened batch with sizes computed
+# outside the ops (`(2 * batch) / 2`), read in its broadcasts, one flattened
+# size met as two multiples; a transposed convolution's zero-stuffed input
+# (an insert_slice of the batch's size); grouped convolutions with a group
+# dim. Each used to keep ops outside requests or fail to plan.
 @pytest.mark.parametrize("name", ["manual_attention", "sdpa_causal", "multihead_manual",
-                                  "nn_multihead_attention", "transformer_prenorm_sdpa"])
-def test_dynamic_attention_plans_inside_requests_and_stays_faithful(name):
+                                  "nn_multihead_attention", "transformer_prenorm_sdpa",
+                                  "conv_transpose2d", "unet_up", "conv2d_grouped"])
+def test_dynamic_sizes_plan_inside_requests_and_stay_faithful(name):
     if not (BIN / "dice-opt").exists():
         pytest.skip(f"no dice-opt in {BIN}")
     from measure import measure
