@@ -442,7 +442,10 @@ private:
   LogicalResult translateConvolution(linalg::LinalgOp op);
   LogicalResult translatePooling(linalg::LinalgOp op, StringRef fn,
                                  double identity, StringRef combine,
-                                 bool channelsLast = false);
+                                 bool channelsLast = false,
+                                 const std::vector<int64_t> *strides = nullptr,
+                                 const std::vector<int64_t> *dilations = nullptr);
+  LogicalResult translateWindowGeneric(linalg::GenericOp op);
   LogicalResult translateBroadcast(linalg::BroadcastOp op);
   LogicalResult translateStructured(linalg::LinalgOp op);
   LogicalResult translateTensorOp(Operation *op);
@@ -564,8 +567,17 @@ LogicalResult Builder::translate(Operation *op) {
         return translatePooling(mlir::cast<linalg::LinalgOp>(o), "sum_pool", 0.0, "add",
                                 /*channelsLast=*/true);
       })
-      .Case<linalg::LinalgOp>(
-          [&](linalg::LinalgOp l) { return translateStructured(l); })
+      .Case<linalg::LinalgOp>([&](linalg::LinalgOp l) {
+        // A pooling written as a generic renders as the pooling; the
+        // translation fails without a word when the generic is not one.
+        if (auto generic = dyn_cast<linalg::GenericOp>(l.getOperation())) {
+          std::string before = error;
+          if (succeeded(translateWindowGeneric(generic)))
+            return success();
+          error = before;
+        }
+        return translateStructured(l);
+      })
       .Case<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::PadOp,
             tensor::ExtractSliceOp, tensor::InsertSliceOp, tensor::ConcatOp,
             tensor::CastOp>([&](Operation *o) { return translateTensorOp(o); })
@@ -733,7 +745,9 @@ LogicalResult Builder::translateConvolution(linalg::LinalgOp op) {
 
 LogicalResult Builder::translatePooling(linalg::LinalgOp op, StringRef fn,
                                         double identity, StringRef combine,
-                                        bool channelsLast) {
+                                        bool channelsLast,
+                                        const std::vector<int64_t> *strides,
+                                        const std::vector<int64_t> *dilations) {
   TensorType out = *tensorType(op->getResult(0));
   auto x = get(op.getDpsInputOperand(0)->get());
   if (!x)
@@ -759,8 +773,9 @@ LogicalResult Builder::translatePooling(linalg::LinalgOp op, StringRef fn,
   // The second input only carries the window shape.
   auto window = mlir::cast<ShapedType>(op.getDpsInputOperand(1)->get().getType());
   size_t spatial = window.getRank();
-  std::vector<int64_t> stride = denseInts(op->getAttr("strides"), spatial);
-  std::vector<int64_t> dilation = denseInts(op->getAttr("dilations"), spatial);
+  std::vector<int64_t> stride = strides ? *strides : denseInts(op->getAttr("strides"), spatial);
+  std::vector<int64_t> dilation =
+      dilations ? *dilations : denseInts(op->getAttr("dilations"), spatial);
   std::map<std::string, std::vector<int64_t>> ints = {
       {"kernel", toStd(window.getShape())},
       {"stride", stride},
@@ -779,6 +794,85 @@ LogicalResult Builder::translatePooling(linalg::LinalgOp op, StringRef fn,
     return fail(op, error);
   values[op->getResult(0)] = *result;
   return success();
+}
+
+/// A pooling written as a generic (torch-mlir's 3-D max pooling): inputs
+/// (x, window), the window's loops the trailing reductions, x read at
+/// `d * stride + k * dilation` along each pooled dim and at the output's
+/// own index elsewhere, and a payload that combines x into the output with
+/// one maximumf or addf. Anything else is an ordinary generic.
+LogicalResult Builder::translateWindowGeneric(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
+    return failure();
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  auto window = dyn_cast<ShapedType>(op.getDpsInputOperand(1)->get().getType());
+  if (!window)
+    return failure();
+  unsigned outRank = maps[2].getNumResults(), reduced = window.getRank();
+  unsigned loops = op.getNumLoops();
+  if (reduced == 0 || reduced > outRank || loops != outRank + reduced ||
+      maps[0].getNumResults() != outRank)
+    return failure();
+  for (unsigned d = 0; d < outRank; ++d) // the output: the leading loops
+    if (maps[2].getResult(d) != getAffineDimExpr(d, op.getContext()))
+      return failure();
+  for (unsigned i = 0; i < loops; ++i)
+    if ((op.getIteratorTypesArray()[i] == utils::IteratorType::reduction) != (i >= outRank))
+      return failure();
+  for (unsigned k = 0; k < reduced; ++k)
+    if (maps[1].getResult(k) != getAffineDimExpr(outRank + k, op.getContext()))
+      return failure();
+  // `d * s` or `d`: the dim and its coefficient.
+  auto scaled = [](AffineExpr e) -> std::optional<std::pair<unsigned, int64_t>> {
+    if (auto dim = dyn_cast<AffineDimExpr>(e))
+      return std::pair{dim.getPosition(), int64_t{1}};
+    auto mul = dyn_cast<AffineBinaryOpExpr>(e);
+    if (!mul || mul.getKind() != AffineExprKind::Mul)
+      return std::nullopt;
+    auto dim = dyn_cast<AffineDimExpr>(mul.getLHS());
+    auto c = dyn_cast<AffineConstantExpr>(mul.getRHS());
+    if (!dim || !c || c.getValue() < 1)
+      return std::nullopt;
+    return std::pair{dim.getPosition(), c.getValue()};
+  };
+  std::vector<int64_t> strides, dilations;
+  unsigned first = outRank - reduced;
+  for (unsigned d = 0; d < outRank; ++d) {
+    AffineExpr e = maps[0].getResult(d);
+    if (d < first) {
+      if (e != getAffineDimExpr(d, op.getContext()))
+        return failure();
+      continue;
+    }
+    auto add = dyn_cast<AffineBinaryOpExpr>(e);
+    if (!add || add.getKind() != AffineExprKind::Add)
+      return failure();
+    auto lhs = scaled(add.getLHS()), rhs = scaled(add.getRHS());
+    if (lhs && rhs && lhs->first > rhs->first)
+      std::swap(lhs, rhs);
+    if (!lhs || !rhs || lhs->first != d || rhs->first != outRank + (d - first))
+      return failure();
+    strides.push_back(lhs->second);
+    dilations.push_back(rhs->second);
+  }
+  Block &body = op.getRegion().front();
+  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
+  Operation *combiner = yield && yield.getNumOperands() == 1
+                            ? yield.getOperand(0).getDefiningOp()
+                            : nullptr;
+  if (!combiner || &body.front() != combiner || combiner->getNumOperands() != 2)
+    return failure();
+  Value in = body.getArgument(0), acc = body.getArgument(2);
+  bool reads = (combiner->getOperand(0) == in && combiner->getOperand(1) == acc) ||
+               (combiner->getOperand(0) == acc && combiner->getOperand(1) == in);
+  if (!reads)
+    return failure();
+  if (isa<arith::MaximumFOp>(combiner))
+    return translatePooling(op, "max_pool", -std::numeric_limits<double>::infinity(),
+                            "maximum", false, &strides, &dilations);
+  if (isa<arith::AddFOp>(combiner))
+    return translatePooling(op, "sum_pool", 0.0, "add", false, &strides, &dilations);
+  return failure();
 }
 
 LogicalResult Builder::translateBroadcast(linalg::BroadcastOp op) {

@@ -190,7 +190,7 @@ case("min_values_indices", Lambda(lambda x: torch.min(x, dim=-1)), floats(3, 6))
 case("embedding_bag_sum", nn.EmbeddingBag(12, 5, mode="sum"), ints(3, 4, low=0, high=12))
 case("embedding_bag_sum_long_bags", nn.EmbeddingBag(9, 3, mode="sum"), ints(2, 7, low=0, high=9))
 
-# ------------------------------------------- grouped convs, 3-D channels-last pools
+# ----------------------------------------------- grouped convs, 3-D pooling
 # torch-mlir gives a grouped convolution the groups as a dim of their own
 # (linalg.conv_2d_ngchw_gfchw) and 3-D average pooling a channels-last
 # layout (linalg.pooling_ndhwc_sum between two transposes).
@@ -199,6 +199,11 @@ case("conv2d_groups", nn.Conv2d(4, 6, 3, groups=2, stride=2, bias=False), floats
 case("conv2d_depthwise_multiplier", nn.Conv2d(3, 6, 3, groups=3, dilation=2),
      floats(1, 3, 9, 8))
 case("avg_pool3d", nn.AvgPool3d(2), floats(2, 3, 4, 6, 4))
+# 3-D max pooling comes as a generic whose input map reads windows
+# (`d * stride + k * dilation`): the pooling it is.
+case("max_pool3d", nn.MaxPool3d(2), floats(2, 2, 4, 6, 6))
+case("max_pool3d_padded_dilated", nn.MaxPool3d(3, stride=2, padding=1, dilation=2),
+     floats(1, 2, 7, 8, 7))
 case("avg_pool3d_padded", nn.AvgPool3d(3, stride=2, padding=1), floats(1, 2, 5, 5, 6))
 
 # ------------------------------------------------------------ normalization
