@@ -310,16 +310,19 @@ private:
 
   //===--- Activations ------------------------------------------------------===//
 
-  /// 1 / (1 + exp(-x)).
+  /// 1 / (1 + exp(-x)), or reciprocal(1 + exp(-x)).
   std::optional<RefOp> sigmoid(int root) const {
     std::optional<int> x;
-    binary(root, "div", [&](int one, int d) {
-      return constantIs(one, 1) && binary(d, "add", [&](int e, int one2) {
-               std::optional<int> neg = unary(e, "exp");
-               x = neg && constantIs(one2, 1) ? unary(*neg, "neg") : std::nullopt;
-               return x.has_value();
-             });
-    });
+    auto onePlusExp = [&](int d) {
+      return binary(d, "add", [&](int e, int one) {
+        std::optional<int> neg = unary(e, "exp");
+        x = neg && constantIs(one, 1) ? unary(*neg, "neg") : std::nullopt;
+        return x.has_value();
+      });
+    };
+    std::optional<int> r = unary(root, "reciprocal");
+    if (!(r && onePlusExp(*r)))
+      binary(root, "div", [&](int one, int d) { return constantIs(one, 1) && onePlusExp(d); });
     return elementwise("sigmoid", root, x);
   }
 
@@ -346,21 +349,11 @@ private:
            fn == "layer_norm" || fn == "rms_norm";
   }
 
-  /// x * sigmoid(x), with sigmoid as itself or as 1 / (1 + exp(-x)).
+  /// x * sigmoid(x) (a decomposed sigmoid is raised before, at its own root).
   std::optional<RefOp> silu(int root) const {
     std::optional<int> x;
     binary(root, "mul", [&](int a, int s) {
-      auto onePlusExp = [&](int d) {
-        return binary(d, "add", [&](int e, int one) {
-          std::optional<int> neg = unary(e, "exp");
-          return neg && unary(*neg, "neg") == a && constantIs(one, 1);
-        });
-      };
-      bool recip = binary(s, "div", [&](int one, int d) {
-        return constantIs(one, 1) && onePlusExp(d);
-      });
-      std::optional<int> r = unary(s, "reciprocal");
-      if (unary(s, "sigmoid") == a || recip || (r && onePlusExp(*r)))
+      if (unary(s, "sigmoid") == a)
         x = a;
       return x.has_value();
     });

@@ -67,14 +67,13 @@ REPLAY_NAME = "block-replay.jsonl"
 # (kind, file). Kinds: honest (expected accepted), wrong (incorrect), slow,
 # deceptive. Every request has at least one, so a warm database answers all.
 CANDIDATES = {
-    "to sum div sub mul sum div to sum div to add rsqrt sub mul mul add":
-        [("honest", "layernorm.cu")],
+    "layer_norm": [("honest", "layernorm.cu")],
     "matmul add maximum": [("deceptive", "linear_relu_torch.cu"),
                            ("honest", "linear_relu.cu")],
-    "matmul add div erf add mul mul add": [("wrong", "linear_gelu_wrong.cu"),
-                                           ("honest", "linear_gelu_residual.cu")],
+    "matmul add gelu add": [("wrong", "linear_gelu_wrong.cu"),
+                            ("honest", "linear_gelu_residual.cu")],
     "matmul add": [("slow", "linear_slow.cu")],
-    "amax sub exp sum div": [("honest", EXAMPLE_KERNELS / "row_softmax.cu")],
+    "softmax": [("honest", EXAMPLE_KERNELS / "row_softmax.cu")],
 }
 EXPECTED_STATUS = {"honest": "accepted", "wrong": "incorrect", "slow": "slow",
                    "deceptive": "deceptive"}

@@ -30,20 +30,12 @@ sys.path.insert(0, str(SOURCE_ROOT / "test" / "torch_models"))
 
 from dice.plan import run_plan  # noqa: E402
 from dice.torch_mlir_import import export_linalg_on_tensors  # noqa: E402
+from faithfulness_models import Lambda  # noqa: E402
 
 # The vocabulary's compound functions (docs/reference-program.md).
 COMPOUND = {"silu", "gelu", "gelu_tanh", "softplus", "mish", "hardsigmoid", "hardswish",
             "softmax", "log_softmax", "logsumexp", "layer_norm", "rms_norm"}
 MAX_RELATIVE_ERROR = 1e-5
-
-
-class Lambda(nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *inputs):
-        return self.fn(*inputs)
 
 
 class Affine(nn.Module):
