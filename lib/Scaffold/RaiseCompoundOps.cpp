@@ -63,10 +63,10 @@ public:
     if (!op || !isFloatingPoint(op->type.dtype))
       return std::nullopt;
     for (auto pattern :
-         {&Matcher::sigmoid, &Matcher::silu, &Matcher::geluErf, &Matcher::geluTanh, &Matcher::softplus,
-          &Matcher::mish, &Matcher::hardsigmoid, &Matcher::hardswish, &Matcher::softmax,
-          &Matcher::logSoftmax, &Matcher::logsumexp, &Matcher::layerNorm, &Matcher::rmsNorm,
-          &Matcher::normWeight, &Matcher::normBias, &Matcher::narrowed})
+         {&Matcher::sigmoid, &Matcher::silu, &Matcher::geluErf, &Matcher::geluTanh,
+          &Matcher::softplus, &Matcher::mish, &Matcher::hardsigmoid, &Matcher::hardswish,
+          &Matcher::softmax, &Matcher::logSoftmax, &Matcher::logsumexp, &Matcher::layerNorm,
+          &Matcher::rmsNorm, &Matcher::normWeight, &Matcher::normBias, &Matcher::narrowed})
       if (std::optional<RefOp> compound = (this->*pattern)(root))
         return compound;
     return std::nullopt;
@@ -335,7 +335,10 @@ private:
     if (!f || !isCompound(f->fn) || f->args.size() != 1 || usesOf(*wide) != 1)
       return std::nullopt;
     std::optional<int> x = unary(f->args[0], "to");
-    if (!x || type(*x).dtype != type(root).dtype || type(*x).shape != type(f->args[0]).shape)
+    DType narrow = type(root).dtype;
+    if (!x || (narrow != DType::Float16 && narrow != DType::BFloat16) ||
+        type(*wide).dtype != DType::Float32 || type(*x).dtype != narrow ||
+        type(*x).shape != type(f->args[0]).shape)
       return std::nullopt;
     RefOp op = *f;
     op.args = {*x};

@@ -116,6 +116,32 @@ TEST(RaiseCompoundOps, ConstantsMatchAtTheirDtypesPrecision) {
   }
 }
 
+/// softmax(x.to(wide)).to(x's dtype), the softmax decomposed in `wide`.
+ReferenceProgram castSoftmax(DType narrow, DType wide) {
+  TensorType in{{4, 8}, narrow}, w{{4, 8}, wide};
+  Builder b({in});
+  int up = b.op("to", {0}, w);
+  TensorType row{{4}, wide}, kept{{4, 1}, wide};
+  int m = b.op("reshape", {b.op("amax", {up}, row, {{"dims", {1}}})}, kept);
+  int e = b.op("exp", {b.op("sub", {up, m}, w)}, w);
+  int s = b.op("reshape", {b.op("sum", {e}, row, {{"dims", {1}}})}, kept);
+  b.p.outputs = {b.op("to", {b.op("div", {e, s}, w)}, in)};
+  return b.p;
+}
+
+TEST(RaiseCompoundOps, HalfPrecisionComputedInFloatIsTheHalfFunction) {
+  // PyTorch computes a float16 softmax in float32 and rounds once.
+  ReferenceProgram half = castSoftmax(DType::Float16, DType::Float32);
+  raiseCompoundOps(half);
+  ASSERT_EQ(fns(half), std::vector<std::string>{"softmax"});
+  EXPECT_EQ(half.ops[0].type.dtype, DType::Float16);
+  EXPECT_EQ(half.ops[0].args, std::vector<int>{0});
+  // A float32 softmax computed in float64 is not float32's softmax.
+  ReferenceProgram single = castSoftmax(DType::Float32, DType::Float64);
+  raiseCompoundOps(single);
+  EXPECT_EQ(fns(single), (std::vector<std::string>{"to", "softmax", "to"}));
+}
+
 TEST(RaiseCompoundOps, ReshapeChainsFold) {
   Builder b({kRows});
   int r1 = b.op("reshape", {0}, TensorType{{32}, DType::Float32});
