@@ -330,18 +330,24 @@ private:
   /// bfloat16 functions in float32 and rounds once, as PyTorch's own kernels
   /// for them do. `f` is a function raised before, of the cast input alone.
   std::optional<RefOp> narrowed(int root) const {
-    std::optional<int> wide = unary(root, "to");
-    const RefOp *f = wide ? def(*wide) : nullptr;
-    if (!f || !isCompound(f->fn) || f->args.size() != 1 || usesOf(*wide) != 1)
+    const RefOp *down = def(root);
+    if (!down || down->fn != "to" || down->args.size() != 1)
       return std::nullopt;
-    std::optional<int> x = unary(f->args[0], "to");
+    int wide = down->args[0];
+    const RefOp *f = def(wide);
+    if (!f || !isCompound(f->fn) || f->args.size() != 1 || usesOf(wide) != 1)
+      return std::nullopt;
+    const RefOp *up = def(f->args[0]);
+    if (!up || up->fn != "to" || up->args.size() != 1)
+      return std::nullopt;
+    int x = up->args[0];
     DType narrow = type(root).dtype;
-    if (!x || (narrow != DType::Float16 && narrow != DType::BFloat16) ||
-        type(*wide).dtype != DType::Float32 || type(*x).dtype != narrow ||
-        type(*x).shape != type(f->args[0]).shape)
+    if ((narrow != DType::Float16 && narrow != DType::BFloat16) ||
+        type(wide).dtype != DType::Float32 || type(x).dtype != narrow ||
+        type(x).shape != type(f->args[0]).shape)
       return std::nullopt;
     RefOp op = *f;
-    op.args = {*x};
+    op.args = {x};
     return op;
   }
 
