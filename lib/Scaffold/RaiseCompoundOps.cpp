@@ -532,10 +532,12 @@ private:
     return r;
   }
 
-  static std::optional<RefOp> rowFunction(const char *fn, const Reduction &r) {
-    if (r.dims.size() != 1)
+  /// `fn(source, dim)` for a softmax-like `root` over one dim of its source.
+  std::optional<RefOp> rowFunction(const char *fn, int root,
+                                   const std::optional<Reduction> &r) const {
+    if (!r || r->dims.size() != 1 || !sameType(root, r->source))
       return std::nullopt;
-    return compound(fn, {r.source}, {{"dim", r.dims}});
+    return compound(fn, {r->source}, {{"dim", r->dims}});
   }
 
   /// e / sum(e) with e = exp(x - max(x)), over one dim.
@@ -549,9 +551,7 @@ private:
         r.reset();
       return r.has_value();
     });
-    if (!r || !sameType(root, r->source))
-      return std::nullopt;
-    return rowFunction("softmax", *r);
+    return rowFunction("softmax", root, r);
   }
 
   /// s - log(sum(exp(s))) with s = x - max(x), over one dim.
@@ -566,9 +566,7 @@ private:
         r.reset();
       return r.has_value();
     });
-    if (!r || !sameType(root, r->source))
-      return std::nullopt;
-    return rowFunction("log_softmax", *r);
+    return rowFunction("log_softmax", root, r);
   }
 
   /// log(sum(exp(x - m))) + m, m the guarded max of x over dims.

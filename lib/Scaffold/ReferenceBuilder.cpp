@@ -442,9 +442,13 @@ private:
   LogicalResult translateConvolution(linalg::LinalgOp op);
   LogicalResult translatePooling(linalg::LinalgOp op, StringRef fn,
                                  double identity, StringRef combine,
-                                 bool channelsLast = false,
-                                 const std::vector<int64_t> *strides = nullptr,
-                                 const std::vector<int64_t> *dilations = nullptr);
+                                 bool channelsLast = false);
+  /// The pooling `fn` of `op`'s first input over windows of its second
+  /// input's shape.
+  LogicalResult pool(linalg::LinalgOp op, StringRef fn, double identity,
+                     StringRef combine, bool channelsLast,
+                     const std::vector<int64_t> &stride,
+                     const std::vector<int64_t> &dilation);
   LogicalResult translateWindowGeneric(linalg::GenericOp op);
   LogicalResult translateBroadcast(linalg::BroadcastOp op);
   LogicalResult translateStructured(linalg::LinalgOp op);
@@ -745,9 +749,17 @@ LogicalResult Builder::translateConvolution(linalg::LinalgOp op) {
 
 LogicalResult Builder::translatePooling(linalg::LinalgOp op, StringRef fn,
                                         double identity, StringRef combine,
-                                        bool channelsLast,
-                                        const std::vector<int64_t> *strides,
-                                        const std::vector<int64_t> *dilations) {
+                                        bool channelsLast) {
+  size_t spatial = mlir::cast<ShapedType>(op.getDpsInputOperand(1)->get().getType()).getRank();
+  return pool(op, fn, identity, combine, channelsLast,
+              denseInts(op->getAttr("strides"), spatial),
+              denseInts(op->getAttr("dilations"), spatial));
+}
+
+LogicalResult Builder::pool(linalg::LinalgOp op, StringRef fn, double identity,
+                            StringRef combine, bool channelsLast,
+                            const std::vector<int64_t> &stride,
+                            const std::vector<int64_t> &dilation) {
   TensorType out = *tensorType(op->getResult(0));
   auto x = get(op.getDpsInputOperand(0)->get());
   if (!x)
@@ -760,10 +772,9 @@ LogicalResult Builder::translatePooling(linalg::LinalgOp op, StringRef fn,
     std::vector<int64_t> toFirst = {0, static_cast<int64_t>(rank - 1)};
     for (size_t d = 1; d + 1 < rank; ++d)
       toFirst.push_back(static_cast<int64_t>(d));
-    toLast = {0};
-    for (size_t d = 2; d < rank; ++d)
-      toLast.push_back(static_cast<int64_t>(d));
-    toLast.push_back(1);
+    toLast.resize(rank);
+    for (size_t d = 0; d < rank; ++d)
+      toLast[toFirst[d]] = static_cast<int64_t>(d);
     input = permute(input, toFirst);
     std::vector<int64_t> shape;
     for (int64_t d : toFirst)
@@ -773,9 +784,6 @@ LogicalResult Builder::translatePooling(linalg::LinalgOp op, StringRef fn,
   // The second input only carries the window shape.
   auto window = mlir::cast<ShapedType>(op.getDpsInputOperand(1)->get().getType());
   size_t spatial = window.getRank();
-  std::vector<int64_t> stride = strides ? *strides : denseInts(op->getAttr("strides"), spatial);
-  std::vector<int64_t> dilation =
-      dilations ? *dilations : denseInts(op->getAttr("dilations"), spatial);
   std::map<std::string, std::vector<int64_t>> ints = {
       {"kernel", toStd(window.getShape())},
       {"stride", stride},
@@ -868,10 +876,10 @@ LogicalResult Builder::translateWindowGeneric(linalg::GenericOp op) {
   if (!reads)
     return failure();
   if (isa<arith::MaximumFOp>(combiner))
-    return translatePooling(op, "max_pool", -std::numeric_limits<double>::infinity(),
-                            "maximum", false, &strides, &dilations);
+    return pool(op, "max_pool", -std::numeric_limits<double>::infinity(), "maximum",
+                /*channelsLast=*/false, strides, dilations);
   if (isa<arith::AddFOp>(combiner))
-    return translatePooling(op, "sum_pool", 0.0, "add", false, &strides, &dilations);
+    return pool(op, "sum_pool", 0.0, "add", /*channelsLast=*/false, strides, dilations);
   return failure();
 }
 
