@@ -13,6 +13,7 @@
 
 #include "CheckSteps.h"
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -80,8 +81,14 @@ private:
                              const DynamicCheckRequest &request,
                              DynamicCheckOutcome &outcome);
 
+  /// Adds the wall time since the previous lap to
+  /// details["phase_ms"][phase]: where a verdict's time goes (docs/verifier.md,
+  /// "Where a verdict's time goes").
+  void lap(DynamicCheckOutcome &outcome, const char *phase);
+
   CheckDevice device;
   std::unique_ptr<KernelTracer> tracer;
+  std::chrono::steady_clock::time_point lastLap;
   CheckerInfo checkerInfo;
   DeviceSpeed speed;
   /// A dynamic program at sizes other than its examples: every other trial

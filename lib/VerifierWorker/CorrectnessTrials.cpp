@@ -351,8 +351,11 @@ void Checker::checkOnCuda(const c10::OperatorHandle &op,
     trialLog.push_back(entry);
   }
   finish();
-  if (request.comparison == Comparison::Scaled &&
-      !checkScaledInputs(op, request, outcome))
+  lap(outcome, "trials");
+  bool scaledPassed = request.comparison != Comparison::Scaled ||
+                      checkScaledInputs(op, request, outcome);
+  lap(outcome, "scaled_trials");
+  if (!scaledPassed)
     return;
 
   if (!traceIssue.empty()) {
@@ -365,6 +368,7 @@ void Checker::checkOnCuda(const c10::OperatorHandle &op,
     return;
   }
   timeAndJudge(op, request, outcome);
+  lap(outcome, "judgement");
   firstResults.clear();
   firstSnapshot.clear();
   firstReference.clear();

@@ -58,6 +58,7 @@ namespace dynamic_check {
 
 DynamicCheckOutcome Checker::check(const DynamicCheckRequest &request) {
   DynamicCheckOutcome outcome;
+  lastLap = std::chrono::steady_clock::now();
   Verdict &verdict = outcome.verdict;
   verdict.fingerprint = request.fingerprint;
   verdict.candidateHash = request.candidateHash;
@@ -78,6 +79,7 @@ DynamicCheckOutcome Checker::check(const DynamicCheckRequest &request) {
   }
   try {
     std::optional<c10::OperatorHandle> op = load(atExample, outcome);
+    lap(outcome, "load");
     if (op) {
       if (device == CheckDevice::Cuda)
         checkOnCuda(*op, atExample, outcome);
@@ -104,6 +106,14 @@ DynamicCheckOutcome Checker::check(const DynamicCheckRequest &request) {
     clearMeasurements(verdict);
   }
   return outcome;
+}
+
+void Checker::lap(DynamicCheckOutcome &outcome, const char *phase) {
+  auto now = std::chrono::steady_clock::now();
+  double ms = std::chrono::duration<double, std::milli>(now - lastLap).count();
+  lastLap = now;
+  Json &phases = outcome.details["phase_ms"];
+  phases[phase] = (phases.contains(phase) ? phases[phase].get<double>() : 0.0) + ms;
 }
 
 void Checker::setVerdict(Verdict &verdict, VerdictStatus status,

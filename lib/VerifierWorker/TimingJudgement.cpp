@@ -143,9 +143,12 @@ void Checker::timeAndJudge(const c10::OperatorHandle &op,
                    exceptionMessage(e));
     return;
   }
+  lap(outcome, "timing_candidate");
   // The timed runs called the candidate many times on one input; what it
   // returns after them must still be right.
-  if (!checkStateAcrossCalls(op, request, outcome))
+  bool stateKept = checkStateAcrossCalls(op, request, outcome);
+  lap(outcome, "state_across_calls");
+  if (!stateKept)
     return;
   Json timing = {{"measure", deviceTime ? "device_time" : "event_time"},
                  {"runs", kernel.runs},
@@ -179,6 +182,7 @@ void Checker::timeAndJudge(const c10::OperatorHandle &op,
                  "cannot time the reference program's kernels: " + failure.message);
       return;
     }
+    lap(outcome, "timing_baseline");
     verdict.baselines["reference"] = baseline.medianMs;
     baselines["reference"] = {{"median_ms", baseline.medianMs},
                               {"min_ms", baseline.minMs},

@@ -33,13 +33,14 @@ def libraries(tmp_path_factory):
     cache = tmp_path_factory.mktemp("light-cache")
     proc = subprocess.run(
         [str(TESTS), "--gtest_filter=LightBuild.HonestAddRegistersFromCpp:"
-                     "LightBuild.CpuOnlyCandidateBuildsLight"],
+                     "LightBuild.CpuOnlyCandidateBuildsLight:"
+                     "LightBuild.MessagesFormatLikeLibTorch"],
         env={**os.environ, "DICE_KERNEL_BUILD_TEST_CACHE": str(cache)},
         capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "[  SKIPPED" not in proc.stdout, proc.stdout
     found = {p.name: p for p in cache.rglob("k_light_*.so")}
-    assert {"k_light_add.so", "k_light_cpu.so"} <= set(found), found
+    assert {"k_light_add.so", "k_light_cpu.so", "k_light_messages.so"} <= set(found), found
     for library in found.values():
         torch.ops.load_library(str(library))
     return found
@@ -79,3 +80,13 @@ def test_candidate_host_code_runs_through_the_dispatcher(libraries):
     assert x0[0, 0].item() == 0
     with pytest.raises(RuntimeError, match="x0 must be 2-D, got 1 dims"):
         cuda_kernel(torch.ops.dice.k_light_cpu)(torch.ones(3), x1)
+
+
+def test_messages_format_as_libtorch_formats_them(libraries):
+    # What c10::str writes for the same arguments in LibTorch (an
+    # ostringstream): sizes as a list, dtype and device by name, floats
+    # with 6 significant digits, bools as 1.
+    with pytest.raises(RuntimeError) as raised:
+        cuda_kernel(torch.ops.dice.k_light_messages)(torch.ones(2, 3))
+    assert ("x0 is 2-D: sizes [2, 3], dtype Float, device cpu, scale 2.5, "
+            "half 1.5, flag 1, count 6000000000000") in str(raised.value)

@@ -352,6 +352,34 @@ std::vector<torch::Tensor> dice_forward(torch::Tensor x0, torch::Tensor x1) {
   EXPECT_EQ(result.mode, KernelBuildMode::Light);
 }
 
+TEST_F(LightBuild, MessagesFormatLikeLibTorch) {
+  // Used by test_light_build.py: TORCH_CHECK and c10::str take what
+  // LibTorch's take, std::string where the candidate includes <string>,
+  // and the light types print on a std::ostream where it includes
+  // <iostream> (the light header includes neither).
+  std::string source = R"(#include <torch/extension.h>
+#include <iostream>
+#include <string>
+torch::Tensor dice_forward(torch::Tensor x0) {
+  std::string name = "x0";
+  std::cerr << "shape " << x0.sizes() << " " << x0.scalar_type() << " "
+            << x0.device() << std::endl;
+  std::string said = c10::str(name, " is ", x0.dim(), "-D");
+  TORCH_CHECK(x0.dim() == 1, said, ": sizes ", x0.sizes(), ", dtype ",
+              x0.scalar_type(), ", device ", x0.device(), ", scale ", 2.5,
+              ", half ", at::Half(1.5f), ", flag ", true, ", count ",
+              x0.numel() * 1000000000000LL);
+  return x0;
+}
+)";
+  KernelBuildResult result = buildKernelLibrary(
+      {"light_messages", "torch::Tensor dice_forward(torch::Tensor x0);",
+       source},
+      options);
+  ASSERT_TRUE(result.ok()) << result.reason << "\n" << result.diagnostics;
+  EXPECT_EQ(result.mode, KernelBuildMode::Light);
+}
+
 TEST_F(LightBuild, ApiBeyondTheLightHeaderFallsBackToFull) {
   // Tensor arithmetic is not in the light API; the full headers have it.
   std::string source = R"(#include <torch/extension.h>

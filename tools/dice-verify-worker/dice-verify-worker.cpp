@@ -380,13 +380,18 @@ int main(int argc, char **argv) {
       std::fflush(nullptr);
       std::_Exit(kPoisonedExitCode);
     }
+    // Where the check's time went, for the log (docs/verifier.md).
+    std::string phases = outcome.details.contains("phase_ms")
+                             ? " " + outcome.details["phase_ms"].dump()
+                             : "";
     reply["verdict"] = Json::parse(outcome.verdict.toJson());
     reply["details"] = std::move(outcome.details);
     reply["exit"] = outcome.contextPoisoned;
-    std::fprintf(stderr, "dice-verify-worker: request %lld: %s\n",
+    std::fprintf(stderr, "dice-verify-worker: request %lld: %s%s\n",
                  static_cast<long long>(json["id"].get<int64_t>()),
                  std::string(dice::verdictStatusName(outcome.verdict.status))
-                     .c_str());
+                     .c_str(),
+                 phases.c_str());
     bool written = writeLine(replyFd, reply);
     if (outcome.contextPoisoned || !written) {
       std::fflush(nullptr);
