@@ -116,7 +116,20 @@ def run_dice_verify(build_dir, candidates, scratch, jobs):
                           capture_output=True, text=True)
     wall = time.time() - start
     verdicts = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
-    return wall, verdicts, proc.stderr[-3000:]
+    return wall, verdicts, proc.stderr[-3000:], worker_phases(cache)
+
+
+def worker_phases(cache):
+    """Where the workers' time went: each check's phase_ms, from their logs
+    ("dice-verify-worker: request N: STATUS {phases}")."""
+    phases = []
+    for log in sorted(cache.rglob("worker.log")):
+        for line in log.read_text(errors="replace").splitlines():
+            head, brace, rest = line.partition(" {")
+            if brace and head.startswith("dice-verify-worker: request"):
+                phases.append({"status": head.rsplit(" ", 1)[-1],
+                               **json.loads("{" + rest)})
+    return phases
 
 
 def main():
@@ -126,6 +139,8 @@ def main():
     parser.add_argument("--sequential", type=int, default=4,
                         help="candidates timed one at a time by the load_inline flow")
     parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--dice-only", action="store_true",
+                        help="time dice-verify only (no load_inline flow, no ratios)")
     args = parser.parse_args()
     cores = os.cpu_count() or 1
     candidates = honest_candidates()
@@ -135,31 +150,41 @@ def main():
     # One at a time: the time a user waits for one verdict.
     dice_one = []
     for c in candidates:
-        wall, verdicts, log = run_dice_verify(args.build, [c], scratch, 1)
+        wall, verdicts, log, phases = run_dice_verify(args.build, [c], scratch, 1)
         dice_one.append({"name": c["name"], "seconds": wall,
                          "status": verdicts[0]["status"] if verdicts else "error",
-                         "compile_ms": verdicts[0].get("compile_ms") if verdicts else None})
+                         "compile_ms": verdicts[0].get("compile_ms") if verdicts else None,
+                         "check_phase_ms": phases[0] if phases else None})
         print(f"dice-verify  {c['name']:32s} {wall:7.2f} s  {dice_one[-1]['status']}", flush=True)
     li_one = []
-    for c in candidates[: args.sequential]:
+    for c in candidates[: 0 if args.dice_only else args.sequential]:
         verdict = run_load_inline(args.python, c, scratch)
         li_one.append({"name": c["name"], **verdict})
         print(f"load_inline  {c['name']:32s} {verdict['wall_seconds']:7.2f} s  {verdict['status']}", flush=True)
 
     # All at once, every core building.
-    dice_all_wall, dice_all, log = run_dice_verify(args.build, candidates, scratch, cores)
+    dice_all_wall, dice_all, log, dice_all_phases = run_dice_verify(
+        args.build, candidates, scratch, cores)
+    print(f"dice-verify  all {len(candidates)} at once {dice_all_wall:7.2f} s", flush=True)
+    dice_median = statistics.median(r["seconds"] for r in dice_one)
+    results["dice_verify"] = {"per_candidate": dice_one, "median_seconds": dice_median,
+                              "batch_wall_seconds": dice_all_wall,
+                              "batch_statuses": [v["status"] for v in dice_all],
+                              "batch_compile_ms": [v.get("compile_ms") for v in dice_all],
+                              "batch_check_phase_ms": dice_all_phases,
+                              "throughput_per_minute": 60 * len(candidates) / dice_all_wall}
+    if args.dice_only:
+        if args.json:
+            Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
+        shutil.rmtree(scratch, ignore_errors=True)
+        return
     start = time.time()
     with ThreadPoolExecutor(max_workers=cores) as pool:
         li_all = list(pool.map(lambda c: run_load_inline(args.python, c, scratch), candidates))
     li_all_wall = time.time() - start
 
-    dice_median = statistics.median(r["seconds"] for r in dice_one)
     li_median = statistics.median(r["wall_seconds"] for r in li_one)
     results.update({
-        "dice_verify": {"per_candidate": dice_one, "median_seconds": dice_median,
-                        "batch_wall_seconds": dice_all_wall,
-                        "batch_statuses": [v["status"] for v in dice_all],
-                        "throughput_per_minute": 60 * len(candidates) / dice_all_wall},
         "load_inline": {"per_candidate": li_one, "median_seconds": li_median,
                         "batch_wall_seconds": li_all_wall,
                         "batch_statuses": [v["status"] for v in li_all],
