@@ -102,7 +102,7 @@ def run_load_inline(python, candidate, scratch):
     return verdict
 
 
-def run_dice_verify(build_dir, candidates, scratch, jobs):
+def run_dice_verify(build_dir, candidates, scratch, jobs, workers=0):
     cache = Path(tempfile.mkdtemp(dir=scratch))
     batch = cache / "batch.jsonl"
     with batch.open("w") as f:
@@ -112,24 +112,14 @@ def run_dice_verify(build_dir, candidates, scratch, jobs):
                                 "program": c["program"]}) + "\n")
     start = time.time()
     proc = subprocess.run([str(Path(build_dir) / "bin" / "dice-verify"), "--batch", str(batch),
-                           "--jobs", str(jobs), "--cache", str(cache), "--json"],
+                           "--jobs", str(jobs), "--cache", str(cache), "--json", "--timings"]
+                          + (["--workers", str(workers)] if workers else []),
                           capture_output=True, text=True)
     wall = time.time() - start
     verdicts = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
-    return wall, verdicts, proc.stderr[-3000:], worker_phases(cache)
-
-
-def worker_phases(cache):
-    """Where the workers' time went: each check's phase_ms, from their logs
-    ("dice-verify-worker: request N: STATUS {phases}")."""
-    phases = []
-    for log in sorted(cache.rglob("worker.log")):
-        for line in log.read_text(errors="replace").splitlines():
-            head, brace, rest = line.partition(" {")
-            if brace and head.startswith("dice-verify-worker: request"):
-                phases.append({"status": head.rsplit(" ", 1)[-1],
-                               **json.loads("{" + rest)})
-    return phases
+    timings = [json.loads(line.split("timings: ", 1)[1]) for line in proc.stderr.splitlines()
+               if line.startswith("dice-verify: timings: ")]
+    return wall, verdicts, proc.stderr[-3000:], timings
 
 
 def main():
@@ -139,6 +129,8 @@ def main():
     parser.add_argument("--sequential", type=int, default=4,
                         help="candidates timed one at a time by the load_inline flow")
     parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--workers", type=int, default=0,
+                        help="GPU workers for the batch (default: dice-verify's)")
     parser.add_argument("--dice-only", action="store_true",
                         help="time dice-verify only (no load_inline flow, no ratios)")
     args = parser.parse_args()
@@ -154,7 +146,7 @@ def main():
         dice_one.append({"name": c["name"], "seconds": wall,
                          "status": verdicts[0]["status"] if verdicts else "error",
                          "compile_ms": verdicts[0].get("compile_ms") if verdicts else None,
-                         "check_phase_ms": phases[0] if phases else None})
+                         "check_phase_ms": phases[0]["phase_ms"] if phases else None})
         print(f"dice-verify  {c['name']:32s} {wall:7.2f} s  {dice_one[-1]['status']}", flush=True)
     li_one = []
     for c in candidates[: 0 if args.dice_only else args.sequential]:
@@ -164,14 +156,14 @@ def main():
 
     # All at once, every core building.
     dice_all_wall, dice_all, log, dice_all_phases = run_dice_verify(
-        args.build, candidates, scratch, cores)
+        args.build, candidates, scratch, cores, args.workers)
     print(f"dice-verify  all {len(candidates)} at once {dice_all_wall:7.2f} s", flush=True)
     dice_median = statistics.median(r["seconds"] for r in dice_one)
     results["dice_verify"] = {"per_candidate": dice_one, "median_seconds": dice_median,
                               "batch_wall_seconds": dice_all_wall,
                               "batch_statuses": [v["status"] for v in dice_all],
                               "batch_compile_ms": [v.get("compile_ms") for v in dice_all],
-                              "batch_check_phase_ms": dice_all_phases,
+                              "batch_timings": dice_all_phases,
                               "throughput_per_minute": 60 * len(candidates) / dice_all_wall}
     if args.dice_only:
         if args.json:

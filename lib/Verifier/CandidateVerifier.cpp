@@ -47,6 +47,7 @@ struct Pending {
   std::string cudaSource;
   bool decided = false; ///< the verdict is final before the build
   std::string artifactPath; ///< the built kernel library
+  std::map<std::string, double> checkPhaseMs; ///< the worker's phase times
   /// Times measured elsewhere, in ms by name ("eager", "inductor"; device
   /// times, BaselineTimes.h). With baseline = "eager" none, and the worker
   /// times the reference program by events.
@@ -348,6 +349,11 @@ void judgeOutcome(Pending &p, const WorkerOutcome &outcome,
            "the GPU worker's verdict is malformed: " + verdict.error().message);
     return;
   }
+  if (reply.contains("details") && reply["details"].contains("phase_ms") &&
+      reply["details"]["phase_ms"].is_object())
+    for (const auto &[phase, ms] : reply["details"]["phase_ms"].items())
+      if (ms.is_number())
+        p.checkPhaseMs[phase] = ms.get<double>();
   std::optional<double> compileMs = p.verdict.compileMs;
   p.verdict = std::move(*verdict);
   p.verdict.compileMs = compileMs;
@@ -572,6 +578,7 @@ PipelineVerifier::verify(const std::vector<VerificationRequest> &requests) {
   for (size_t i = 0; i < requests.size(); ++i) {
     results[i].verdict = std::move(pending[i].verdict);
     results[i].cudaSource = std::move(pending[i].cudaSource);
+    results[i].checkPhaseMs = std::move(pending[i].checkPhaseMs);
   }
   return results;
 }

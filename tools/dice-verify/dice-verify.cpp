@@ -125,7 +125,7 @@ int main(int argc, char **argv) {
   CandidateVerifierOptions options;
   options.build = defaultKernelBuildOptions(cache);
   options.workerPath = defaultWorkerPath();
-  bool json = false, allowUnverified = false;
+  bool json = false, allowUnverified = false, timings = false;
   bool progress = isatty(STDERR_FILENO);
 
   CommandLine cl("dice-verify", kOverview,
@@ -218,6 +218,9 @@ int main(int argc, char **argv) {
       ->type_name("n")
       ->capture_default_str();
   cl.add_flag("--json", json, "JSON lines of verdicts instead of a table");
+  cl.add_flag("--timings", timings,
+              "print where each verdict's time went to stderr: the build's "
+              "ms and the worker's ms per check phase, one JSON object a line");
   cl.add_option("--artifacts", artifactsDir,
                 "copy each built kernel library to <dir>/<candidate_hash>.so")
       ->type_name("dir");
@@ -314,6 +317,15 @@ int main(int argc, char **argv) {
       }
     }
   }
+  if (timings)
+    for (size_t i = 0; i < results.size(); ++i) {
+      nlohmann::json line = {{"name", candidates[i].name},
+                             {"status", verdictStatusName(results[i].verdict.status)},
+                             {"phase_ms", results[i].checkPhaseMs}};
+      if (results[i].verdict.compileMs)
+        line["compile_ms"] = *results[i].verdict.compileMs;
+      std::fprintf(stderr, "dice-verify: timings: %s\n", line.dump().c_str());
+    }
   if (json)
     for (const VerificationResult &r : results)
       std::printf("%s\n", r.verdict.toJson().c_str());

@@ -16,6 +16,7 @@
 #include "dice/VerifierCore/Verdict.h"
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,6 +39,9 @@ struct VerificationResult {
   Verdict verdict;
   std::string cudaSource;   ///< the extracted hole; empty when none
   std::string artifactPath; ///< the kernel library; empty when none was built
+  /// Where the worker's time went, in ms by phase ("load", "trials",
+  /// "scaled_trials", "timing_candidate", ...); empty when no worker ran it.
+  std::map<std::string, double> checkPhaseMs;
 };
 
 struct CandidateVerifierOptions {
