@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -33,6 +34,7 @@
 #include <thread>
 #include <utility>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -168,12 +170,11 @@ unsigned verifierWorkerCount(const VerifierConfig &checks, bool onCpu,
                              size_t candidates) {
   if (checks.workers > 0)
     return unsigned(checks.workers);
-  if (!onCpu)
-    return 1;
-  // One per core, but no more than the candidates: each is a LibTorch
-  // process, started before the first check.
-  size_t cores = std::max(1u, std::thread::hardware_concurrency());
-  return unsigned(std::clamp<size_t>(candidates, 1, cores));
+  // No more than the candidates: each is a LibTorch process, started
+  // before the first check.
+  size_t most = onCpu ? std::max(1u, std::thread::hardware_concurrency())
+                      : kGpuWorkers;
+  return unsigned(std::clamp<size_t>(candidates, 1, most));
 }
 
 KernelBuildOptions defaultKernelBuildOptions(const std::string &cacheDir) {
@@ -209,6 +210,13 @@ class PipelineVerifier final : public CandidateVerifier {
 public:
   explicit PipelineVerifier(CandidateVerifierOptions options)
       : options(std::move(options)) {}
+  ~PipelineVerifier() override {
+    pool.reset();
+    if (!deviceLock.empty()) {
+      unlink(deviceLock.c_str());
+      unlink((deviceLock + ".turnstile").c_str());
+    }
+  }
 
   std::vector<VerificationResult>
   verify(const std::vector<VerificationRequest> &requests) override;
@@ -241,7 +249,30 @@ private:
   /// Kept across verify() calls: a warm worker has its CUDA context and
   /// its device measurements already.
   std::unique_ptr<WorkerPool> pool;
+  /// The workers' device lock file, when there are several GPU workers.
+  std::string deviceLock;
 };
+
+/// Creates the files of the workers' device lock (DeviceLock.h in the
+/// worker) under `dir` (or $TMPDIR) and returns the lock's path; empty when
+/// they cannot be made.
+std::string createDeviceLock(const std::string &dir) {
+  const char *tmp = std::getenv("TMPDIR");
+  std::string base = !dir.empty() ? dir : std::string(tmp && *tmp ? tmp : "/tmp");
+  std::error_code ec;
+  std::filesystem::create_directories(base, ec);
+  std::string pattern = base + "/dice-device-lock-XXXXXX";
+  int fd = mkstemp(pattern.data());
+  if (fd < 0)
+    return "";
+  close(fd);
+  int turnstile = open((pattern + ".turnstile").c_str(),
+                       O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (turnstile < 0)
+    return "";
+  close(turnstile);
+  return pattern;
+}
 
 /// The pool is made on the first verify() that runs checks and kept; its
 /// size comes from that call's candidates when verifier.workers is 0.
@@ -256,6 +287,15 @@ WorkerPool *PipelineVerifier::workerPool(bool onCpu, size_t candidates) {
   }
   poolOptions.workers = verifierWorkerCount(options.checks, onCpu, candidates);
   poolOptions.scratchRoot = options.scratchDir;
+  if (!onCpu && poolOptions.workers > 1) {
+    deviceLock = createDeviceLock(options.scratchDir);
+    if (!deviceLock.empty())
+      poolOptions.environment.push_back("DICE_DEVICE_LOCK=" + deviceLock);
+    else
+      note("workers: cannot create the device lock file; with " +
+           std::to_string(poolOptions.workers) +
+           " workers, timed runs may share the GPU");
+  }
   poolOptions.sandbox.disabled = !options.sandbox;
   pool = std::make_unique<WorkerPool>(std::move(poolOptions));
   return pool.get();

@@ -11,6 +11,7 @@
 
 #include "dice/VerifierWorker/DynamicCheck.h"
 #include "Checker.h"
+#include "DeviceLock.h"
 #include "KernelTrace.h"
 
 #include <ATen/ATen.h>
@@ -78,6 +79,10 @@ DynamicCheckOutcome Checker::check(const DynamicCheckRequest &request) {
     outcome.details["sizes"] = {{"example", examples}, {"other", others}};
   }
   try {
+    // Other workers may use the GPU too, but none times while we check.
+    std::optional<DeviceLock::Guard> gpu;
+    if (device == CheckDevice::Cuda)
+      gpu.emplace(DeviceLock::process(), DeviceLock::Mode::Shared);
     std::optional<c10::OperatorHandle> op = load(atExample, outcome);
     lap(outcome, "load");
     if (op) {
@@ -238,8 +243,11 @@ createDynamicChecker(CheckDevice device) {
     std::string nvidia = nvidiaDriverVersion();
     info.driver = nvidia.empty() ? api : nvidia + " (" + api + ")";
     // Warm the context, the allocator and cuBLAS before anything is timed.
+    DeviceLock::Guard inUse = DeviceLock::process().shared();
     at::Tensor warm = at::ones({256, 256}, at::TensorOptions().device(at::kCUDA));
     at::mm(warm, warm).sum().item<float>();
+    // The device's speed is a timing: the GPU to ourselves.
+    DeviceLock::Guard alone = DeviceLock::process().exclusive();
     speed = measureDeviceSpeed();
   } catch (const CudaFault &fault) {
     return Error("CUDA initialisation failed: " + fault.name + " (" +

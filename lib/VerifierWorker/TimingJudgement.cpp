@@ -8,6 +8,7 @@
 
 #include "Checker.h"
 #include "CandidateTiming.h"
+#include "DeviceLock.h"
 
 #include <ATen/ATen.h>
 #include <c10/cuda/CUDAFunctions.h>
@@ -120,6 +121,8 @@ void Checker::timeAndJudge(const c10::OperatorHandle &op,
     op.callBoxed(&stack);
   };
   try {
+    // Timed runs have the GPU to themselves (DeviceLock.h).
+    DeviceLock::Guard alone = DeviceLock::process().exclusive();
     kernel = deviceTime
                  ? deviceTimeOnCurrentStream(call, request.timingRuns, *tracer)
                  : timeOnCurrentStream(call, request.timingRuns);
@@ -175,6 +178,7 @@ void Checker::timeAndJudge(const c10::OperatorHandle &op,
     };
     TimingStats baseline;
     try {
+      DeviceLock::Guard alone = DeviceLock::process().exclusive();
       baseline = deviceTime ? deviceTimeOnCurrentStream(reference, request.timingRuns, *tracer)
                             : timeOnCurrentStream(reference, request.timingRuns);
     } catch (const TraceFailure &failure) {

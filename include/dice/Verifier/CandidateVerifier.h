@@ -105,10 +105,16 @@ bool haveCudaDevice();
 /// How many sandboxed workers check `candidates` candidates at once:
 /// `checks.workers` when it is positive; 0 picks one per CPU core, at most
 /// one per candidate, for CPU-mode workers (`cpuSmokeRun` without a device)
-/// and one for GPU workers, since candidates timed side by side on one GPU
-/// slow each other down.
+/// and up to kGpuWorkers GPU workers, one per candidate: they check side
+/// by side and take turns to time (the device lock of docs/verifier.md),
+/// so no timed run shares the GPU.
 unsigned verifierWorkerCount(const VerifierConfig &checks, bool onCpu,
                              size_t candidates);
+
+/// GPU workers by default: enough that one is always timing while the
+/// others check (timing is about a quarter of a check), few enough that
+/// their CUDA contexts (about 0.5 GB each) do not matter.
+inline constexpr unsigned kGpuWorkers = 4;
 
 } // namespace dice
 
