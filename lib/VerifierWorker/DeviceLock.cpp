@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fcntl.h>
 #include <string>
 #include <sys/file.h>
@@ -37,6 +38,8 @@ DeviceLock::DeviceLock() {
   turnstileFd = open((std::string(path) + ".turnstile").c_str(),
                      O_RDONLY | O_CLOEXEC);
   if (mainFd < 0 || turnstileFd < 0) {
+    openError = std::string("DICE_DEVICE_LOCK names ") + path +
+                ", whose lock files cannot be opened: " + std::strerror(errno);
     if (mainFd >= 0)
       close(mainFd);
     if (turnstileFd >= 0)

@@ -16,6 +16,8 @@
 #ifndef DICE_VERIFIERWORKER_DEVICELOCK_H
 #define DICE_VERIFIERWORKER_DEVICELOCK_H
 
+#include <string>
+
 namespace dice {
 
 class DeviceLock {
@@ -45,6 +47,10 @@ public:
 
   /// Whether the lock coordinates anything (a file is open).
   bool active() const { return mainFd >= 0; }
+  /// Why $DICE_DEVICE_LOCK names files that cannot be opened; empty when
+  /// it is unset or they opened. A worker asked to share the GPU without
+  /// the lock does not start.
+  const std::string &error() const { return openError; }
 
 private:
   DeviceLock();
@@ -54,6 +60,7 @@ private:
 
   int mainFd = -1, turnstileFd = -1;
   Mode mode = Mode::None;
+  std::string openError;
 };
 
 } // namespace dice

@@ -229,6 +229,9 @@ createDynamicChecker(CheckDevice device) {
   // launch, including the ones CUDA's initialisation makes.
   std::string traceError;
   std::unique_ptr<KernelTracer> tracer = KernelTracer::create(traceError);
+  if (const std::string &lockError = DeviceLock::process().error();
+      !lockError.empty())
+    return Error(lockError + "; without it, timed runs would share the GPU");
   info.tracing = tracer ? "cupti" : "unavailable: " + traceError;
   DeviceSpeed speed;
   try {

@@ -24,6 +24,22 @@ using namespace dice;
 
 namespace {
 
+// First in the file: each test forks before this process opens its lock
+// (DeviceLock::process() reads the environment once).
+TEST(DeviceLock, ALockFileThatCannotBeOpenedIsAnError) {
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    setenv("DICE_DEVICE_LOCK", "/nonexistent/dice-device-lock", 1);
+    const DeviceLock &lock = DeviceLock::process();
+    bool named = lock.error().find("/nonexistent/dice-device-lock") != std::string::npos;
+    _exit(!lock.active() && named ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 TEST(DeviceLock, ATimerKeepsCheckersOutUntilItIsDone) {
   std::string dir = testing::TempDir() + "device-lock-" + std::to_string(getpid());
   ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
