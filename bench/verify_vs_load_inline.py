@@ -13,12 +13,18 @@ Measured: seconds from start to verdict per candidate, one at a time (median),
 and the throughput of all candidates at once with every core building
 (load_inline: one process per candidate; dice-verify: one batch with --jobs).
 
-    python bench/verify_vs_load_inline.py --build build-gpu --json out.json
+With --corpus-batch N, dice-verify also verifies N kernels of the training
+corpus in one batch, the size of a reinforcement-learning step, and reports
+candidates per second (the throughput the trainer sees).
+
+    python bench/verify_vs_load_inline.py --build build-gpu --json out.json \
+        [--corpus-batch 64] [--workers N] [--dice-only]
 """
 
 import argparse
 import json
 import os
+import random
 import shutil
 import statistics
 import subprocess
@@ -77,6 +83,21 @@ print(json.dumps({"status": "correct" if correct else "incorrect",
 '''
 
 
+def corpus_batch(count, seed=0):
+    """`count` rows of the training corpus as dice-verify candidates: the
+    honest kernels, reference programs and signatures dice-train verifies,
+    each its own request, drawn with a fixed seed."""
+    rows = [json.loads(line) for line in (ROOT / "train" / "data" / "corpus-train.jsonl").open()]
+    random.Random(seed).shuffle(rows)
+    out = []
+    for row in rows[:count]:
+        source = row["cuda_code"].split('source = """\n', 1)[1].split('"""', 1)[0]
+        out.append({"name": row["id"], "fingerprint": row["fingerprint"],
+                    "declaration": row["signature"], "source": source,
+                    "program": json.dumps(row["program"])})
+    return out
+
+
 def honest_candidates():
     return [{**c, **c["label"]} for c in corpus_entries() if c["name"].startswith("honest_")]
 
@@ -107,7 +128,8 @@ def run_dice_verify(build_dir, candidates, scratch, jobs, workers=0):
     batch = cache / "batch.jsonl"
     with batch.open("w") as f:
         for i, c in enumerate(candidates):
-            f.write(json.dumps({"name": c["name"], "fingerprint": f"bench{i:04d}{os.getpid()}",
+            f.write(json.dumps({"name": c["name"],
+                                "fingerprint": c.get("fingerprint", f"bench{i:04d}{os.getpid()}"),
                                 "signature": c["declaration"], "cuda_source": c["source"],
                                 "program": c["program"]}) + "\n")
     start = time.time()
@@ -131,6 +153,9 @@ def main():
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--workers", type=int, default=0,
                         help="GPU workers for the batch (default: dice-verify's)")
+    parser.add_argument("--corpus-batch", type=int, default=0, metavar="N",
+                        help="also verify N training-corpus kernels in one batch (the size of an "
+                             "RL step) and report candidates per second")
     parser.add_argument("--dice-only", action="store_true",
                         help="time dice-verify only (no load_inline flow, no ratios)")
     args = parser.parse_args()
@@ -165,6 +190,18 @@ def main():
                               "batch_compile_ms": [v.get("compile_ms") for v in dice_all],
                               "batch_timings": dice_all_phases,
                               "throughput_per_minute": 60 * len(candidates) / dice_all_wall}
+    if args.corpus_batch:
+        batch = corpus_batch(args.corpus_batch)
+        wall, verdicts, log, timings = run_dice_verify(args.build, batch, scratch, cores,
+                                                       args.workers)
+        statuses = [v["status"] for v in verdicts]
+        results["corpus_batch"] = {
+            "candidates": len(batch), "wall_seconds": wall,
+            "candidates_per_second": len(batch) / wall,
+            "statuses": {s: statuses.count(s) for s in sorted(set(statuses))},
+            "timings": timings}
+        print(f"dice-verify  {len(batch)} corpus kernels in one batch {wall:7.2f} s "
+              f"({len(batch) / wall:.1f} candidates/s)", flush=True)
     if args.dice_only:
         if args.json:
             Path(args.json).write_text(json.dumps(results, indent=2) + "\n")

@@ -30,7 +30,7 @@ status=0
 find "$OUT/cache/workers" -name worker.log -exec tail -n 3 {} + > "$OUT/worker-logs.txt" 2>/dev/null; true
 
 if ((bench)); then
-  "$PY" bench/verify_vs_load_inline.py --build build-gpu --python "$PY" \
+  "$PY" bench/verify_vs_load_inline.py --build build-gpu --python "$PY" --corpus-batch 64 \
     --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.log" | tail -25
 fi
 exit $status
