@@ -94,8 +94,24 @@ private:
   /// A dynamic program at sizes other than its examples: every other trial
   /// runs there, so that a kernel that assumed the example sizes fails.
   std::optional<ReferenceProgram> otherShape;
+  /// A kernel library this worker loaded.
+  struct LoadedLibrary {
+    std::string path; ///< its real path
+    void *handle = nullptr;
+    /// A light build: its operator is registered by a static object that
+    /// dlclose destroys, so unloading it frees the operator's name.
+    bool light = false;
+    /// The process's threads before it was loaded: more afterwards means
+    /// the candidate left one running, and its code must stay mapped.
+    size_t threadsBefore = 0;
+  };
+  /// Unloads a light `library`, whose registration goes with it, to free
+  /// its operator's name for the next candidate of the same request; false
+  /// (and still loaded) for a full build, or when the candidate left a
+  /// thread running or the device in error.
+  bool unloadLight(const LoadedLibrary &library);
   /// Qualified operator name -> the library that registered it.
-  std::map<std::string, std::string> loadedFrom;
+  std::map<std::string, LoadedLibrary> loadedFrom;
   std::string ownLibrary;
   /// Why this request's kernels are not traced; empty when they are.
   std::string traceIssue;

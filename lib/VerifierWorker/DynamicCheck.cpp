@@ -25,12 +25,24 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <link.h>
 #include <sstream>
 
 namespace dice {
 namespace {
+
+/// The threads of this process (/proc/self/task).
+size_t threadCount() {
+  size_t count = 0;
+  if (DIR *tasks = opendir("/proc/self/task")) {
+    while (struct dirent *entry = readdir(tasks))
+      count += entry->d_name[0] != '.';
+    closedir(tasks);
+  }
+  return count;
+}
 
 std::string nvidiaDriverVersion() {
   FILE *file = std::fopen("/proc/driver/nvidia/version", "r");
@@ -149,19 +161,30 @@ Checker::load(const DynamicCheckRequest &request,
   }
   auto &dispatcher = c10::Dispatcher::singleton();
   auto previous = loadedFrom.find(qualified);
-  if (dispatcher.findSchema({qualified, ""}) &&
-      (previous == loadedFrom.end() || previous->second != real)) {
-    // Registering the name twice throws inside the library's static
-    // initialisers, which kills the process; kernel libraries cannot be
-    // unloaded (they hold unique symbols), so only a fresh worker can.
+  bool sameLibrary = previous != loadedFrom.end() && previous->second.path == real;
+  if (!sameLibrary && previous != loadedFrom.end() &&
+      dispatcher.findSchema({qualified, ""}) &&
+      unloadLight(previous->second)) {
+    // The next candidate of the same request, in this worker rather than
+    // in a fresh one (which costs a LibTorch and CUDA start).
+    loadedFrom.erase(previous);
+    previous = loadedFrom.end();
+  }
+  if (!sameLibrary && dispatcher.findSchema({qualified, ""})) {
+    // Registering the name twice throws inside a full build's static
+    // initialisers, which kills the process, and such libraries cannot be
+    // unloaded (they hold unique symbols): only a fresh worker can.
     outcome.retryError =
         "operator " + qualified + " is already registered in this worker " +
         (previous == loadedFrom.end() ? std::string("by another library")
-                                      : "by " + previous->second) +
+                                      : "by " + previous->second.path) +
         "; retry in a fresh worker";
     return std::nullopt;
   }
-  void *handle = dlopen(real, RTLD_NOW | RTLD_LOCAL);
+  void *handle = sameLibrary ? previous->second.handle : nullptr;
+  size_t threadsBefore = threadCount();
+  if (!handle)
+    handle = dlopen(real, RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char *why = dlerror();
     setVerdict(verdict, VerdictStatus::CompileError,
@@ -170,7 +193,11 @@ Checker::load(const DynamicCheckRequest &request,
                    "; rebuild the candidate");
     return std::nullopt;
   }
-  loadedFrom[qualified] = real;
+  if (!sameLibrary) {
+    std::string entry = "dice_light_entry_" + request.operatorName;
+    loadedFrom[qualified] = {real, handle, dlsym(handle, entry.c_str()) != nullptr,
+                             threadsBefore};
+  }
   struct link_map *map = nullptr;
   if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name)
     ownLibrary = map->l_name;
@@ -211,6 +238,17 @@ Checker::load(const DynamicCheckRequest &request,
     return std::nullopt;
   }
   return op;
+}
+
+bool Checker::unloadLight(const LoadedLibrary &library) {
+  if (!library.light || threadCount() > library.threadsBefore)
+    return false;
+  // Nothing of the candidate may still run on the device when its code
+  // goes.
+  if (device == CheckDevice::Cuda && cudaDeviceSynchronize() != cudaSuccess)
+    return false;
+  dlclose(library.handle);
+  return true;
 }
 
 } // namespace dynamic_check

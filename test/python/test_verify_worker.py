@@ -8,8 +8,10 @@ object): fault_host_segfault.cu, which dereferences an input on the host,
 must kill the worker by SIGSEGV before it replies; fault_abort.cu returns
 normally on 16 elements (`unverified`, a CPU smoke run) and aborts the
 worker on more. Malformed requests get error replies, a missing library
-the documented `compile_error`, and a second library registering the same
-operator a retry reply. The libraries are cached in the build directory
+the documented `compile_error`. A second light library registering the same
+operator runs in the same worker (the first is unloaded, and its registration
+with it); when the first left a thread running, it stays loaded and the
+second gets a retry reply. The libraries are cached in the build directory
 (content addressed), since each nvcc build costs most of a minute of CPU.
 """
 
@@ -40,6 +42,16 @@ pytestmark = [
 SIGNATURE = "torch::Tensor dice_forward(torch::Tensor x0);"
 SEGFAULT_FP = "5e9f000000000001"
 ABORT_FP = "ab0f000000000001"
+SLEEPER_FP = "51ee000000000001"
+# Returns at once and leaves a host thread running in the worker.
+SLEEPER = """#include <torch/extension.h>
+#include <chrono>
+#include <thread>
+torch::Tensor dice_forward(torch::Tensor x0) {
+  std::thread([] { std::this_thread::sleep_for(std::chrono::hours(1)); }).detach();
+  return torch::empty_like(x0);
+}
+"""
 
 
 def identity_program(shape):
@@ -61,17 +73,19 @@ def libraries():
     entries = [{"name": "segfault", "fingerprint": SEGFAULT_FP, "signature": SIGNATURE,
                 "cuda_source": (CORPUS / "fault_host_segfault.cu").read_text()},
                {"name": "abort", "fingerprint": ABORT_FP, "signature": SIGNATURE,
-                "cuda_source": (CORPUS / "fault_abort.cu").read_text()}]
+                "cuda_source": (CORPUS / "fault_abort.cu").read_text()},
+               {"name": "sleeper", "fingerprint": SLEEPER_FP, "signature": SIGNATURE,
+                "cuda_source": SLEEPER}]
     batch.write_text("".join(json.dumps(e) + "\n" for e in entries))
     proc = subprocess.run([str(DICE_VERIFY), "--batch", str(batch), "--cache", str(cache),
                            "--jobs", "2", "--no-analysis", "--json", "--allow-unverified"],
                           capture_output=True, text=True, timeout=1200)
     verdicts = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
-    assert len(verdicts) == 2, proc.stderr
+    assert len(verdicts) == 3, proc.stderr
     for verdict in verdicts:
         assert verdict["status"] in ("unverified", "accepted"), (verdict, proc.stderr)
     found = {}
-    for fp, verdict in zip((SEGFAULT_FP, ABORT_FP), verdicts):
+    for fp, verdict in zip((SEGFAULT_FP, ABORT_FP, SLEEPER_FP), verdicts):
         # The newest build of this source (the cache keeps older toolchains').
         candidates = sorted(cache.rglob(f"k_{fp}.so"), key=lambda p: p.stat().st_mtime)
         assert candidates, f"no library for {fp}"
@@ -266,18 +280,40 @@ def test_abort_kills_the_worker_without_a_reply(worker, libraries):
     assert worker.proc.wait(timeout=60) == -signal.SIGABRT, worker.log.read_text()
 
 
-def test_second_library_of_one_operator_asks_for_a_fresh_worker(worker, libraries, tmp_path):
+def test_second_light_library_of_one_operator_runs_in_the_same_worker(worker, libraries, tmp_path):
+    # Candidates of one request register one operator name. A light
+    # library's registration goes when it is unloaded, so the next one
+    # takes the name in this worker instead of a fresh one.
     assert worker.reply()["ready"]
     worker.send(request(51, libraries[ABORT_FP], ABORT_FP))
     assert worker.reply()["verdict"]["status"] == "unverified"
-    # Another file registering dice::k_<fp>: loading it here would register
-    # the name twice, which the library's static initialisers cannot survive.
     other = tmp_path / "other" / f"k_{ABORT_FP}.so"
     other.parent.mkdir()
     shutil.copy(libraries[ABORT_FP], other)
     worker.send(request(52, other, ABORT_FP))
     reply = worker.reply()
-    assert reply["id"] == 52 and reply["retry"] is True and reply["exit"] is True, reply
+    assert reply["id"] == 52 and "retry" not in reply, reply
+    assert reply["verdict"]["status"] == "unverified" and reply["exit"] is False
+    assert reply["details"]["library"] == str(other.resolve())
+    # And back to the first: still one registration at a time.
+    worker.send(request(53, libraries[ABORT_FP], ABORT_FP))
+    assert worker.reply()["verdict"]["status"] == "unverified"
+    assert worker.proc.poll() is None
+
+
+def test_library_that_left_a_thread_running_asks_for_a_fresh_worker(worker, libraries, tmp_path):
+    # Its thread runs its code: unloading it would crash the worker under
+    # a later candidate. The name stays taken, so the next library of that
+    # operator goes to a fresh worker.
+    assert worker.reply()["ready"]
+    worker.send(request(61, libraries[SLEEPER_FP], SLEEPER_FP))
+    assert worker.reply()["verdict"]["status"] == "unverified"
+    other = tmp_path / "other" / f"k_{SLEEPER_FP}.so"
+    other.parent.mkdir()
+    shutil.copy(libraries[SLEEPER_FP], other)
+    worker.send(request(62, other, SLEEPER_FP))
+    reply = worker.reply()
+    assert reply["id"] == 62 and reply["retry"] is True and reply["exit"] is True, reply
     assert "already registered" in reply["error"]
     assert worker.reply() is None
     assert worker.proc.wait(timeout=60) == 3
