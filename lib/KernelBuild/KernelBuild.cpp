@@ -821,7 +821,7 @@ KernelBuildResult buildKernelLibrary(const KernelBuildRequest &request,
 std::vector<KernelBuildResult>
 buildAll(const std::vector<KernelBuildRequest> &requests,
          const KernelBuildOptions &options, unsigned jobs,
-         const ProgressCallback &progress, const BuiltCallback &onBuilt) {
+         const ProgressCallback &progress) {
   std::vector<KernelBuildResult> results(requests.size());
   // Identical requests build once: the first of each key does the work.
   std::vector<size_t> firstOf(requests.size());
@@ -838,26 +838,12 @@ buildAll(const std::vector<KernelBuildRequest> &requests,
   std::atomic<size_t> next{0};
   std::mutex progressMutex;
   size_t finished = 0;
-  // The duplicates of each built request, told with it.
-  std::map<size_t, std::vector<size_t>> copiesOf;
-  for (size_t i = 0; i < requests.size(); ++i)
-    if (firstOf[i] != i)
-      copiesOf[firstOf[i]].push_back(i);
   auto worker = [&] {
     for (size_t w; (w = next++) < work.size();) {
-      size_t i = work[w];
-      results[i] = buildKernelLibrary(requests[i], options);
-      std::lock_guard<std::mutex> lock(progressMutex);
-      if (progress)
+      results[work[w]] = buildKernelLibrary(requests[work[w]], options);
+      if (progress) {
+        std::lock_guard<std::mutex> lock(progressMutex);
         progress(++finished, work.size());
-      if (onBuilt) {
-        onBuilt(i, results[i]);
-        for (size_t copy : copiesOf[i]) {
-          KernelBuildResult same = results[i];
-          same.cacheHit = true;
-          same.milliseconds = 0;
-          onBuilt(copy, same);
-        }
       }
     }
   };

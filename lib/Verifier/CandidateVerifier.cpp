@@ -31,8 +31,6 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 #include <utility>
 
@@ -246,8 +244,6 @@ private:
 
   CandidateVerifierOptions options;
   std::vector<std::string> notes;
-  /// Checks finished in this verify() call, for progress.
-  size_t checkedSoFar = 0;
   /// The measured times, read once.
   std::optional<Result<BaselineTimes>> baselineTimes;
   /// Kept across verify() calls: a warm worker has its CUDA context and
@@ -422,13 +418,9 @@ void PipelineVerifier::runDynamicChecks(
                                     pending[i].artifactPath, options));
     std::vector<WorkerOutcome> outcomes =
         workers->run(batch, timeout, [&](size_t done, size_t total) {
-          // Counted over the whole verify(): checks start batch by batch,
-          // as builds arrive.
           if (options.progress)
-            options.progress("checked", checkedSoFar + done,
-                             checkedSoFar + total);
+            options.progress("checked", done, total);
         });
-    checkedSoFar += batch.size();
     // Workers start on the pool's thread: their ready line (the GPU and
     // driver names), what their sandbox lacks, or why none could start, is
     // known once a batch has come back.
@@ -509,7 +501,6 @@ std::vector<size_t> PipelineVerifier::attachBaselines(
 
 std::vector<VerificationResult>
 PipelineVerifier::verify(const std::vector<VerificationRequest> &requests) {
-  checkedSoFar = 0;
   std::vector<Pending> pending(requests.size());
   for (size_t i = 0; i < requests.size(); ++i) {
     const VerificationRequest &c = requests[i];
@@ -573,6 +564,13 @@ PipelineVerifier::verify(const std::vector<VerificationRequest> &requests) {
   });
   if (runWorkers && anyProgram)
     workerPool(!device, builds.size())->waitUntilReady(0);
+  std::vector<KernelBuildResult> built =
+      buildAll(builds, options.build, std::max(1u, options.jobs),
+               [&](size_t done, size_t total) {
+                 if (options.progress)
+                   options.progress("built", done, total);
+               });
+
   std::vector<VerificationResult> results(requests.size());
   if (!device && !builds.empty())
     note(options.cpuSmokeRun
@@ -582,11 +580,10 @@ PipelineVerifier::verify(const std::vector<VerificationRequest> &requests) {
   else if (device && !builds.empty() && options.workerPath.empty())
     note("no GPU worker (dice-verify-worker) in this installation: "
          "candidates are analysed and built, not run");
-
-  // What one build's result means for its candidate; true when it goes to
-  // the workers.
-  auto takeBuilt = [&](size_t r, const KernelBuildResult &b) {
+  std::vector<size_t> toRun;
+  for (size_t r = 0; r < builds.size(); ++r) {
     Pending &p = pending[owners[r]];
+    const KernelBuildResult &b = built[r];
     p.verdict.compileMs = b.milliseconds;
     if (!b.ok()) {
       // A compile that never ends is the candidate's (template recursion, a
@@ -600,69 +597,24 @@ PipelineVerifier::verify(const std::vector<VerificationRequest> &requests) {
              candidatesFault ? VerdictStatus::CompileError
                              : VerdictStatus::Unverified,
              candidatesFault ? reason : "the build could not run: " + reason);
-      return false;
+      continue;
     }
     results[owners[r]].artifactPath = b.artifactPath;
     p.artifactPath = b.artifactPath;
-    if (runWorkers && !requests[owners[r]].programJson.empty())
-      return true;
+    if (runWorkers && !requests[owners[r]].programJson.empty()) {
+      toRun.push_back(owners[r]);
+      continue;
+    }
     decide(p, VerdictStatus::Unverified,
            !device ? "no CUDA device: built and analysed, not run"
            : options.workerPath.empty()
                ? "built and analysed, not run: no GPU worker"
                : "built and analysed, not run: no reference program to "
                  "check it against");
-    return false;
-  };
-
-  // Checks start as libraries arrive: the workers check the first
-  // candidates while nvcc still builds the others.
-  std::mutex arrivedMutex;
-  std::condition_variable arrivedChanged;
-  std::vector<std::pair<size_t, KernelBuildResult>> arrived;
-  std::vector<bool> told(builds.size(), false);
-  std::thread builder([&] {
-    auto arrive = [&](size_t r, const KernelBuildResult &b) {
-      std::lock_guard<std::mutex> lock(arrivedMutex);
-      if (told[r])
-        return;
-      told[r] = true;
-      arrived.emplace_back(r, b);
-      arrivedChanged.notify_one();
-    };
-    try {
-      buildAll(builds, options.build, std::max(1u, options.jobs),
-               [&](size_t done, size_t total) {
-                 if (options.progress)
-                   options.progress("built", done, total);
-               },
-               arrive);
-    } catch (const std::exception &e) {
-      // Nothing is lost: what was not built is decided by what went wrong.
-      KernelBuildResult failed;
-      failed.status = KernelBuildStatus::ToolError;
-      failed.reason = e.what();
-      for (size_t r = 0; r < builds.size(); ++r)
-        arrive(r, failed);
-    }
-  });
-  for (size_t taken = 0; taken < builds.size();) {
-    std::vector<std::pair<size_t, KernelBuildResult>> ready;
-    {
-      std::unique_lock<std::mutex> lock(arrivedMutex);
-      arrivedChanged.wait(lock, [&] { return !arrived.empty(); });
-      ready.swap(arrived);
-    }
-    taken += ready.size();
-    std::vector<size_t> toRun;
-    for (const auto &[r, b] : ready)
-      if (takeBuilt(r, b))
-        toRun.push_back(owners[r]);
-    toRun = attachBaselines(requests, pending, std::move(toRun));
-    if (!toRun.empty())
-      runDynamicChecks(requests, pending, toRun, !device);
   }
-  builder.join();
+  toRun = attachBaselines(requests, pending, std::move(toRun));
+  if (!toRun.empty())
+    runDynamicChecks(requests, pending, toRun, !device);
   for (size_t i = 0; i < requests.size(); ++i) {
     results[i].verdict = std::move(pending[i].verdict);
     results[i].cudaSource = std::move(pending[i].cudaSource);

@@ -140,20 +140,13 @@ KernelBuildResult buildKernelLibrary(const KernelBuildRequest &request,
 /// time, from whichever thread finished one.
 using ProgressCallback = std::function<void(size_t done, size_t total)>;
 
-/// Hears of each request's result as soon as it is known (request index,
-/// result), one call at a time, from whichever thread finished it: a
-/// caller can start using a library while the others still build.
-using BuiltCallback = std::function<void(size_t index, const KernelBuildResult &)>;
-
 /// Builds every request with up to `jobs` nvcc processes at once; results
 /// in request order. Requests with the same key are built once (and count
-/// once for `progress`); `onBuilt` hears of every request, duplicates
-/// included.
+/// once for `progress`).
 std::vector<KernelBuildResult>
 buildAll(const std::vector<KernelBuildRequest> &requests,
          const KernelBuildOptions &options, unsigned jobs,
-         const ProgressCallback &progress = {},
-         const BuiltCallback &onBuilt = {});
+         const ProgressCallback &progress = {});
 
 } // namespace dice
 
