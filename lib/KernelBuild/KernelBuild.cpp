@@ -2,8 +2,6 @@
 
 #include "dice/KernelBuild/KernelBuild.h"
 
-#include "OverlappedNvcc.h"
-
 #include "dice/Sandbox/Subprocess.h"
 #include "dice/Support/File.h"
 #include "dice/Support/Sha256.h"
@@ -568,34 +566,6 @@ KernelBuildResult compileAndLink(const KernelBuildRequest &request,
   return *published;
 }
 
-/// Runs one nvcc command line, its host and device front ends side by side
-/// (OverlappedNvcc.h) when nvcc's step list has the expected shape, else
-/// nvcc itself. nvcc's temporary files go to `dir`/tmp, removed after.
-ProcessResult runNvcc(const std::vector<std::string> &argv, const fs::path &dir,
-                      const fs::path &log, double timeoutSeconds) {
-  fs::path tmp = dir / "tmp";
-  std::error_code ec;
-  fs::create_directories(tmp, ec);
-  std::vector<std::string> dryRun = {"/usr/bin/env", "TMPDIR=" + tmp.string()};
-  dryRun.insert(dryRun.end(), argv.begin(), argv.end());
-  dryRun.push_back("--dryrun");
-  fs::path steps = dir / "nvcc-steps.txt", script = dir / "nvcc-steps.sh";
-  ProcessResult listed = runProcess(dryRun, steps.string(), timeoutSeconds);
-  std::optional<std::string> text;
-  if (listed.succeeded())
-    text = overlappedNvccScript(readFileOrEmpty(steps),
-                                (tmp / "host-front-end.log").string(),
-                                (tmp / "device-front-end.log").string());
-  ProcessResult run = text && writeFile(script, *text)
-                          ? runProcess({"/bin/bash", script.string()},
-                                       log.string(), timeoutSeconds)
-                          : runProcess(argv, log.string(), timeoutSeconds);
-  fs::remove_all(tmp, ec);
-  fs::remove(steps, ec);
-  fs::remove(script, ec);
-  return run;
-}
-
 /// The light build: one nvcc run, candidate and generated entry in one TU,
 /// linked against the bridge. Only the entry is exported (a version
 /// script), so loaded libraries cannot interpose each other.
@@ -631,7 +601,7 @@ KernelBuildResult compileLight(const KernelBuildRequest &request,
                (dir / kCandidateFile).string(), "-o",
                (dir / libraryName).string()});
   fs::path log = dir / "build.log";
-  ProcessResult run = runNvcc(argv, dir, log, options.timeoutSeconds);
+  ProcessResult run = runProcess(argv, log.string(), options.timeoutSeconds);
   if (!run.succeeded()) {
     finishFailedStep(run, readFileOrEmpty(log), dir, p.signature, options,
                      entryDir(options, p.lightKey), result);

@@ -268,8 +268,10 @@ std::string createDeviceLock(const std::string &dir) {
   close(fd);
   int turnstile = open((pattern + ".turnstile").c_str(),
                        O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-  if (turnstile < 0)
+  if (turnstile < 0) {
+    unlink(pattern.c_str());
     return "";
+  }
   close(turnstile);
   return pattern;
 }
@@ -289,12 +291,17 @@ WorkerPool *PipelineVerifier::workerPool(bool onCpu, size_t candidates) {
   poolOptions.scratchRoot = options.scratchDir;
   if (!onCpu && poolOptions.workers > 1) {
     deviceLock = createDeviceLock(options.scratchDir);
-    if (!deviceLock.empty())
+    if (!deviceLock.empty()) {
       poolOptions.environment.push_back("DICE_DEVICE_LOCK=" + deviceLock);
-    else
-      note("workers: cannot create the device lock file; with " +
-           std::to_string(poolOptions.workers) +
-           " workers, timed runs may share the GPU");
+    } else {
+      // Without the lock, timed runs would share the GPU: one worker.
+      note("workers: cannot create the device lock file under " +
+           (options.scratchDir.empty() ? std::string("$TMPDIR")
+                                       : options.scratchDir) +
+           "; one GPU worker instead of " +
+           std::to_string(poolOptions.workers));
+      poolOptions.workers = 1;
+    }
   }
   poolOptions.sandbox.disabled = !options.sandbox;
   pool = std::make_unique<WorkerPool>(std::move(poolOptions));
@@ -321,7 +328,10 @@ std::string workerRequest(const VerificationRequest &request,
                       {"kernelbench_tolerance", checks.kernelbenchTolerance},
                       {"timing_runs", checks.timingRuns},
                       {"seed", options.seed},
-                      {"min_speedup", checks.minSpeedup}};
+                      {"min_speedup", checks.minSpeedup},
+                      // Half the watchdog: a worker that waits longer for
+                      // another's candidate asks for a retry instead.
+                      {"lock_wait_s", checks.timeoutSeconds / 2}};
   if (checks.baseline != Baseline::Eager) {
     r["baselines"] = p.baselines;
     // Whoever measured them summed the run's kernel durations

@@ -56,7 +56,10 @@ private:
                   DynamicCheckOutcome &outcome, int64_t &ownKernels,
                   Json &kernels);
 
-  void checkOnCuda(const c10::OperatorHandle &op,
+  /// The trials and the scaled trials; true when the candidate passed
+  /// them and is to be timed (timeAndJudge, after the caller has given up
+  /// its shared hold on the device lock).
+  bool checkOnCuda(const c10::OperatorHandle &op,
                    const DynamicCheckRequest &request,
                    DynamicCheckOutcome &outcome);
 

@@ -4,24 +4,17 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
-#include <string>
 #include <sys/file.h>
+#include <thread>
 #include <unistd.h>
 
 namespace dice {
-namespace {
-
-/// flock that retries when a signal interrupts the wait.
-void lockFile(int fd, int operation) {
-  while (flock(fd, operation) != 0 && errno == EINTR) {
-  }
-}
-
-} // namespace
 
 DeviceLock &DeviceLock::process() {
   static DeviceLock lock;
@@ -48,22 +41,50 @@ DeviceLock::DeviceLock() {
   }
 }
 
-void DeviceLock::hold(Mode next) {
-  if (!active() || next == mode)
-    return;
-  if (mode != Mode::None) {
-    // Our queued kernels are part of what the lock covers.
-    (void)cudaDeviceSynchronize();
-    lockFile(mainFd, LOCK_UN);
+void DeviceLock::lockWithin(int fd, int operation) {
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point start = Clock::now();
+  auto pause = std::chrono::microseconds(100);
+  while (flock(fd, operation | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK && errno != EINTR)
+      return; // not a lock this kernel can hold: do without
+    double waited = std::chrono::duration<double>(Clock::now() - start).count();
+    if (budget > 0 && waited >= budget) {
+      budget = 1e-9; // spent: the next wait fails at once
+      throw DeviceLockTimeout{waited};
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(5000));
   }
-  mode = next;
-  if (next == Mode::None)
+  if (budget > 0)
+    budget = std::max(1e-9, budget - std::chrono::duration<double>(
+                                          Clock::now() - start).count());
+}
+
+void DeviceLock::acquire(Mode next) {
+  if (!active() || next == Mode::None)
     return;
+  release();
   // Through the turnstile: a timer waiting inside it keeps new shared
   // holders out until the current ones have left.
-  lockFile(turnstileFd, LOCK_EX);
-  lockFile(mainFd, next == Mode::Exclusive ? LOCK_EX : LOCK_SH);
-  lockFile(turnstileFd, LOCK_UN);
+  lockWithin(turnstileFd, LOCK_EX);
+  try {
+    lockWithin(mainFd, next == Mode::Exclusive ? LOCK_EX : LOCK_SH);
+  } catch (...) {
+    flock(turnstileFd, LOCK_UN);
+    throw;
+  }
+  flock(turnstileFd, LOCK_UN);
+  mode = next;
+}
+
+void DeviceLock::release() {
+  if (!active() || mode == Mode::None)
+    return;
+  // Our queued kernels are part of what the lock covers.
+  (void)cudaDeviceSynchronize();
+  flock(mainFd, LOCK_UN);
+  mode = Mode::None;
 }
 
 } // namespace dice

@@ -90,19 +90,37 @@ DynamicCheckOutcome Checker::check(const DynamicCheckRequest &request) {
     otherShape = request.program.specialize(others);
     outcome.details["sizes"] = {{"example", examples}, {"other", others}};
   }
+  DeviceLock::process().setWaitBudget(request.lockWaitSeconds);
   try {
-    // Other workers may use the GPU too, but none times while we check.
-    std::optional<DeviceLock::Guard> gpu;
-    if (device == CheckDevice::Cuda)
-      gpu.emplace(DeviceLock::process(), DeviceLock::Mode::Shared);
-    std::optional<c10::OperatorHandle> op = load(atExample, outcome);
-    lap(outcome, "load");
-    if (op) {
+    std::optional<c10::OperatorHandle> op;
+    bool timeIt = false;
+    {
+      // Other workers may use the GPU too, but none times while we check.
+      std::optional<DeviceLock::Guard> gpu;
       if (device == CheckDevice::Cuda)
-        checkOnCuda(*op, atExample, outcome);
-      else
-        smokeRunOnCpu(*op, atExample, outcome);
+        gpu.emplace(DeviceLock::process(), DeviceLock::Mode::Shared);
+      op = load(atExample, outcome);
+      lap(outcome, "load");
+      if (op) {
+        if (device == CheckDevice::Cuda)
+          timeIt = checkOnCuda(*op, atExample, outcome);
+        else
+          smokeRunOnCpu(*op, atExample, outcome);
+      }
     }
+    if (timeIt) {
+      timeAndJudge(*op, atExample, outcome);
+      lap(outcome, "judgement");
+    }
+    firstResults.clear();
+    firstSnapshot.clear();
+    firstReference.clear();
+    firstPrecise.clear();
+  } catch (const DeviceLockTimeout &timeout) {
+    outcome.retryError =
+        "waited " + std::to_string(int(timeout.waitedSeconds)) +
+        " s for the device lock, which another worker's candidate held; "
+        "retry when it is done";
   } catch (const CudaFault &fault) {
     // The worker's own CUDA work failed after a candidate ran: the
     // context is not to be trusted.
@@ -284,9 +302,11 @@ createDynamicChecker(CheckDevice device) {
     std::string nvidia = nvidiaDriverVersion();
     info.driver = nvidia.empty() ? api : nvidia + " (" + api + ")";
     // Warm the context, the allocator and cuBLAS before anything is timed.
-    DeviceLock::Guard inUse = DeviceLock::process().shared();
-    at::Tensor warm = at::ones({256, 256}, at::TensorOptions().device(at::kCUDA));
-    at::mm(warm, warm).sum().item<float>();
+    {
+      DeviceLock::Guard inUse = DeviceLock::process().shared();
+      at::Tensor warm = at::ones({256, 256}, at::TensorOptions().device(at::kCUDA));
+      at::mm(warm, warm).sum().item<float>();
+    }
     // The device's speed is a timing: the GPU to ourselves.
     DeviceLock::Guard alone = DeviceLock::process().exclusive();
     speed = measureDeviceSpeed();

@@ -102,7 +102,11 @@ void Checker::timeAndJudge(const c10::OperatorHandle &op,
   Verdict &verdict = outcome.verdict;
   const ReferenceProgram &program = request.program;
   c10::Device cuda(c10::kCUDA, c10::cuda::current_device());
-  std::vector<at::Tensor> inputs = firstTrialInputs(program, request.seed, cuda);
+  std::vector<at::Tensor> inputs;
+  {
+    DeviceLock::Guard inUse = DeviceLock::process().shared();
+    inputs = firstTrialInputs(program, request.seed, cuda);
+  }
 
   // Against a device time (the torch.compile backend's Inductor time), the
   // candidate is timed by its kernels' durations too; without a kernel
@@ -149,7 +153,11 @@ void Checker::timeAndJudge(const c10::OperatorHandle &op,
   lap(outcome, "timing_candidate");
   // The timed runs called the candidate many times on one input; what it
   // returns after them must still be right.
-  bool stateKept = checkStateAcrossCalls(op, request, outcome);
+  bool stateKept;
+  {
+    DeviceLock::Guard inUse = DeviceLock::process().shared();
+    stateKept = checkStateAcrossCalls(op, request, outcome);
+  }
   lap(outcome, "state_across_calls");
   if (!stateKept)
     return;

@@ -2,7 +2,8 @@
 //
 // Two processes share the device lock as two workers do: while one holds
 // it exclusively (timing), the other cannot take it shared (checking)
-// until the first lets go; without $DICE_DEVICE_LOCK it does nothing.
+// until the first lets go, and gives up when its request's waiting budget
+// is spent; lock files that cannot be opened are an error.
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,6 +63,17 @@ TEST(DeviceLock, ATimerKeepsCheckersOutUntilItIsDone) {
   }
   char byte = 0;
   ASSERT_EQ(read(held[0], &byte, 1), 1);
+
+  // A request that may wait 0.3 s in all gives up, and says how long it
+  // waited; the lock is not held after.
+  DeviceLock::process().setWaitBudget(0.3);
+  try {
+    DeviceLock::Guard inUse = DeviceLock::process().shared();
+    ADD_FAILURE() << "took the lock shared while another held it exclusively";
+  } catch (const DeviceLockTimeout &timeout) {
+    EXPECT_GE(timeout.waitedSeconds, 0.3);
+  }
+  DeviceLock::process().setWaitBudget(0);
 
   std::atomic<bool> checking{false};
   std::thread checker([&] {

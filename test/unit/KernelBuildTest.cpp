@@ -14,7 +14,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "dice/KernelBuild/KernelBuild.h"
-#include "../../lib/KernelBuild/OverlappedNvcc.h"
 #include "dice/Sandbox/Subprocess.h"
 #include "dice/Support/Sha256.h"
 
@@ -423,104 +422,6 @@ torch::Tensor dice_forward(torch::Tensor x0) {
   EXPECT_EQ(result.lightFailure.rfind("line 5:", 0), 0u) << result.lightFailure;
 }
 
-TEST_F(LightBuild, FrontEndsSideBySideReportEachErrorOnce) {
-  // Both front ends parse the source; the host one's report is the one
-  // kept. An error only the device side finds (ptxas: static shared
-  // memory past the limit) comes from the device one.
-  options.mode = KernelBuildMode::Light;
-  std::string syntax = R"(#include <torch/extension.h>
-torch::Tensor dice_forward(torch::Tensor x0) {
-  auto y = x0.contiguous()
-  return y;
-}
-)";
-  KernelBuildResult result = buildKernelLibrary(
-      {"light_error_once", "torch::Tensor dice_forward(torch::Tensor x0);", syntax},
-      options);
-  ASSERT_EQ(result.status, KernelBuildStatus::CompileError) << result.reason;
-  size_t first = result.diagnostics.find("expected a \";\"");
-  ASSERT_NE(first, std::string::npos) << result.diagnostics;
-  EXPECT_EQ(result.diagnostics.find("expected a \";\"", first + 1), std::string::npos)
-      << result.diagnostics;
-
-  std::string device = R"(#include <torch/extension.h>
-__global__ void k(float *x) {
-  __shared__ float big[1 << 20];
-  big[threadIdx.x] = x[threadIdx.x];
-  __syncthreads();
-  x[threadIdx.x] = big[(threadIdx.x + 1) % 32];
-}
-torch::Tensor dice_forward(torch::Tensor x0) {
-  k<<<1, 32>>>(x0.data_ptr<float>());
-  return x0;
-}
-)";
-  result = buildKernelLibrary(
-      {"light_ptxas_error", "torch::Tensor dice_forward(torch::Tensor x0);", device},
-      options);
-  ASSERT_EQ(result.status, KernelBuildStatus::CompileError) << result.reason;
-  EXPECT_NE(result.diagnostics.find("shared"), std::string::npos) << result.diagnostics;
-}
-
 #endif // DICE_NVCC && DICE_LIGHT_BRIDGE_LIBRARY
-
-// nvcc --dryrun's step list of a light build (paths shortened).
-const char *kDryRun = R"(#$ _NVVM_BRANCH_=nvvm
-#$ _SPACE_= 
-#$ CICC_PATH=/cuda/bin/../nvvm/bin
-#$ INCLUDES="-I/cuda/include"  
-#$ gcc -std=c++17 -E -x c++ -D__CUDACC__ "cand.cu" -o "/t/x-5_cand.cpp4.ii" 
-#$ cudafe++ --c++17 --gen_c_file_name "/t/x-6_cand.cudafe1.cpp" "/t/x-5_cand.cpp4.ii" 
-#$ gcc -std=c++17 -D__CUDA_ARCH__=900 -E -x c++ "cand.cu" -o "/t/x-7_cand.cpp1.ii" 
-#$ "$CICC_PATH/cicc" --c++17 -arch compute_90 "/t/x-7_cand.cpp1.ii" -o "/t/x-6_cand.ptx"
-#$ ptxas -arch=sm_90 -m64  "/t/x-6_cand.ptx"  -o "/t/x-10_cand.sm_90.cubin" 
-#$ fatbinary -64 --embedded-fatbin="/t/x-3_cand.fatbin.c" 
-#$ rm /t/x-3_cand.fatbin
-#$ gcc -std=c++17 -c -x c++ "/t/x-6_cand.cudafe1.cpp" -o "/t/x-11_cand.o" 
-#$ g++ -shared "/t/x-11_cand.o" -o "k.so" 
-)";
-
-TEST(OverlappedNvcc, FrontEndsRunSideBySideThenTheRestInOrder) {
-  std::optional<std::string> script =
-      overlappedNvccScript(kDryRun, "/t/host log", "/t/device.log");
-  ASSERT_TRUE(script);
-  // The settings, exported before any step.
-  EXPECT_NE(script->find("export CICC_PATH=/cuda/bin/../nvvm/bin\n"), std::string::npos);
-  EXPECT_NE(script->find("export INCLUDES=\"-I/cuda/include\"  \n"), std::string::npos);
-  // Host: preprocess then cudafe++, in the background, to its own log
-  // (quoted: the path has a space).
-  size_t host = script->find("( gcc -std=c++17 -E -x c++ -D__CUDACC__");
-  ASSERT_NE(host, std::string::npos) << *script;
-  size_t cudafe = script->find("&& cudafe++", host);
-  size_t hostEnd = script->find(") > '/t/host log' 2>&1 &", host);
-  EXPECT_TRUE(cudafe < hostEnd && hostEnd != std::string::npos) << *script;
-  // Device: preprocess, cicc, ptxas, fatbinary, rm, beside it.
-  size_t device = script->find("( gcc -std=c++17 -D__CUDA_ARCH__=900 -E", hostEnd);
-  size_t deviceEnd = script->find("rm /t/x-3_cand.fatbin ) > '/t/device.log' 2>&1 &", device);
-  EXPECT_NE(device, std::string::npos) << *script;
-  EXPECT_NE(deviceEnd, std::string::npos) << *script;
-  // Both waited for, host output first; then the host compile and the
-  // link, each stopping the script when it fails.
-  size_t waits = script->find("wait $host; hostStatus=$?\nwait $device; deviceStatus=$?");
-  size_t compile = script->find("gcc -std=c++17 -c -x c++ \"/t/x-6_cand.cudafe1.cpp\"");
-  size_t link = script->find("g++ -shared \"/t/x-11_cand.o\" -o \"k.so\"  || exit $?");
-  EXPECT_TRUE(deviceEnd < waits && waits < compile && compile < link &&
-              link != std::string::npos)
-      << *script;
-  EXPECT_LT(script->find("cat '/t/host log'"), script->find("cat '/t/device.log'"));
-}
-
-TEST(OverlappedNvcc, AnotherStepListIsRefused) {
-  std::string dryRun = kDryRun;
-  // A device front end without ptxas (say, a PTX-only build).
-  std::string noPtxas = dryRun;
-  noPtxas.erase(noPtxas.find("#$ ptxas"), noPtxas.find("#$ fatbinary") - noPtxas.find("#$ ptxas"));
-  EXPECT_FALSE(overlappedNvccScript(noPtxas, "h", "d"));
-  // Nothing after the front ends.
-  std::string truncated = dryRun.substr(0, dryRun.find("#$ gcc -std=c++17 -c"));
-  EXPECT_FALSE(overlappedNvccScript(truncated, "h", "d"));
-  EXPECT_FALSE(overlappedNvccScript("", "h", "d"));
-  EXPECT_FALSE(overlappedNvccScript("nvcc fatal : Unknown option\n", "h", "d"));
-}
 
 } // namespace

@@ -104,7 +104,7 @@ bool parseRequest(const Json &json, dice::DynamicCheckRequest &request,
       "program", "trials",  "atol",      "rtol",        "half_atol",
       "half_rtol", "timing_runs", "seed", "min_speedup", "baseline_ms",
       "baseline_measure", "baselines", "time_reference", "comparison",
-      "kernelbench_tolerance"};
+      "kernelbench_tolerance", "lock_wait_s"};
   for (auto it = json.begin(); it != json.end(); ++it)
     if (!known.count(it.key())) {
       error = "unknown request key \"" + it.key() + "\"";
@@ -171,7 +171,8 @@ bool parseRequest(const Json &json, dice::DynamicCheckRequest &request,
       !real("half_atol", request.halfAtol, 0) ||
       !real("half_rtol", request.halfRtol, 0) ||
       !real("kernelbench_tolerance", request.kernelbenchTolerance, 0) ||
-      !real("min_speedup", request.minSpeedup, 0))
+      !real("min_speedup", request.minSpeedup, 0) ||
+      !real("lock_wait_s", request.lockWaitSeconds, 0))
     return false;
   if (json.contains("comparison")) {
     const Json &comparison = json["comparison"];

@@ -111,9 +111,9 @@ bool haveCudaDevice();
 unsigned verifierWorkerCount(const VerifierConfig &checks, bool onCpu,
                              size_t candidates);
 
-/// GPU workers by default: enough that one is always timing while the
-/// others check (timing is about a quarter of a check), few enough that
-/// their CUDA contexts (about 0.5 GB each) do not matter.
+/// GPU workers by default: enough that one can time while the others
+/// check, few enough that their CUDA contexts (about 0.5 GB each) and
+/// their share of the host do not matter.
 inline constexpr unsigned kGpuWorkers = 4;
 
 } // namespace dice

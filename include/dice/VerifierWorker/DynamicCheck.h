@@ -69,6 +69,10 @@ struct DynamicCheckRequest {
   /// and the reference where it is timed, are then timed the same way, so
   /// that no side pays for launches another does not.
   bool baselineIsDeviceTime = false;
+  /// Seconds this request may wait, in all, for the device lock that
+  /// several workers share (docs/verifier.md, "The device lock"); when they
+  /// run out, the request is retried. 0: no bound.
+  double lockWaitSeconds = 0;
 };
 
 struct DynamicCheckOutcome {
