@@ -254,14 +254,13 @@ private:
 };
 
 /// Creates the files of the workers' device lock (DeviceLock.h in the
-/// worker) under `dir` (or $TMPDIR) and returns the lock's path; empty when
-/// they cannot be made.
-std::string createDeviceLock(const std::string &dir) {
+/// worker) under $TMPDIR, a local file system where flock works (a cache
+/// on NFS may not be), and returns the lock's path; empty when they cannot
+/// be made.
+std::string createDeviceLock() {
   const char *tmp = std::getenv("TMPDIR");
-  std::string base = !dir.empty() ? dir : std::string(tmp && *tmp ? tmp : "/tmp");
-  std::error_code ec;
-  std::filesystem::create_directories(base, ec);
-  std::string pattern = base + "/dice-device-lock-XXXXXX";
+  std::string pattern =
+      std::string(tmp && *tmp ? tmp : "/tmp") + "/dice-device-lock-XXXXXX";
   int fd = mkstemp(pattern.data());
   if (fd < 0)
     return "";
@@ -290,16 +289,13 @@ WorkerPool *PipelineVerifier::workerPool(bool onCpu, size_t candidates) {
   poolOptions.workers = verifierWorkerCount(options.checks, onCpu, candidates);
   poolOptions.scratchRoot = options.scratchDir;
   if (!onCpu && poolOptions.workers > 1) {
-    deviceLock = createDeviceLock(options.scratchDir);
+    deviceLock = createDeviceLock();
     if (!deviceLock.empty()) {
       poolOptions.environment.push_back("DICE_DEVICE_LOCK=" + deviceLock);
     } else {
       // Without the lock, timed runs would share the GPU: one worker.
-      note("workers: cannot create the device lock file under " +
-           (options.scratchDir.empty() ? std::string("$TMPDIR")
-                                       : options.scratchDir) +
-           "; one GPU worker instead of " +
-           std::to_string(poolOptions.workers));
+      note("workers: cannot create the device lock file in $TMPDIR; one GPU "
+           "worker instead of " + std::to_string(poolOptions.workers));
       poolOptions.workers = 1;
     }
   }

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <stdexcept>
 #include <sys/file.h>
 #include <thread>
 #include <unistd.h>
@@ -47,7 +48,9 @@ void DeviceLock::lockWithin(int fd, int operation) {
   auto pause = std::chrono::microseconds(100);
   while (flock(fd, operation | LOCK_NB) != 0) {
     if (errno != EWOULDBLOCK && errno != EINTR)
-      return; // not a lock this kernel can hold: do without
+      // Without the lock, timed runs would share the GPU: never go on.
+      throw std::runtime_error(std::string("the device lock cannot be taken (flock: ") +
+                               std::strerror(errno) + ")");
     double waited = std::chrono::duration<double>(Clock::now() - start).count();
     if (budget > 0 && waited >= budget) {
       budget = 1e-9; // spent: the next wait fails at once
