@@ -371,6 +371,10 @@ private:
       return at::log_softmax(arg(op, 0), single(op, "dim"));
     if (fn == "logsumexp")
       return at::logsumexp(arg(op, 0), ints(op, "dims"));
+    if (fn == "cumsum")
+      return at::cumsum(arg(op, 0), single(op, "dim"), toScalarType(op.type.dtype));
+    if (fn == "cumprod")
+      return at::cumprod(arg(op, 0), single(op, "dim"), toScalarType(op.type.dtype));
     if (fn == "layer_norm" || fn == "rms_norm")
       return norm(op);
     if (fn == "cat") {

@@ -314,6 +314,11 @@ private:
     } else if (fn == "softmax" || fn == "log_softmax") {
       os << out << "torch." << fn << "(" << name(op.args[0]) << ", dim=" << ints("dim")[0]
          << ")\n";
+    } else if (fn == "cumsum" || fn == "cumprod") {
+      // The result's dtype, as the program states it (torch would widen
+      // integers to int64 without it).
+      os << out << "torch." << fn << "(" << name(op.args[0]) << ", dim=" << ints("dim")[0]
+         << ", dtype=" << torchDType(op.type.dtype) << ")\n";
     } else if (fn == "logsumexp") {
       os << out << "torch.logsumexp(" << name(op.args[0]) << ", dim=" << tuple(ints("dims"))
          << ")\n";

@@ -453,6 +453,10 @@ private:
   LogicalResult translateBroadcast(linalg::BroadcastOp op);
   LogicalResult translateStructured(linalg::LinalgOp op);
   LogicalResult translateTensorOp(Operation *op);
+  /// torch-mlir's cumulative sum or product (tm_tensor.scan, of a dialect
+  /// dice-opt does not register: read by name and attributes) as
+  /// torch.cumsum or torch.cumprod; only where its semantics are theirs.
+  LogicalResult translateScan(Operation *op);
 
   /// Adds `init` to a contraction/pooling result unless the init is the
   /// combiner's identity everywhere.
@@ -586,8 +590,55 @@ LogicalResult Builder::translate(Operation *op) {
             tensor::ExtractSliceOp, tensor::InsertSliceOp, tensor::ConcatOp,
             tensor::CastOp>([&](Operation *o) { return translateTensorOp(o); })
       .Default([&](Operation *o) {
+        if (o->getName().getStringRef() == "tm_tensor.scan")
+          return translateScan(o);
         return fail(o, "has no reference rendering");
       });
+}
+
+LogicalResult Builder::translateScan(Operation *op) {
+  auto dimension = op->getAttrOfType<IntegerAttr>("dimension");
+  auto inclusive = op->getAttrOfType<BoolAttr>("inclusive");
+  if (!dimension || !inclusive || op->getNumOperands() != 3 ||
+      op->getNumResults() != 2 || op->getNumRegions() != 1 ||
+      !op->getRegion(0).hasOneBlock())
+    return fail(op, "is not a scan of one input (tm_tensor.scan's form)");
+  // Exclusive: output[0] is the accumulator's initial value, each later
+  // element the running value before it; no torch function computes that.
+  if (!inclusive.getValue())
+    return fail(op, "is an exclusive scan, which no torch function computes");
+  // The running value after the last element; torch.cumsum returns none
+  // (and on a dimension of size 1 it would be the initial value).
+  if (!op->getResult(1).use_empty())
+    return fail(op, "has its running value read, which torch.cumsum does not return");
+  // Inclusive: output[0] = input[0], output[i] = f(output[i - 1], input[i]);
+  // f must be the sum or the product of exactly those two.
+  Block &body = op->getRegion(0).front();
+  Operation *yield = body.getTerminator();
+  Operation *step = body.getOperations().size() == 2 ? &body.front() : nullptr;
+  bool ofBoth = step && body.getNumArguments() == 2 && step->getNumOperands() == 2 &&
+                yield->getNumOperands() == 1 &&
+                yield->getOperand(0) == step->getResult(0) &&
+                ((step->getOperand(0) == body.getArgument(0) &&
+                  step->getOperand(1) == body.getArgument(1)) ||
+                 (step->getOperand(0) == body.getArgument(1) &&
+                  step->getOperand(1) == body.getArgument(0)));
+  StringRef fn = !ofBoth ? ""
+                 : isa<arith::AddFOp, arith::AddIOp>(step) ? "cumsum"
+                 : isa<arith::MulFOp, arith::MulIOp>(step) ? "cumprod"
+                                                          : "";
+  if (fn.empty())
+    return fail(op, "steps by something other than the sum or the product of "
+                    "the running value and the next element");
+  auto in = get(op->getOperand(0));
+  if (!in)
+    return fail(op, error);
+  std::optional<TensorType> out = tensorType(op->getResult(0));
+  int64_t dim = dimension.getInt();
+  if (dim < 0 || dim >= static_cast<int64_t>(out->shape.size()))
+    return fail(op, "scans a dimension the tensor does not have");
+  values[op->getResult(0)] = emit(fn.str(), {*in}, *out, {{"dim", {dim}}});
+  return success();
 }
 
 LogicalResult Builder::translateConstant(arith::ConstantOp op) {

@@ -76,6 +76,8 @@ const std::map<std::string, Signature> &vocabulary() {
     t["slice"] = {1, 1, {"offsets", "sizes", "strides"}};
     t["insert_slice"] = {2, 2, {"offsets", "sizes", "strides"}};
     t["cat"] = {1, -1, {"dim"}};
+    t["cumsum"] = {1, 1, {"dim"}};
+    t["cumprod"] = {1, 1, {"dim"}};
     t["index"] = {2, -1, {}};
     // Compound functions, raised from their decompositions
     // (RaiseCompoundOps.h).
@@ -691,6 +693,14 @@ std::string ReferenceProgram::validate() const {
     if (op.fn == "layer_norm" || op.fn == "rms_norm")
       if (std::string problem = checkNorm(op, typeOf(op.args[0])); !problem.empty())
         return where + ": " + problem;
+    if (op.fn == "cumsum" || op.fn == "cumprod") {
+      const std::vector<int64_t> &dim = op.ints.at("dim");
+      const TensorType &x = typeOf(op.args[0]);
+      if (dim.size() != 1 || dim[0] < 0 || dim[0] >= static_cast<int64_t>(x.shape.size()))
+        return where + ": 'dim' must be one dimension of the input";
+      if (op.type.shape != x.shape)
+        return where + ": the result must have the input's shape";
+    }
     // Both backends turn an integer constant into an int64_t: that must be
     // defined (no NaN, infinity or fraction, within int64's range).
     bool holdsValue = op.fn == "scalar" || op.fn == "full" || op.fn == "pad";

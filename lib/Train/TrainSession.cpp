@@ -192,6 +192,16 @@ Status TrainSession::saveCheckpoint() {
 }
 
 Status runTraining(const TrainConfig &config) {
+  bool rl = config.stage == TrainStage::RlInfill ||
+            config.stage == TrainStage::RlEndToEnd;
+  if (rl && config.speedReward > 0 && config.overlapVerification)
+    // Overlapped, the verifier times the kernels while the model generates
+    // the next step's rollouts on the same GPU: the speedups a speed reward
+    // would pay for are not the kernels'.
+    return Error("", 0, 0, "rl.speed_reward",
+                 "rewards speedups, which rl.overlap_verification = true "
+                 "measures while the next rollouts are generated on the same "
+                 "GPU; set rl.overlap_verification = false to use it");
   try {
     TrainSession session(config);
     if (Status ok = session.open(); !ok)

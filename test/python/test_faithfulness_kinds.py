@@ -223,6 +223,17 @@ case("group_norm", nn.GroupNorm(2, 6), floats(2, 6, 4, 4))
 case("conv_group_norm", ConvGroupNorm(), floats(2, 3, 6, 6))
 case("instance_norm", nn.InstanceNorm2d(4), floats(2, 4, 5, 5))
 
+# ---------------------------------------------------------- cumulative ops
+# torch-mlir's tm_tensor.scan stays outside requests (dice-opt does not know
+# its dialect) and renders as torch.cumsum / torch.cumprod in the plan, with
+# the requests around it; integer scans keep their dtype.
+case("cumsum_between_requests", Lambda(lambda x: torch.relu(torch.cumsum(x * 2, dim=1)) + 1),
+     floats(3, 7))
+case("cumsum_first_dim", Lambda(lambda x: torch.cumsum(x, dim=0)), floats(5, 4))
+case("cumprod_rows", Lambda(lambda x: torch.cumprod(x, dim=-1)), floats(4, 6))
+case("cumsum_int32", Lambda(lambda x: torch.cumsum(x, dim=1, dtype=torch.int32)),
+     ints(3, 9, dtype=torch.int32))
+
 
 # ------------------------------------------------------------------ harness
 

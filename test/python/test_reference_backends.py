@@ -312,6 +312,27 @@ def _():
         softplus(x, 1.5))
 
 
+@case("cumulative sums and products")
+def _():
+    p = Program(([3, 6], F32), ([4, 5], "int32"))
+    total = p.op("cumsum", [0], [3, 6], F32, dim=[1])
+    product = p.op("cumprod", [0], [3, 6], F32, dim=[0])
+    counts = p.op("cumsum", [1], [4, 5], "int32", dim=[1])
+
+    def running(x, dim, step):
+        # Element by element, in float64 (int64 for integers).
+        wide = x.double() if x.is_floating_point() else x.long()
+        out = wide.clone()
+        for i in range(1, x.shape[dim]):
+            out.select(dim, i).copy_(step(out.select(dim, i - 1), wide.select(dim, i)))
+        return out
+
+    return p.ret(total, product, counts), lambda x, n: (
+        running(x, 1, lambda a, b: a + b).float(),
+        running(x, 0, lambda a, b: a * b).float(),
+        running(n, 1, lambda a, b: a + b).int())
+
+
 @case("compound row functions")
 def _():
     p = Program(([2, 5, 8], F32))
@@ -540,7 +561,7 @@ VOCABULARY = {
     "insert_slice", "cat", "div_trunc", "div_floor", "bitwise_and", "bitwise_or",
     "bitwise_xor", "arange", "index", "silu", "gelu", "gelu_tanh", "softplus", "mish",
     "hardsigmoid", "hardswish", "softmax", "log_softmax", "logsumexp", "layer_norm",
-    "rms_norm",
+    "rms_norm", "cumsum", "cumprod",
 }
 
 

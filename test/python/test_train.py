@@ -245,6 +245,15 @@ def test_rl_stage_rewards_each_rollout_by_its_verdict(tmp_path):
     assert (tmp_path / "rl" / "step-000002" / "trainer" / "trainer_state.json").exists()
 
 
+def test_speed_reward_needs_verification_apart_from_generation(tmp_path):
+    # Overlapped, kernels are timed while the model generates on the same
+    # GPU: a reward for their speed would pay for noise.
+    result = train(rl_run(tmp_path, speed_reward=0.5), check=False)
+    assert result.returncode == 1
+    assert "rl.speed_reward" in result.stderr and "rl.overlap_verification = false" in result.stderr
+    assert not (tmp_path / "rl" / "metrics.jsonl").exists()
+
+
 def test_evaluation_judges_every_task_once_and_changes_nothing(tmp_path):
     sft = write_run(tmp_path, steps=1)
     train(sft)

@@ -177,6 +177,27 @@ TEST(ReferenceProgramJson, InvalidValuesAreErrors) {
   EXPECT_NE(huge.error().message.find("more elements"), std::string::npos);
 }
 
+TEST(ReferenceProgramJson, CumulativeOpsScanADimensionOfTheirInput) {
+  auto scan = [](const char *dim, const char *shape) {
+    return ReferenceProgram::fromJson(
+        std::string(R"({"inputs": [{"shape": [3, 4], "dtype": "float32"}],
+            "ops": [{"fn": "cumsum", "args": [0], "ints": {"dim": )") + dim +
+        R"(}, "type": {"shape": )" + shape + R"(, "dtype": "float32"}}],
+            "outputs": [1]})");
+  };
+  EXPECT_TRUE(scan("[1]", "[3, 4]"));
+  for (const char *dim : {"[2]", "[-1]", "[0, 1]"}) {
+    Result<ReferenceProgram> bad = scan(dim, "[3, 4]");
+    ASSERT_FALSE(bad) << dim;
+    EXPECT_NE(bad.error().message.find("'dim' must be one dimension of the input"),
+              std::string::npos)
+        << bad.error().format();
+  }
+  Result<ReferenceProgram> reshaped = scan("[0]", "[12]");
+  ASSERT_FALSE(reshaped);
+  EXPECT_NE(reshaped.error().message.find("the input's shape"), std::string::npos);
+}
+
 TEST(ReferenceProgramJson, SyntaxErrorsHaveLineAndColumn) {
   Result<ReferenceProgram> program =
       ReferenceProgram::fromJson("{\"inputs\": [],\n \"ops\": [}, \"outputs\": [0]}");

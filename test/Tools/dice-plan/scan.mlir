@@ -1,0 +1,102 @@
+// RUN: split-file %s %t
+// RUN: dice-opt %t/cumsum.mlir --dice-outline=granularity=fusion --dice-scaffold | dice-plan | FileCheck %s --check-prefix=SUM
+// RUN: dice-opt %t/cumprod.mlir --dice-outline=granularity=fusion --dice-scaffold | dice-plan | FileCheck %s --check-prefix=PROD
+// RUN: dice-opt %t/exclusive.mlir --dice-outline=granularity=fusion --dice-scaffold | not dice-plan 2>&1 | FileCheck %s --check-prefix=EXCLUSIVE
+// RUN: dice-opt %t/running.mlir --dice-outline=granularity=fusion --dice-scaffold | not dice-plan 2>&1 | FileCheck %s --check-prefix=RUNNING
+// RUN: dice-opt %t/max.mlir --dice-outline=granularity=fusion --dice-scaffold | not dice-plan 2>&1 | FileCheck %s --check-prefix=MAX
+
+// torch-mlir's cumulative sums and products (tm_tensor.scan, in generic
+// form: dice-opt does not register the dialect) stay outside kernel requests
+// and render in the plan as torch.cumsum / torch.cumprod along the scan's
+// dimension, in the result's dtype. Only an inclusive scan whose step is the
+// sum or product of the running value and the next element is one; every
+// other scan is an error that says why, never another computation.
+
+// SUM: "fn":"cumsum","ints":{"dim":[1]},"type":{"dtype":"float32","shape":[4,6]}
+// SUM: torch.cumsum(x0, dim=1, dtype=torch.float32)
+// PROD: "fn":"cumprod","ints":{"dim":[0]},"type":{"dtype":"int32","shape":[5,3]}
+// PROD: torch.cumprod(x0, dim=0, dtype=torch.int32)
+// EXCLUSIVE: 'tm_tensor.scan' is an exclusive scan, which no torch function computes
+// RUNNING: 'tm_tensor.scan' has its running value read, which torch.cumsum does not return
+// MAX: 'tm_tensor.scan' steps by something other than the sum or the product
+
+//--- cumsum.mlir
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @cumsum(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x6xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x6xf32>) -> tensor<4x6xf32>
+  %e1 = tensor.empty() : tensor<4xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4xf32>) -> tensor<4xf32>
+  %s:2 = "tm_tensor.scan"(%x, %f, %f1) <{dimension = 1 : i64, inclusive = true, operandSegmentSizes = array<i32: 1, 2>}> ({
+  ^bb0(%a: f32, %b: f32):
+    %t = arith.addf %a, %b : f32
+    "tm_tensor.yield"(%t) : (f32) -> ()
+  }) : (tensor<4x6xf32>, tensor<4x6xf32>, tensor<4xf32>) -> (tensor<4x6xf32>, tensor<4xf32>)
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%s#0 : tensor<4x6xf32>) outs(%e : tensor<4x6xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %y = math.tanh %a : f32
+    linalg.yield %y : f32
+  } -> tensor<4x6xf32>
+  return %r : tensor<4x6xf32>
+}
+
+//--- cumprod.mlir
+func.func @cumprod(%x: tensor<5x3xi32>) -> tensor<5x3xi32> {
+  %one = arith.constant 1 : i32
+  %e = tensor.empty() : tensor<5x3xi32>
+  %f = linalg.fill ins(%one : i32) outs(%e : tensor<5x3xi32>) -> tensor<5x3xi32>
+  %e1 = tensor.empty() : tensor<3xi32>
+  %f1 = linalg.fill ins(%one : i32) outs(%e1 : tensor<3xi32>) -> tensor<3xi32>
+  %s:2 = "tm_tensor.scan"(%x, %f, %f1) <{dimension = 0 : i64, inclusive = true, operandSegmentSizes = array<i32: 1, 2>}> ({
+  ^bb0(%a: i32, %b: i32):
+    %t = arith.muli %b, %a : i32
+    "tm_tensor.yield"(%t) : (i32) -> ()
+  }) : (tensor<5x3xi32>, tensor<5x3xi32>, tensor<3xi32>) -> (tensor<5x3xi32>, tensor<3xi32>)
+  return %s#0 : tensor<5x3xi32>
+}
+
+//--- exclusive.mlir
+func.func @exclusive(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x6xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x6xf32>) -> tensor<4x6xf32>
+  %e1 = tensor.empty() : tensor<4xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4xf32>) -> tensor<4xf32>
+  %s:2 = "tm_tensor.scan"(%x, %f, %f1) <{dimension = 1 : i64, inclusive = false, operandSegmentSizes = array<i32: 1, 2>}> ({
+  ^bb0(%a: f32, %b: f32):
+    %t = arith.addf %a, %b : f32
+    "tm_tensor.yield"(%t) : (f32) -> ()
+  }) : (tensor<4x6xf32>, tensor<4x6xf32>, tensor<4xf32>) -> (tensor<4x6xf32>, tensor<4xf32>)
+  return %s#0 : tensor<4x6xf32>
+}
+
+//--- running.mlir
+func.func @running(%x: tensor<4x6xf32>) -> (tensor<4x6xf32>, tensor<4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x6xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x6xf32>) -> tensor<4x6xf32>
+  %e1 = tensor.empty() : tensor<4xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4xf32>) -> tensor<4xf32>
+  %s:2 = "tm_tensor.scan"(%x, %f, %f1) <{dimension = 1 : i64, inclusive = true, operandSegmentSizes = array<i32: 1, 2>}> ({
+  ^bb0(%a: f32, %b: f32):
+    %t = arith.addf %a, %b : f32
+    "tm_tensor.yield"(%t) : (f32) -> ()
+  }) : (tensor<4x6xf32>, tensor<4x6xf32>, tensor<4xf32>) -> (tensor<4x6xf32>, tensor<4xf32>)
+  return %s#0, %s#1 : tensor<4x6xf32>, tensor<4xf32>
+}
+
+//--- max.mlir
+func.func @running_max(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x6xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x6xf32>) -> tensor<4x6xf32>
+  %e1 = tensor.empty() : tensor<4xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4xf32>) -> tensor<4xf32>
+  %s:2 = "tm_tensor.scan"(%x, %f, %f1) <{dimension = 1 : i64, inclusive = true, operandSegmentSizes = array<i32: 1, 2>}> ({
+  ^bb0(%a: f32, %b: f32):
+    %t = arith.maximumf %a, %b : f32
+    "tm_tensor.yield"(%t) : (f32) -> ()
+  }) : (tensor<4x6xf32>, tensor<4x6xf32>, tensor<4xf32>) -> (tensor<4x6xf32>, tensor<4xf32>)
+  return %s#0 : tensor<4x6xf32>
+}
