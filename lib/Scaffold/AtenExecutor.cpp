@@ -371,6 +371,14 @@ private:
       return at::log_softmax(arg(op, 0), single(op, "dim"));
     if (fn == "logsumexp")
       return at::logsumexp(arg(op, 0), ints(op, "dims"));
+    if (fn == "index_put") {
+      // Column j of the indices indexes dimension j.
+      c10::List<std::optional<at::Tensor>> positions;
+      for (const at::Tensor &column : arg(op, 1).to(at::kLong).unbind(1))
+        positions.push_back(column);
+      return at::index_put(arg(op, 0), positions, arg(op, 2),
+                           single(op, "accumulate") != 0);
+    }
     if (fn == "cumsum")
       return at::cumsum(arg(op, 0), single(op, "dim"), toScalarType(op.type.dtype));
     if (fn == "cumprod")

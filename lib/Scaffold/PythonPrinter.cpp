@@ -314,6 +314,10 @@ private:
     } else if (fn == "softmax" || fn == "log_softmax") {
       os << out << "torch." << fn << "(" << name(op.args[0]) << ", dim=" << ints("dim")[0]
          << ")\n";
+    } else if (fn == "index_put") {
+      os << out << name(op.args[0]) << ".index_put(tuple(" << name(op.args[1])
+         << ".long().unbind(1)), " << name(op.args[2])
+         << ", accumulate=" << (ints("accumulate")[0] ? "True" : "False") << ")\n";
     } else if (fn == "cumsum" || fn == "cumprod") {
       // The result's dtype, as the program states it (torch would widen
       // integers to int64 without it).

@@ -457,6 +457,10 @@ private:
   /// dice-opt does not register: read by name and attributes) as
   /// torch.cumsum or torch.cumprod; only where its semantics are theirs.
   LogicalResult translateScan(Operation *op);
+  /// torch-mlir's scatter, index_put and index_add (tm_tensor.scatter, read
+  /// by name) as Tensor.index_put, where updates go to whole trailing
+  /// slices at leading index dimensions and the body overwrites or adds.
+  LogicalResult translateScatter(Operation *op);
 
   /// Adds `init` to a contraction/pooling result unless the init is the
   /// combiner's identity everywhere.
@@ -592,8 +596,75 @@ LogicalResult Builder::translate(Operation *op) {
       .Default([&](Operation *o) {
         if (o->getName().getStringRef() == "tm_tensor.scan")
           return translateScan(o);
+        if (o->getName().getStringRef() == "tm_tensor.scatter")
+          return translateScatter(o);
         return fail(o, "has no reference rendering");
       });
+}
+
+LogicalResult Builder::translateScatter(Operation *op) {
+  // ins(updates [N, rest...], indices [N, k]) outs(original): update n goes
+  // to original[indices[n, 0], ..., indices[n, k - 1], rest...] when the
+  // dimension map is [0, ..., k - 1]. The body's arguments are the update
+  // and the original element.
+  auto dimensionMap = op->getAttrOfType<DenseI64ArrayAttr>("dimension_map");
+  if (!dimensionMap || op->getNumOperands() != 3 || op->getNumResults() != 1 ||
+      op->getNumRegions() != 1 || !op->getRegion(0).hasOneBlock())
+    return fail(op, "is not a scatter of updates by an index tensor (tm_tensor.scatter's form)");
+  auto updates = get(op->getOperand(0));
+  auto indices = updates ? get(op->getOperand(1)) : std::nullopt;
+  auto original = indices ? get(op->getOperand(2)) : std::nullopt;
+  if (!original)
+    return fail(op, error);
+  const TensorType &u = type(*updates), &i = type(*indices), &o = type(*original);
+  int64_t depth = static_cast<int64_t>(dimensionMap.size());
+  int64_t rank = static_cast<int64_t>(o.shape.size());
+  bool leading = depth <= rank &&
+                 llvm::equal(dimensionMap.asArrayRef(), llvm::seq<int64_t>(0, depth));
+  // An update's window is its shape after the first dimension, laid over
+  // the original's trailing dimensions: 1 wide at an indexed dimension (the
+  // start is the index), whole at any other; index_put writes the window
+  // without those unit dimensions.
+  bool shaped = leading && i.shape.size() == 2 && i.shape[1] == depth &&
+                !u.shape.empty() && u.shape[0] == i.shape[0] &&
+                !isFloatingPoint(i.dtype) && i.dtype != DType::Bool;
+  int64_t offset = rank - (static_cast<int64_t>(u.shape.size()) - 1);
+  shaped = shaped && offset >= 0 && offset <= depth;
+  for (int64_t d = offset; shaped && d < rank; ++d) {
+    int64_t window = u.shape[1 + d - offset];
+    shaped = d < depth ? window == 1 : window == o.shape[d];
+  }
+  if (!shaped)
+    return fail(op, "scatters into other than whole trailing slices at leading "
+                    "index dimensions, which index_put does not express");
+  std::vector<int64_t> slices = {u.shape[0]};
+  slices.insert(slices.end(), o.shape.begin() + depth, o.shape.end());
+  int windows = u.shape == slices ? *updates : reshape(*updates, slices);
+  // Overwrite (yield the update) or accumulate (the sum of the two).
+  Block &body = op->getRegion(0).front();
+  Operation *yield = body.getTerminator();
+  if (body.getNumArguments() != 2 || yield->getNumOperands() != 1)
+    return fail(op, "is not a scatter of updates by an index tensor (tm_tensor.scatter's form)");
+  Value yielded = yield->getOperand(0);
+  std::optional<int64_t> accumulate;
+  if (yielded == body.getArgument(0) && body.getOperations().size() == 1) {
+    accumulate = 0;
+  } else if (Operation *step = yielded.getDefiningOp();
+             step && body.getOperations().size() == 2 &&
+             isa<arith::AddFOp, arith::AddIOp>(step) &&
+             ((step->getOperand(0) == body.getArgument(0) &&
+               step->getOperand(1) == body.getArgument(1)) ||
+              (step->getOperand(0) == body.getArgument(1) &&
+               step->getOperand(1) == body.getArgument(0)))) {
+    accumulate = 1;
+  }
+  if (!accumulate)
+    return fail(op, "combines an update with the original element by other "
+                    "than overwriting or adding");
+  values[op->getResult(0)] = emit("index_put", {*original, *indices, windows},
+                                  *tensorType(op->getResult(0)),
+                                  {{"accumulate", {*accumulate}}});
+  return success();
 }
 
 LogicalResult Builder::translateScan(Operation *op) {

@@ -76,6 +76,7 @@ const std::map<std::string, Signature> &vocabulary() {
     t["slice"] = {1, 1, {"offsets", "sizes", "strides"}};
     t["insert_slice"] = {2, 2, {"offsets", "sizes", "strides"}};
     t["cat"] = {1, -1, {"dim"}};
+    t["index_put"] = {3, 3, {"accumulate"}};
     t["cumsum"] = {1, 1, {"dim"}};
     t["cumprod"] = {1, 1, {"dim"}};
     t["index"] = {2, -1, {}};
@@ -693,6 +694,27 @@ std::string ReferenceProgram::validate() const {
     if (op.fn == "layer_norm" || op.fn == "rms_norm")
       if (std::string problem = checkNorm(op, typeOf(op.args[0])); !problem.empty())
         return where + ": " + problem;
+    if (op.fn == "index_put") {
+      const TensorType &x = typeOf(op.args[0]), &positions = typeOf(op.args[1]),
+                       &values = typeOf(op.args[2]);
+      const std::vector<int64_t> &accumulate = op.ints.at("accumulate");
+      bool indexShaped = positions.shape.size() == 2 &&
+                         !isFloatingPoint(positions.dtype) &&
+                         positions.dtype != DType::Bool && positions.shape[1] >= 0 &&
+                         positions.shape[1] <= static_cast<int64_t>(x.shape.size());
+      if (!indexShaped)
+        return where + ": the indices must be integers of shape [updates, k], "
+                       "k at most the input's rank";
+      std::vector<int64_t> slice = {positions.shape[0]};
+      slice.insert(slice.end(), x.shape.begin() + positions.shape[1], x.shape.end());
+      if (values.shape != slice || values.dtype != x.dtype)
+        return where + ": the updates must be [updates] + the input's trailing "
+                       "shape, in the input's dtype";
+      if (accumulate.size() != 1 || (accumulate[0] != 0 && accumulate[0] != 1))
+        return where + ": 'accumulate' must be 0 or 1";
+      if (op.type != x)
+        return where + ": the result must have the input's type";
+    }
     if (op.fn == "cumsum" || op.fn == "cumprod") {
       const std::vector<int64_t> &dim = op.ints.at("dim");
       const TensorType &x = typeOf(op.args[0]);

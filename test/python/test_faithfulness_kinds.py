@@ -234,6 +234,26 @@ case("cumprod_rows", Lambda(lambda x: torch.cumprod(x, dim=-1)), floats(4, 6))
 case("cumsum_int32", Lambda(lambda x: torch.cumsum(x, dim=1, dtype=torch.int32)),
      ints(3, 9, dtype=torch.int32))
 
+# ------------------------------------------------------------------ scatter
+# tm_tensor.scatter (scatter, index_put, index_add) stays outside requests
+# and renders as Tensor.index_put, overwriting or accumulating; indices are
+# distinct where overwriting, since PyTorch leaves the winner of a
+# duplicate unspecified.
+PERMUTATION = torch.tensor([[2, 0, 1, 3], [1, 3, 0, 2], [0, 1, 3, 2]])
+case("scatter_dim1", Lambda(lambda x, u: x.scatter(1, PERMUTATION, u)),
+     floats(3, 4), floats(3, 4))
+case("scatter_add_dim1", Lambda(lambda x, u: x.scatter_add(1, PERMUTATION[:, :2], u)),
+     floats(3, 4), floats(3, 2))
+case("index_put_rows", Lambda(lambda x, u: torch.index_put(x, (torch.tensor([4, 0, 2]),), u)),
+     floats(6, 5), floats(3, 5))
+case("index_put_accumulate_repeated",
+     Lambda(lambda x, u: torch.index_put(x, (torch.tensor([1, 3, 1, 1]),), u, accumulate=True)),
+     floats(5, 4), floats(4, 4))
+case("index_add_dim0", Lambda(lambda x, u: x.index_add(0, torch.tensor([2, 2, 0]), u)),
+     floats(4, 3), floats(3, 3))
+case("index_put_int64", Lambda(lambda x, u: torch.index_put(x, (torch.tensor([4, 0, 2]),), u)),
+     ints(6, 2), ints(3, 2))
+
 
 # ------------------------------------------------------------------ harness
 

@@ -333,6 +333,24 @@ def _():
         running(n, 1, lambda a, b: a + b).int())
 
 
+@case("index_put")
+def _():
+    # Rows by one index column (overwrite), single elements by two
+    # (accumulate, with a repeated position).
+    p = Program(([5, 3], F32), ([3, 1], I64), ([3, 3], F32), ([4, 2], I64), ([4], F32))
+    rows = p.op("index_put", [0, 1, 2], [5, 3], F32, accumulate=[0])
+    points = p.op("index_put", [0, 3, 4], [5, 3], F32, accumulate=[1])
+
+    def put(x, at, values, accumulate):
+        out = x.clone()
+        for n in range(at.shape[0]):
+            place = tuple(int(v) for v in at[n])
+            out[place] = out[place] + values[n] if accumulate else values[n]
+        return out
+
+    return p.ret(rows, points), lambda x, r, v, q, w: (put(x, r, v, False), put(x, q, w, True))
+
+
 @case("compound row functions")
 def _():
     p = Program(([2, 5, 8], F32))
@@ -537,6 +555,10 @@ def test_backends_agree(tmp_path, name):
     if name in ("binary", "int64-chain", "integer-division"):
         # fmod by zero differs between integer kernels; keep divisors non-zero.
         inputs[-1] = torch.where(inputs[-1] == 0, torch.ones_like(inputs[-1]), inputs[-1])
+    if name == "index_put":
+        # Positions inside the tensor; distinct rows where they overwrite.
+        inputs[1] = torch.tensor([[4], [0], [2]])
+        inputs[3] = torch.tensor([[1, 2], [4, 0], [1, 2], [0, 1]])
     expected = reference(*inputs)
     expected = list(expected) if isinstance(expected, tuple) else [expected]
 
@@ -561,7 +583,7 @@ VOCABULARY = {
     "insert_slice", "cat", "div_trunc", "div_floor", "bitwise_and", "bitwise_or",
     "bitwise_xor", "arange", "index", "silu", "gelu", "gelu_tanh", "softplus", "mish",
     "hardsigmoid", "hardswish", "softmax", "log_softmax", "logsumexp", "layer_norm",
-    "rms_norm", "cumsum", "cumprod",
+    "rms_norm", "cumsum", "cumprod", "index_put",
 }
 
 

@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -196,6 +198,30 @@ TEST(ReferenceProgramJson, CumulativeOpsScanADimensionOfTheirInput) {
   Result<ReferenceProgram> reshaped = scan("[0]", "[12]");
   ASSERT_FALSE(reshaped);
   EXPECT_NE(reshaped.error().message.find("the input's shape"), std::string::npos);
+}
+
+TEST(ReferenceProgramJson, IndexPutTakesSlicesOfTheInput) {
+  // x [4, 3]; positions [n, k] of integers; updates [n] + x's shape after k.
+  auto put = [](const char *positions, const char *updates, const char *accumulate) {
+    return ReferenceProgram::fromJson(
+        std::string(R"({"inputs": [{"shape": [4, 3], "dtype": "float32"},
+                                   {"shape": )") + positions + R"(, "dtype": "int64"},
+                                   {"shape": )" + updates + R"(, "dtype": "float32"}],
+            "ops": [{"fn": "index_put", "args": [0, 1, 2], "ints": {"accumulate": )" +
+        accumulate + R"(}, "type": {"shape": [4, 3], "dtype": "float32"}}],
+            "outputs": [3]})");
+  };
+  EXPECT_TRUE(put("[2, 1]", "[2, 3]", "[0]"));
+  EXPECT_TRUE(put("[5, 2]", "[5]", "[1]"));
+  for (auto [positions, updates, accumulate, why] :
+       {std::tuple{"[2, 1]", "[2, 4]", "[0]", "the updates must be"},
+        std::tuple{"[2, 3]", "[2]", "[0]", "the indices must be integers"},
+        std::tuple{"[2]", "[2, 3]", "[0]", "the indices must be integers"},
+        std::tuple{"[2, 1]", "[2, 3]", "[2]", "'accumulate' must be 0 or 1"}}) {
+    Result<ReferenceProgram> bad = put(positions, updates, accumulate);
+    ASSERT_FALSE(bad) << positions << " " << updates;
+    EXPECT_NE(bad.error().message.find(why), std::string::npos) << bad.error().format();
+  }
 }
 
 TEST(ReferenceProgramJson, SyntaxErrorsHaveLineAndColumn) {

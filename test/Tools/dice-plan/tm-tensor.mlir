@@ -4,6 +4,8 @@
 // RUN: dice-opt %t/exclusive.mlir --dice-outline=granularity=fusion --dice-scaffold | not dice-plan 2>&1 | FileCheck %s --check-prefix=EXCLUSIVE
 // RUN: dice-opt %t/running.mlir --dice-outline=granularity=fusion --dice-scaffold | not dice-plan 2>&1 | FileCheck %s --check-prefix=RUNNING
 // RUN: dice-opt %t/max.mlir --dice-outline=granularity=fusion --dice-scaffold | not dice-plan 2>&1 | FileCheck %s --check-prefix=MAX
+// RUN: dice-opt %t/index-add.mlir --dice-outline=granularity=fusion --dice-scaffold | dice-plan | FileCheck %s --check-prefix=ADD
+// RUN: dice-opt %t/scatter-mul.mlir --dice-outline=granularity=fusion --dice-scaffold | not dice-plan 2>&1 | FileCheck %s --check-prefix=MUL
 
 // torch-mlir's cumulative sums and products (tm_tensor.scan, in generic
 // form: dice-opt does not register the dialect) stay outside kernel requests
@@ -19,6 +21,16 @@
 // EXCLUSIVE: 'tm_tensor.scan' is an exclusive scan, which no torch function computes
 // RUNNING: 'tm_tensor.scan' has its running value read, which torch.cumsum does not return
 // MAX: 'tm_tensor.scan' steps by something other than the sum or the product
+
+// Scatters (tm_tensor.scatter: scatter, index_put, index_add) render as
+// Tensor.index_put, overwriting or adding; an update window of width 1 at
+// the indexed dimension loses that dimension first. Other combinations are
+// errors.
+// ADD: "fn":"reshape"
+// ADD-SAME: "type":{"dtype":"float32","shape":[3,3]}
+// ADD: "fn":"index_put","ints":{"accumulate":[1]},"type":{"dtype":"float32","shape":[4,3]}
+// ADD: .index_put(tuple(x1.long().unbind(1)), t{{[0-9]+}}, accumulate=True)
+// MUL: 'tm_tensor.scatter' combines an update with the original element by other than overwriting or adding
 
 //--- cumsum.mlir
 #id = affine_map<(d0, d1) -> (d0, d1)>
@@ -99,4 +111,24 @@ func.func @running_max(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {
     "tm_tensor.yield"(%t) : (f32) -> ()
   }) : (tensor<4x6xf32>, tensor<4x6xf32>, tensor<4xf32>) -> (tensor<4x6xf32>, tensor<4xf32>)
   return %s#0 : tensor<4x6xf32>
+}
+
+//--- index-add.mlir
+func.func @index_add(%x: tensor<4x3xf32>, %i: tensor<3x1xi64>, %u: tensor<3x1x3xf32>) -> tensor<4x3xf32> {
+  %s = "tm_tensor.scatter"(%u, %i, %x) <{dimension_map = array<i64: 0>, operandSegmentSizes = array<i32: 2, 1>, unique_indices = false}> ({
+  ^bb0(%a: f32, %b: f32):
+    %t = arith.addf %b, %a : f32
+    "tm_tensor.yield"(%t) : (f32) -> ()
+  }) : (tensor<3x1x3xf32>, tensor<3x1xi64>, tensor<4x3xf32>) -> tensor<4x3xf32>
+  return %s : tensor<4x3xf32>
+}
+
+//--- scatter-mul.mlir
+func.func @scatter_mul(%x: tensor<4x3xf32>, %i: tensor<3x1xi64>, %u: tensor<3x3xf32>) -> tensor<4x3xf32> {
+  %s = "tm_tensor.scatter"(%u, %i, %x) <{dimension_map = array<i64: 0>, operandSegmentSizes = array<i32: 2, 1>, unique_indices = true}> ({
+  ^bb0(%a: f32, %b: f32):
+    %t = arith.mulf %b, %a : f32
+    "tm_tensor.yield"(%t) : (f32) -> ()
+  }) : (tensor<3x3xf32>, tensor<3x1xi64>, tensor<4x3xf32>) -> tensor<4x3xf32>
+  return %s : tensor<4x3xf32>
 }
