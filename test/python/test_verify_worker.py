@@ -280,19 +280,27 @@ def test_abort_kills_the_worker_without_a_reply(worker, libraries):
     assert worker.proc.wait(timeout=60) == -signal.SIGABRT, worker.log.read_text()
 
 
+def load_two_libraries_of_one_operator(worker, libraries, fingerprint, first_id, tmp_path):
+    """Checks the library of `fingerprint`, then sends a copy of it (another
+    library registering the same operator) and returns the reply to that."""
+    assert worker.reply()["ready"]
+    worker.send(request(first_id, libraries[fingerprint], fingerprint))
+    assert worker.reply()["verdict"]["status"] == "unverified"
+    other = tmp_path / "other" / f"k_{fingerprint}.so"
+    other.parent.mkdir()
+    shutil.copy(libraries[fingerprint], other)
+    worker.send(request(first_id + 1, other, fingerprint))
+    reply = worker.reply()
+    assert reply["id"] == first_id + 1, reply
+    return reply, other
+
+
 def test_second_light_library_of_one_operator_runs_in_the_same_worker(worker, libraries, tmp_path):
     # Candidates of one request register one operator name. A light
     # library's registration goes when it is unloaded, so the next one
     # takes the name in this worker instead of a fresh one.
-    assert worker.reply()["ready"]
-    worker.send(request(51, libraries[ABORT_FP], ABORT_FP))
-    assert worker.reply()["verdict"]["status"] == "unverified"
-    other = tmp_path / "other" / f"k_{ABORT_FP}.so"
-    other.parent.mkdir()
-    shutil.copy(libraries[ABORT_FP], other)
-    worker.send(request(52, other, ABORT_FP))
-    reply = worker.reply()
-    assert reply["id"] == 52 and "retry" not in reply, reply
+    reply, other = load_two_libraries_of_one_operator(worker, libraries, ABORT_FP, 51, tmp_path)
+    assert "retry" not in reply, reply
     assert reply["verdict"]["status"] == "unverified" and reply["exit"] is False
     assert reply["details"]["library"] == str(other.resolve())
     # And back to the first: still one registration at a time.
@@ -305,15 +313,8 @@ def test_library_that_left_a_thread_running_asks_for_a_fresh_worker(worker, libr
     # Its thread runs its code: unloading it would crash the worker under
     # a later candidate. The name stays taken, so the next library of that
     # operator goes to a fresh worker.
-    assert worker.reply()["ready"]
-    worker.send(request(61, libraries[SLEEPER_FP], SLEEPER_FP))
-    assert worker.reply()["verdict"]["status"] == "unverified"
-    other = tmp_path / "other" / f"k_{SLEEPER_FP}.so"
-    other.parent.mkdir()
-    shutil.copy(libraries[SLEEPER_FP], other)
-    worker.send(request(62, other, SLEEPER_FP))
-    reply = worker.reply()
-    assert reply["id"] == 62 and reply["retry"] is True and reply["exit"] is True, reply
+    reply, _ = load_two_libraries_of_one_operator(worker, libraries, SLEEPER_FP, 61, tmp_path)
+    assert reply["retry"] is True and reply["exit"] is True, reply
     assert "already registered" in reply["error"]
     assert worker.reply() is None
     assert worker.proc.wait(timeout=60) == 3

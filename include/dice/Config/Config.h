@@ -71,7 +71,9 @@ struct VerifierConfig {
   /// times (BaselineTimes.h).
   std::string baselineTimes;
   double timeoutSeconds = 60;
-  int64_t workers = 0; ///< 0: one per CPU core (at most one per candidate) on a CPU, one on a GPU
+  /// 0: one per CPU core on a CPU, up to kGpuWorkers on a GPU (at most one
+  /// per candidate either way; CandidateVerifier.h, verifierWorkerCount).
+  int64_t workers = 0;
 };
 
 struct Config {
