@@ -602,6 +602,22 @@ LogicalResult Builder::translate(Operation *op) {
       });
 }
 
+/// The one op of a tm_tensor body that combines the body's two arguments,
+/// in either order, and whose result the body yields; null for any other
+/// body.
+static Operation *combinerOfBothArguments(Block &body) {
+  if (body.getNumArguments() != 2 || body.getOperations().size() != 2)
+    return nullptr;
+  Operation *step = &body.front();
+  Operation *yield = body.getTerminator();
+  Value a = body.getArgument(0), b = body.getArgument(1);
+  bool ofBoth = step->getNumOperands() == 2 && step->getNumResults() == 1 &&
+                ((step->getOperand(0) == a && step->getOperand(1) == b) ||
+                 (step->getOperand(0) == b && step->getOperand(1) == a));
+  bool yielded = yield->getNumOperands() == 1 && yield->getOperand(0) == step->getResult(0);
+  return ofBoth && yielded ? step : nullptr;
+}
+
 LogicalResult Builder::translateScatter(Operation *op) {
   // ins(updates [N, rest...], indices [N, k]) outs(original): update n goes
   // to original[indices[n, 0], ..., indices[n, k - 1], rest...] when the
@@ -609,8 +625,22 @@ LogicalResult Builder::translateScatter(Operation *op) {
   // and the original element.
   auto dimensionMap = op->getAttrOfType<DenseI64ArrayAttr>("dimension_map");
   if (!dimensionMap || op->getNumOperands() != 3 || op->getNumResults() != 1 ||
-      op->getNumRegions() != 1 || !op->getRegion(0).hasOneBlock())
+      op->getNumRegions() != 1 || !op->getRegion(0).hasOneBlock() ||
+      op->getRegion(0).front().getNumArguments() != 2)
     return fail(op, "is not a scatter of updates by an index tensor (tm_tensor.scatter's form)");
+  // Overwrite (the body yields the update) or accumulate (their sum).
+  Block &body = op->getRegion(0).front();
+  Operation *step = combinerOfBothArguments(body);
+  std::optional<int64_t> accumulate;
+  if (body.getOperations().size() == 1 &&
+      body.getTerminator()->getNumOperands() == 1 &&
+      body.getTerminator()->getOperand(0) == body.getArgument(0))
+    accumulate = 0;
+  else if (step && isa<arith::AddFOp, arith::AddIOp>(step))
+    accumulate = 1;
+  if (!accumulate)
+    return fail(op, "combines an update with the original element by other "
+                    "than overwriting or adding");
   auto updates = get(op->getOperand(0));
   auto indices = updates ? get(op->getOperand(1)) : std::nullopt;
   auto original = indices ? get(op->getOperand(2)) : std::nullopt;
@@ -640,27 +670,6 @@ LogicalResult Builder::translateScatter(Operation *op) {
   std::vector<int64_t> slices = {u.shape[0]};
   slices.insert(slices.end(), o.shape.begin() + depth, o.shape.end());
   int windows = u.shape == slices ? *updates : reshape(*updates, slices);
-  // Overwrite (yield the update) or accumulate (the sum of the two).
-  Block &body = op->getRegion(0).front();
-  Operation *yield = body.getTerminator();
-  if (body.getNumArguments() != 2 || yield->getNumOperands() != 1)
-    return fail(op, "is not a scatter of updates by an index tensor (tm_tensor.scatter's form)");
-  Value yielded = yield->getOperand(0);
-  std::optional<int64_t> accumulate;
-  if (yielded == body.getArgument(0) && body.getOperations().size() == 1) {
-    accumulate = 0;
-  } else if (Operation *step = yielded.getDefiningOp();
-             step && body.getOperations().size() == 2 &&
-             isa<arith::AddFOp, arith::AddIOp>(step) &&
-             ((step->getOperand(0) == body.getArgument(0) &&
-               step->getOperand(1) == body.getArgument(1)) ||
-              (step->getOperand(0) == body.getArgument(1) &&
-               step->getOperand(1) == body.getArgument(0)))) {
-    accumulate = 1;
-  }
-  if (!accumulate)
-    return fail(op, "combines an update with the original element by other "
-                    "than overwriting or adding");
   values[op->getResult(0)] = emit("index_put", {*original, *indices, windows},
                                   *tensorType(op->getResult(0)),
                                   {{"accumulate", {*accumulate}}});
@@ -684,17 +693,8 @@ LogicalResult Builder::translateScan(Operation *op) {
     return fail(op, "has its running value read, which torch.cumsum does not return");
   // Inclusive: output[0] = input[0], output[i] = f(output[i - 1], input[i]);
   // f must be the sum or the product of exactly those two.
-  Block &body = op->getRegion(0).front();
-  Operation *yield = body.getTerminator();
-  Operation *step = body.getOperations().size() == 2 ? &body.front() : nullptr;
-  bool ofBoth = step && body.getNumArguments() == 2 && step->getNumOperands() == 2 &&
-                yield->getNumOperands() == 1 &&
-                yield->getOperand(0) == step->getResult(0) &&
-                ((step->getOperand(0) == body.getArgument(0) &&
-                  step->getOperand(1) == body.getArgument(1)) ||
-                 (step->getOperand(0) == body.getArgument(1) &&
-                  step->getOperand(1) == body.getArgument(0)));
-  StringRef fn = !ofBoth ? ""
+  Operation *step = combinerOfBothArguments(op->getRegion(0).front());
+  StringRef fn = !step ? ""
                  : isa<arith::AddFOp, arith::AddIOp>(step) ? "cumsum"
                  : isa<arith::MulFOp, arith::MulIOp>(step) ? "cumprod"
                                                           : "";

@@ -95,10 +95,9 @@ DynamicCheckOutcome Checker::check(const DynamicCheckRequest &request) {
     std::optional<c10::OperatorHandle> op;
     bool timeIt = false;
     {
-      // Other workers may use the GPU too, but none times while we check.
-      std::optional<DeviceLock::Guard> gpu;
-      if (device == CheckDevice::Cuda)
-        gpu.emplace(DeviceLock::process(), DeviceLock::Mode::Shared);
+      // Other workers may use the GPU too, but none times while we check
+      // (a no-op without other workers, as for CPU-mode ones).
+      DeviceLock::Guard inUse = DeviceLock::process().shared();
       op = load(atExample, outcome);
       lap(outcome, "load");
       if (op) {
@@ -200,9 +199,11 @@ Checker::load(const DynamicCheckRequest &request,
     return std::nullopt;
   }
   void *handle = sameLibrary ? previous->second.handle : nullptr;
-  size_t threadsBefore = threadCount();
-  if (!handle)
+  size_t threadsBefore = 0;
+  if (!handle) {
+    threadsBefore = threadCount();
     handle = dlopen(real, RTLD_NOW | RTLD_LOCAL);
+  }
   if (!handle) {
     const char *why = dlerror();
     setVerdict(verdict, VerdictStatus::CompileError,

@@ -163,8 +163,9 @@ int main(int argc, char **argv) {
       cl.add_option("--workers", workers,
                     "sandboxed workers that run candidates at once; wins "
                     "over dice.toml's verifier.workers (default 0: one per "
-                    "CPU core with --cpu-run, up to four on a GPU, which "
-                    "take turns to time)")
+                    "CPU core with --cpu-run, up to " +
+                        std::to_string(kGpuWorkers) +
+                        " on a GPU, which take turns to time)")
           ->type_name("n")
           ->check(CLI::Validator(
               [](std::string &input) {
