@@ -77,6 +77,7 @@ namespace {
 
 enum class Role {
   Rematerializable, ///< cloned into every request that uses it
+  Scalar,           ///< arithmetic on the function's scalar arguments: cloned into requests
   Size,             ///< a dynamic size, or index arithmetic on sizes: read again inside a request
   Weight,           ///< stays outside; its value becomes an operand
   Work,             ///< goes into a request
@@ -96,6 +97,9 @@ bool isReshape(Operation *op) {
 bool isTensorOrScalar(Type type) {
   return isa<RankedTensorType>(type) || type.isIntOrIndexOrFloat();
 }
+
+/// A number torch has a dtype for (a Python float, int or bool), not a size.
+bool isNumber(Type type) { return type.isIntOrFloat(); }
 
 /// Where a request reads a dynamic size: a dimension of one of its
 /// operands, times a factor (a flattened dimension's size).
@@ -123,6 +127,7 @@ public:
     for (auto &group : groups)
       outlined |= createRequest(group);
     if (!outlined) {
+      eraseUnusedWrappers();
       for (Operation &op : block)
         op.removeAttr(DiceDialect::kPositionAttrName);
       return success();
@@ -152,6 +157,8 @@ private:
   /// Data movement copied into several requests, and its copies: they
   /// share a position, which dice-resolve uses to merge them back.
   llvm::DenseSet<Operation *> shared;
+  /// Each scalar argument's 0-d tensor (scalarOperand).
+  llvm::DenseMap<Value, Value> wrappedArguments;
 
   /// `inputs` in the order a depth-first walk of the outputs' expressions
   /// (operands left to right, then values the op's regions capture) reaches
@@ -229,6 +236,13 @@ private:
     return def && def->getBlock() == &block ? roleOf(def) : Role::Other;
   }
 
+  /// A scalar argument of the function (a Python number torch-mlir kept in
+  /// the signature): a request that reads it takes it as an operand.
+  bool isScalarArgument(Value value) const {
+    auto arg = dyn_cast<BlockArgument>(value);
+    return arg && arg.getOwner() == &block && isNumber(arg.getType());
+  }
+
   void assignRoles() {
     unsigned index = 0;
     for (Operation &op : block) {
@@ -256,9 +270,20 @@ private:
     }
     if (isa<tensor::EmptyOp>(op))
       return Role::Rematerializable;
+    // Numbers computed from the function's scalar arguments (`n + 1` of a
+    // Python int): each request that reads one computes it again from the
+    // arguments, which become its operands.
+    auto isTensor = [](Type t) { return isa<mlir::TensorType>(t); };
+    auto fromArguments = [&](Value v) {
+      return isScalarArgument(v) || roleOf(v) == Role::Scalar;
+    };
+    if (::dice::isNumberComputation(op) && llvm::any_of(op->getOperands(), fromArguments) &&
+        llvm::all_of(op->getOperands(), [&](Value v) {
+          return fromArguments(v) || roleOf(v) == Role::Rematerializable;
+        }))
+      return Role::Scalar;
     // Sizes and what is computed from them alone (index arithmetic, the
     // checks torch-mlir asserts on them): read again inside requests.
-    auto isTensor = [](Type t) { return isa<mlir::TensorType>(t); };
     if (isa<tensor::DimOp>(op) ||
         (!llvm::any_of(op->getOperandTypes(), isTensor) &&
          !llvm::any_of(op->getResultTypes(), isTensor) && op->getNumRegions() == 0 &&
@@ -368,14 +393,33 @@ private:
     return groups;
   }
 
-  /// Adds `op`, and the rematerializable producers it reads, to `producers`.
-  void collectProducers(Operation *op, llvm::SetVector<Operation *> &producers) {
+  /// Adds `op`, and the rematerializable and scalar producers it reads, to
+  /// `producers`; the scalar arguments they read, to `arguments`.
+  void collectProducers(Operation *op, llvm::SetVector<Operation *> &producers,
+                        llvm::SetVector<Value> &arguments) {
     if (!producers.insert(op))
       return;
-    for (Value operand : op->getOperands())
-      if (Operation *def = operand.getDefiningOp();
-          def && roleOf(def) == Role::Rematerializable)
-        collectProducers(def, producers);
+    for (Value operand : op->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (def && (roleOf(def) == Role::Rematerializable || roleOf(def) == Role::Scalar))
+        collectProducers(def, producers, arguments);
+      else if (isScalarArgument(operand))
+        arguments.insert(operand);
+    }
+  }
+
+  /// `argument` (a scalar) as the 0-d tensor a request takes it in, made
+  /// once per function at its start: kernels take tensors, and a reference
+  /// program takes a Python number as a 0-d tensor of its dtype.
+  Value scalarOperand(Value argument) {
+    Value &wrapped = wrappedArguments[argument];
+    if (!wrapped) {
+      OpBuilder builder = OpBuilder::atBlockBegin(&block);
+      wrapped = tensor::FromElementsOp::create(
+          builder, argument.getLoc(), RankedTensorType::get({}, argument.getType()),
+          ValueRange{argument});
+    }
+    return wrapped;
   }
 
   /// Where a request with `operands` reads `times / per` of the size of
@@ -496,8 +540,8 @@ private:
       Operation *def = value.getDefiningOp();
       if (def && members.contains(def))
         return;
-      if (def && roleOf(def) == Role::Rematerializable)
-        collectProducers(def, producers);
+      if (def && (roleOf(def) == Role::Rematerializable || roleOf(def) == Role::Scalar))
+        collectProducers(def, producers, inputs);
       else if (def && roleOf(def) == Role::Size)
         sizeValues.insert(value);
       else
@@ -512,8 +556,8 @@ private:
         consider(value);
     }
 
-    if (llvm::any_of(inputs, [](Value v) {
-          return !isa<RankedTensorType>(v.getType());
+    if (llvm::any_of(inputs, [&](Value v) {
+          return !isa<RankedTensorType>(v.getType()) && !isScalarArgument(v);
         })) {
       group.front()->emitRemark()
           << "stays outside kernel requests: it reads a scalar that is "
@@ -596,9 +640,12 @@ private:
                                !isPureDataMovement(op);
                       }) == 1)
       level = 1; // one compute op, its operands rearranged: a single-op task
+    SmallVector<Value> requestOperands;
+    for (Value operand : operands)
+      requestOperands.push_back(isScalarArgument(operand) ? scalarOperand(operand) : operand);
     auto request = KernelRequestOp::create(
-        builder, loc, ValueRange(outputs).getTypes(), operands, "00000000", level, /*scaffold=*/nullptr, /*model=*/nullptr,
-        /*gpu_arch=*/nullptr, /*candidates=*/nullptr);
+        builder, loc, ValueRange(outputs).getTypes(), requestOperands, "00000000", level,
+        /*scaffold=*/nullptr, /*model=*/nullptr, /*gpu_arch=*/nullptr, /*candidates=*/nullptr);
 
     // Where a kernel call would stand: the first op of the group that is
     // no shared data movement, so that no request has the position of
@@ -608,12 +655,18 @@ private:
         group, [&](Operation *op) { return !shared.contains(op); });
     request->setAttr(DiceDialect::kPositionAttrName,
                      builder.getI64IntegerAttr(position[anchor]));
-    if (ArrayAttr examples = exampleShapes(builder, operands))
+    if (ArrayAttr examples = exampleShapes(builder, requestOperands))
       request->setAttr(::dice::kExampleShapesAttr, examples);
     Block *body = builder.createBlock(&request.getBody());
     IRMapping mapping;
-    for (Value input : operands)
-      mapping.map(input, body->addArgument(input.getType(), input.getLoc()));
+    for (auto [input, operand] : llvm::zip_equal(operands, requestOperands)) {
+      BlockArgument arg = body->addArgument(operand.getType(), input.getLoc());
+      if (input == operand)
+        mapping.map(input, arg);
+      else // a scalar argument: its number again
+        mapping.map(input, tensor::ExtractOp::create(builder, input.getLoc(), arg,
+                                                     ValueRange{}).getResult());
+    }
     SmallVector<Operation *> ordered(producers.begin(), producers.end());
     llvm::sort(ordered, [&](Operation *a, Operation *b) {
       return position[a] < position[b];
@@ -672,9 +725,18 @@ private:
     for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block)))
       // A dynamic tensor.empty and the sizes stay: dice-resolve restores
       // them where the requests fall back (the requests read their own).
-      if (roleOf(&op) == Role::Rematerializable && isOpTriviallyDead(&op) &&
-          !(isa<tensor::EmptyOp>(op) && op.getNumOperands()))
+      if ((roleOf(&op) == Role::Rematerializable || roleOf(&op) == Role::Scalar) &&
+          isOpTriviallyDead(&op) && !(isa<tensor::EmptyOp>(op) && op.getNumOperands()))
         op.erase();
+    eraseUnusedWrappers();
+  }
+
+  /// Scalar arguments wrapped for requests that were then not formed.
+  void eraseUnusedWrappers() {
+    for (auto [argument, wrapped] : wrappedArguments)
+      if (wrapped.use_empty())
+        wrapped.getDefiningOp()->erase();
+    wrappedArguments.clear();
   }
 };
 

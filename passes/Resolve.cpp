@@ -239,6 +239,20 @@ void ResolvePass::inlineBack(KernelRequestOp request) {
        llvm::zip_equal(body.getArguments(), request.getInputs()))
     arg.replaceAllUsesWith(input);
   request.replaceAllUsesWith(yield.getValues());
+  // A scalar argument the request took as a 0-d tensor is read as itself
+  // again, and its wrapper goes once no request reads it.
+  llvm::SmallSetVector<Operation *, 2> wraps;
+  for (Operation &op : llvm::make_early_inc_range(body.without_terminator())) {
+    auto extract = dyn_cast<tensor::ExtractOp>(op);
+    auto wrap = extract && extract.getIndices().empty()
+                    ? extract.getTensor().getDefiningOp<tensor::FromElementsOp>()
+                    : tensor::FromElementsOp();
+    if (!wrap)
+      continue;
+    extract.replaceAllUsesWith(wrap.getElements()[0]);
+    extract.erase();
+    wraps.insert(wrap);
+  }
   // The ops already in the block come first: the ones outline left there.
   Block *block = request->getBlock();
   if (auto [it, fresh] = byPosition.try_emplace(block); fresh)
@@ -290,6 +304,9 @@ void ResolvePass::inlineBack(KernelRequestOp request) {
   for (Operation *constant : constants)
     unrematerializeConstant(constant, request);
   request.erase();
+  for (Operation *wrap : wraps)
+    if (wrap->use_empty())
+      wrap->erase();
 }
 
 void ResolvePass::runOnOperation() {

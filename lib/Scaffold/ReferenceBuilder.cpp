@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/STLExtras.h"
@@ -53,6 +54,13 @@ std::optional<DType> toDType(Type type) {
   if (type.isInteger(8))
     return DType::Int8;
   return std::nullopt;
+}
+
+bool isNumberComputation(Operation *op) {
+  auto isNumber = [](Type type) { return type.isIntOrFloat(); };
+  return op->getNumRegions() == 0 && op->getNumResults() == 1 &&
+         isNumber(op->getResult(0).getType()) &&
+         llvm::all_of(op->getOperandTypes(), isNumber) && isMemoryEffectFree(op);
 }
 
 namespace {
@@ -506,6 +514,25 @@ LogicalResult Builder::translate(Operation *op) {
   for (Value result : op->getResults())
     if (!tensorType(result))
       return fail(op, "result: " + error);
+  // The number a 0-d tensor holds (a scalar argument's, as a request takes
+  // it): that tensor.
+  if (auto extract = dyn_cast<tensor::ExtractOp>(op); extract && extract.getIndices().empty()) {
+    auto in = get(extract.getTensor());
+    if (!in)
+      return fail(op, error);
+    values[extract.getResult()] = *in;
+    return success();
+  }
+  // Arithmetic on numbers (`n + 1` of a Python int) outside any payload:
+  // the same ops on 0-d tensors as in one.
+  if (!isa<arith::ConstantOp>(op) && isNumberComputation(op)) {
+    llvm::DenseMap<Value, int> none;
+    std::optional<int> id = translatePayloadOp(op, op, none);
+    if (!id)
+      return failure();
+    values[op->getResult(0)] = *id;
+    return success();
+  }
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case<arith::ConstantOp>([&](auto c) { return translateConstant(c); })
       .Case<tensor::DimOp>([&](tensor::DimOp dim) -> LogicalResult {
@@ -1886,7 +1913,9 @@ buildOpProgram(Operation *op, SmallVectorImpl<Value> &inputs,
   getUsedValuesDefinedAbove(op->getRegions(), captured);
   SmallVector<Value> operands(op->getOperands());
   operands.append(captured.begin(), captured.end());
-  for (Value operand : operands) {
+  SmallVector<Operation *> numbers;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    Value operand = operands[i]; // grows as number computations are walked
     if (!seen.insert(operand).second)
       continue;
     if (auto dim = operand.getDefiningOp<tensor::DimOp>()) {
@@ -1906,6 +1935,13 @@ buildOpProgram(Operation *op, SmallVectorImpl<Value> &inputs,
       continue; // a size computed otherwise: the symbols carry what they can
     // Scalars, splats and empties are part of the op; a weight is an input.
     Operation *def = operand.getDefiningOp();
+    if (def && !isa<arith::ConstantOp>(def) && isNumberComputation(def)) {
+      // Arithmetic on numbers (`n + 1` of a Python int) is part of the op
+      // too; what it reads (the scalar arguments) is walked as operands.
+      numbers.push_back(def);
+      operands.append(def->getOperands().begin(), def->getOperands().end());
+      continue;
+    }
     auto constant = dyn_cast_or_null<arith::ConstantOp>(def);
     bool weight = constant && isa<ElementsAttr>(constant.getValue()) &&
                   !isa<SplatElementsAttr>(constant.getValue());
@@ -1945,6 +1981,13 @@ buildOpProgram(Operation *op, SmallVectorImpl<Value> &inputs,
   }
   for (Operation *constant : constants)
     if (failed(builder.translate(constant))) {
+      whyNot = builder.error;
+      return std::nullopt;
+    }
+  // Each number computation after what it reads (walked readers first).
+  llvm::sort(numbers, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  for (Operation *number : numbers)
+    if (failed(builder.translate(number))) {
       whyNot = builder.error;
       return std::nullopt;
     }

@@ -217,6 +217,19 @@ private:
     }
     if (isa<tensor::EmptyOp>(op) || op->use_empty())
       return success(); // destinations, and what nothing reads
+    // A number as a 0-d tensor and back (a scalar argument as a request
+    // takes it) are one value: a plan holds numbers as 0-d tensors.
+    Value alias;
+    if (auto wrap = dyn_cast<tensor::FromElementsOp>(op);
+        wrap && wrap.getType().getRank() == 0)
+      alias = wrap.getElements()[0];
+    if (auto extract = dyn_cast<tensor::ExtractOp>(op); extract && extract.getIndices().empty())
+      alias = extract.getTensor();
+    if (alias) {
+      if (auto it = ids.find(alias); it != ids.end())
+        ids[op->getResult(0)] = it->second;
+      return success(); // else what reads it renders it
+    }
     auto isTensor = [](Type t) { return isa<mlir::TensorType>(t); };
     if (llvm::none_of(op->getOperandTypes(), isTensor) &&
         llvm::none_of(op->getResultTypes(), isTensor))

@@ -45,6 +45,10 @@ buildOpProgram(mlir::Operation *op, llvm::SmallVectorImpl<mlir::Value> &inputs,
                llvm::SmallVectorImpl<mlir::Value> &outputs, std::string &whyNot,
                DynamicSizes *sizes = nullptr);
 
+/// An op outside a payload that computes one number from numbers (not
+/// sizes): arithmetic on a function's scalar arguments.
+bool isNumberComputation(mlir::Operation *op);
+
 /// The element type's torch dtype, if it has one.
 std::optional<DType> toDType(mlir::Type elementType);
 
