@@ -385,6 +385,11 @@ private:
       return at::cumprod(arg(op, 0), single(op, "dim"), toScalarType(op.type.dtype));
     if (fn == "layer_norm" || fn == "rms_norm")
       return norm(op);
+    if (fn == "group_norm") {
+      const at::Tensor &x = arg(op, 0);
+      return at::group_norm(x, single(op, "groups"), arg(op, 1).reshape({x.size(1)}),
+                            arg(op, 2).reshape({x.size(1)}), op.value);
+    }
     if (fn == "cat") {
       std::vector<at::Tensor> parts;
       for (size_t i = 0; i < op.args.size(); ++i)

@@ -328,6 +328,17 @@ private:
          << ")\n";
     } else if (fn == "layer_norm" || fn == "rms_norm") {
       printNorm(os, out, op);
+    } else if (fn == "group_norm") {
+      // The parameters as nn.GroupNorm holds them: one value per channel.
+      int64_t channels = program.typeOf(op.args[0]).shape.at(1);
+      auto perChannel = [&](int v) {
+        return program.typeOf(v).shape == std::vector<int64_t>{channels}
+                   ? name(v)
+                   : name(v) + ".reshape(" + std::to_string(channels) + ")";
+      };
+      os << out << "torch.nn.functional.group_norm(" << name(op.args[0]) << ", "
+         << ints("groups")[0] << ", " << perChannel(op.args[1]) << ", "
+         << perChannel(op.args[2]) << ", eps=" << pythonFloat(op.value) << ")\n";
     } else if (fn == "cat") {
       os << out << "torch.cat([";
       for (size_t i = 0; i < op.args.size(); ++i)

@@ -66,7 +66,8 @@ public:
          {&Matcher::sigmoid, &Matcher::silu, &Matcher::geluErf, &Matcher::geluTanh,
           &Matcher::softplus, &Matcher::mish, &Matcher::hardsigmoid, &Matcher::hardswish,
           &Matcher::softmax, &Matcher::logSoftmax, &Matcher::logsumexp, &Matcher::layerNorm,
-          &Matcher::rmsNorm, &Matcher::normWeight, &Matcher::normBias, &Matcher::narrowed})
+          &Matcher::rmsNorm, &Matcher::normWeight, &Matcher::normBias, &Matcher::groupNorm,
+          &Matcher::narrowed})
       if (std::optional<RefOp> compound = (this->*pattern)(root))
         return compound;
     return std::nullopt;
@@ -91,6 +92,15 @@ private:
   /// weight reaches its consumer through one or more reshapes.
   int peel(int v) const {
     while (is(v, "reshape"))
+      v = def(v)->args[0];
+    return v;
+  }
+
+  /// `v` without casts between floating dtypes (reshapes kept: a group
+  /// norm's variance is over the grouped view of its input).
+  int withoutCasts(int v) const {
+    while (is(v, "to") && isFloatingPoint(type(v).dtype) &&
+           isFloatingPoint(type(def(v)->args[0]).dtype))
       v = def(v)->args[0];
     return v;
   }
@@ -260,7 +270,8 @@ private:
     std::optional<int> centred = squareOf(meanSquare->source);
     return centred && binary(*centred, "sub", [&](int wide, int mean) {
              std::optional<Reduction> m = keptMean(mean);
-             return m && m->dims == dims && m->source == wide && peelCasts(wide) == x;
+             return m && m->dims == dims && m->source == wide &&
+                    (peelCasts(wide) == x || withoutCasts(wide) == x);
            });
   }
 
@@ -634,6 +645,53 @@ private:
       if (eps)
         op = norm("rms_norm", {x}, ms->dims.size(), *eps);
       return op.has_value();
+    });
+    return op;
+  }
+
+  /// x * a + (-mean * a + bias), `a = rstd * weight` per group and
+  /// channel, mean and rstd over the grouped view of x [N, G, C/G, rest]:
+  /// torch's decomposition of an affine group norm. (Without the affine
+  /// part it is a layer norm of the grouped view, raised as one.)
+  std::optional<RefOp> groupNorm(int root) const {
+    std::optional<RefOp> op;
+    binary(root, "add", [&](int scaled, int shifted) {
+      return binary(scaled, "mul", [&](int x, int a4) {
+        const std::vector<int64_t> &shape = type(x).shape;
+        if (!sameType(x, root) || shape.size() < 2 || !is(a4, "reshape") ||
+            !is(shifted, "reshape"))
+          return false;
+        int a = peel(a4), b = peel(shifted); // reshapes not folded yet
+        std::optional<RefOp> found;
+        binary(a, "mul", [&](int rstd, int weight) {
+          binary(b, "add", [&](int meanTimesA, int bias) {
+            return binary(meanTimesA, "mul", [&](int negMean, int a2) {
+              std::optional<int> mean = unary(peel(negMean), "neg");
+              std::optional<Reduction> m = mean ? keptMean(*mean) : std::nullopt;
+              if (a2 != a || !m || !is(m->source, "reshape") || peel(m->source) != x)
+                return false;
+              // The grouped view [N, G, C/G, rest] and its statistics per group.
+              const std::vector<int64_t> &view = type(m->source).shape;
+              if (view.size() != 4 || view[0] != shape[0] || view[1] < 1 ||
+                  view[1] * view[2] != shape[1] || m->dims != std::vector<int64_t>{2, 3})
+                return false;
+              std::vector<int64_t> perChannel = {1, view[1], view[2], 1};
+              if (type(weight).shape != perChannel || type(bias).shape != perChannel ||
+                  type(a).shape != std::vector<int64_t>{shape[0], view[1], view[2], 1})
+                return false;
+              std::optional<double> eps =
+                  reciprocalStd(rstd, *keptShape(*m),
+                                [&](int var) { return isVariance(var, m->source, m->dims); });
+              if (eps)
+                found = compound("group_norm", {x, weight, bias}, {{"groups", {view[1]}}}, *eps);
+              return found.has_value();
+            });
+          });
+          return found.has_value();
+        });
+        op = found;
+        return op.has_value();
+      });
     });
     return op;
   }

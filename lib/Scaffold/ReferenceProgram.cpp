@@ -90,6 +90,7 @@ const std::map<std::string, Signature> &vocabulary() {
     t["logsumexp"] = {1, 1, {"dims"}};
     t["layer_norm"] = {1, 3, {"normalized", "affine"}};
     t["rms_norm"] = {1, 2, {"normalized", "affine"}};
+    t["group_norm"] = {3, 3, {"groups"}};
     return t;
   }();
   return table;
@@ -669,6 +670,27 @@ static std::string checkNorm(const RefOp &op, const TensorType &x) {
   return "";
 }
 
+/// F.group_norm(x, groups, weight, bias): channels (dim 1) a static
+/// multiple of the groups; weight and bias one value per channel, in any
+/// shape of that many elements.
+static std::string checkGroupNorm(const RefOp &op, const TensorType &x,
+                                  const TensorType &weight, const TensorType &bias) {
+  const std::vector<int64_t> &groups = op.ints.at("groups");
+  if (x.shape.size() < 2 || x.shape[1] < 1 || groups.size() != 1 || groups[0] < 1 ||
+      x.shape[1] % groups[0] != 0)
+    return "'groups' must divide the input's channels (dim 1, static)";
+  for (const TensorType *param : {&weight, &bias}) {
+    int64_t count = 1;
+    for (int64_t d : param->shape)
+      count = d < 0 ? -1 : count * d;
+    if (count != x.shape[1] || param->dtype != x.dtype)
+      return "the weight and bias must hold one value per channel, in the input's dtype";
+  }
+  if (op.type != x)
+    return "the result must have the input's type";
+  return "";
+}
+
 std::string ReferenceProgram::validate() const {
   const auto &vocab = vocabulary();
   for (size_t i = 0; i < ops.size(); ++i) {
@@ -693,6 +715,11 @@ std::string ReferenceProgram::validate() const {
       return where + ": " + problem;
     if (op.fn == "layer_norm" || op.fn == "rms_norm")
       if (std::string problem = checkNorm(op, typeOf(op.args[0])); !problem.empty())
+        return where + ": " + problem;
+    if (op.fn == "group_norm")
+      if (std::string problem = checkGroupNorm(op, typeOf(op.args[0]), typeOf(op.args[1]),
+                                               typeOf(op.args[2]));
+          !problem.empty())
         return where + ": " + problem;
     if (op.fn == "index_put") {
       const TensorType &x = typeOf(op.args[0]), &positions = typeOf(op.args[1]),

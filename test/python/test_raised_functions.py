@@ -34,7 +34,7 @@ from faithfulness_models import Lambda  # noqa: E402
 
 # The vocabulary's compound functions (docs/reference-program.md).
 COMPOUND = {"silu", "gelu", "gelu_tanh", "softplus", "mish", "hardsigmoid", "hardswish",
-            "softmax", "log_softmax", "logsumexp", "layer_norm", "rms_norm"}
+            "softmax", "log_softmax", "logsumexp", "layer_norm", "rms_norm", "group_norm"}
 MAX_RELATIVE_ERROR = 1e-5
 
 
@@ -53,6 +53,16 @@ class Affine(nn.Module):
 
 def rms(x, w, _):
     return x * torch.rsqrt(torch.mean(x * x, dim=-1, keepdim=True) + 1e-6) * w
+
+
+def group_norm(groups, channels, **options):
+    """nn.GroupNorm with parameters other than its initial ones and zeros."""
+    norm = nn.GroupNorm(groups, channels, **options)
+    if norm.affine:
+        with torch.no_grad():
+            norm.weight.copy_(torch.rand(channels) + 0.5)
+            norm.bias.copy_(torch.randn(channels))
+    return norm
 
 
 # name: (module, input shapes, the compound calls its programs must hold)
@@ -78,6 +88,13 @@ CASES = {
     "layer_norm_weight_only": (Affine(lambda x, w, b: F.layer_norm(x, (16,), w), 16,
                                       bias=False), [(5, 16)], ["layer_norm"]),
     "rms_norm_by_hand": (Affine(rms, 32, bias=False), [(2, 3, 32)], ["rms_norm"]),
+    "group_norm": (group_norm(2, 6), [(2, 6, 4, 4)], ["group_norm"]),
+    "group_norm_1d": (group_norm(4, 8, eps=1e-3), [(3, 8, 10)], ["group_norm"]),
+    "group_norm_no_spatial": (group_norm(2, 8), [(5, 8)], ["group_norm"]),
+    "group_norm_one_group": (group_norm(1, 4), [(2, 4, 3, 3)], ["group_norm"]),
+    "group_norm_per_channel": (group_norm(6, 6), [(2, 6, 5, 3)], ["group_norm"]),
+    # Without weight and bias, a group norm is a layer norm of the grouped view.
+    "group_norm_no_affine": (group_norm(3, 6, affine=False), [(2, 6, 5, 5)], ["layer_norm"]),
     "linear_gelu": (nn.Sequential(nn.Linear(16, 24), nn.GELU()), [(8, 16)], ["gelu"]),
     "two_functions": (Lambda(lambda x: F.softmax(F.silu(x), dim=-1)), [(4, 10)],
                       ["silu", "softmax"]),
@@ -89,6 +106,9 @@ CASES = {
                                      torch.exp(x - x.amax(-1, keepdim=True)).sum(
                                          0, keepdim=True)), [(5, 7)], []),
     "softplus_beta": (Lambda(lambda x: F.softplus(x, beta=2.0)), [(5, 12)], []),
+    "group_norm_shift_by_other_scale": (Affine(
+        lambda x, w, b: x * (w / x.std()).view(1, 6, 1, 1) + b.view(1, 6, 1, 1), 6),
+        [(2, 6, 4, 4)], []),
     "unbiased_variance": (Lambda(lambda x: (x - x.mean(-1, keepdim=True)) * torch.rsqrt(
         x.var(-1, keepdim=True, unbiased=True) + 1e-5)), [(6, 20)], []),
 }

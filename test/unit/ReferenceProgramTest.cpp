@@ -224,6 +224,30 @@ TEST(ReferenceProgramJson, IndexPutTakesSlicesOfTheInput) {
   }
 }
 
+TEST(ReferenceProgramJson, GroupNormTakesOneParameterPerChannel) {
+  // x [2, 6, 5]; weight and bias hold 6 values, in any shape.
+  auto norm = [](const char *groups, const char *weight, const char *dtype) {
+    return ReferenceProgram::fromJson(
+        std::string(R"({"inputs": [{"shape": [2, 6, 5], "dtype": "float32"},
+                                   {"shape": )") + weight + R"(, "dtype": ")" + dtype + R"("},
+                                   {"shape": [6], "dtype": "float32"}],
+            "ops": [{"fn": "group_norm", "args": [0, 1, 2], "ints": {"groups": )" + groups +
+        R"(}, "value": 1e-5, "type": {"shape": [2, 6, 5], "dtype": "float32"}}],
+            "outputs": [3]})");
+  };
+  EXPECT_TRUE(norm("[3]", "[6]", "float32"));
+  EXPECT_TRUE(norm("[2]", "[1, 2, 3, 1]", "float32"));
+  for (auto [groups, weight, dtype, why] :
+       {std::tuple{"[4]", "[6]", "float32", "'groups' must divide the input's channels"},
+        std::tuple{"[0]", "[6]", "float32", "'groups' must divide the input's channels"},
+        std::tuple{"[3]", "[5]", "float32", "one value per channel"},
+        std::tuple{"[3]", "[6]", "float64", "one value per channel"}}) {
+    Result<ReferenceProgram> bad = norm(groups, weight, dtype);
+    ASSERT_FALSE(bad) << groups << " " << weight;
+    EXPECT_NE(bad.error().message.find(why), std::string::npos) << bad.error().format();
+  }
+}
+
 TEST(ReferenceProgramJson, SyntaxErrorsHaveLineAndColumn) {
   Result<ReferenceProgram> program =
       ReferenceProgram::fromJson("{\"inputs\": [],\n \"ops\": [}, \"outputs\": [0]}");
