@@ -11,10 +11,13 @@ dice-opt keeps them outside kernel requests with a remark naming them.
 """
 
 import contextlib
+import inspect
 import re
 import warnings
 
 import torch
+
+from dice import decompositions
 
 
 # An op of a dialect that torch-mlir has and MLIR 22 has not.
@@ -69,22 +72,49 @@ def record_example_shapes(mlir, func_name, inputs):
                 op.attributes["arg_attrs"] = ir.ArrayAttr.get(attrs)
 
 
+EXPORT_OPTIONS = ("decomposition_table", "dynamic_shapes", "strict")
+
+
+def exported_program(module, inputs, decomposition_table=None, dynamic_shapes=None,
+                     strict=False, **kwargs):
+    """`module` (an nn.Module, exported here, or an ExportedProgram)
+    decomposed for torch-mlir: by `decomposition_table` (torch-mlir's
+    default if None) with the project's additions, then with its contiguous
+    as_strided made views (dice.decompositions says why)."""
+    if isinstance(module, torch.export.ExportedProgram):
+        program = module
+    else:
+        program = torch.export.export(module, tuple(inputs), kwargs,
+                                      dynamic_shapes=dynamic_shapes, strict=strict)
+    program = program.run_decompositions(decompositions.decomposition_table(decomposition_table))
+    decompositions.views_for_as_strided(program.graph_module)
+    return program
+
+
 def export_linalg_on_tensors(module, inputs, func_name="forward", **options):
     """Returns the linalg-on-tensors MLIR text of `module(*inputs)`.
 
-    `module` is an nn.Module or a torch.export ExportedProgram; `options` go
-    to `torch_mlir.fx.export_and_import` (for example `dynamic_shapes`).
+    `module` is an nn.Module or a torch.export ExportedProgram; `options` are
+    those of `torch_mlir.fx.export_and_import` (for example `dynamic_shapes`,
+    or `decomposition_table`: the table the project's additions extend). The
+    program is exported and decomposed here (`exported_program`), and
+    torch-mlir is given it with an empty table: decomposed once.
     """
     from torch_mlir import fx
 
+    # Options of the export and decomposition; those export_and_import does
+    # not name are the module's keyword arguments, as they were there.
+    importer = inspect.signature(fx.export_and_import).parameters
+    export = {k: options.pop(k) for k in list(options)
+              if k in EXPORT_OPTIONS or k not in importer}
     with warnings.catch_warnings(), buffers_made_persistent(module):
         # torch.export's pytree deprecation notices say nothing about the IR.
         warnings.simplefilter("ignore", FutureWarning)
         mlir = fx.export_and_import(
-            module,
-            *inputs,
+            exported_program(module, inputs, **export),
             output_type="linalg-on-tensors",
             func_name=func_name,
+            decomposition_table={},
             **options,
         )
     record_example_shapes(mlir, func_name, inputs)

@@ -1,0 +1,171 @@
+"""What the import adds to torch-mlir's handling of an exported program.
+
+torch-mlir lowers an ExportedProgram after decomposing it with its default
+table (`torch_mlir.extras.fx_decomp_util.get_decomposition_table`). Some ops
+survive that table and then fail to lower:
+
+- `aten.fmod.Scalar` and `aten.remainder.Scalar_Tensor` (a Python number on
+  one side): torch-mlir lowers only their tensor-tensor overloads. torch's
+  own decompositions of them are references to `prims.fmod` /
+  `prims.remainder`, which torch-mlir does not lower either, so the number
+  is made a 0-d tensor of the result's dtype here instead.
+- `aten._embedding_bag` (and `_embedding_bag_forward_only`, what export
+  gives under no_grad): torch-mlir's lowering takes mode sum only, and
+  torch has no decomposition. `embedding_bag` below writes it with a
+  bag-membership matrix (a comparison of positions with offsets) and a
+  matmul or a masked max: ops that lower to plain linalg.
+
+And one graph rewrite: torch's decompositions (group_norm's among them) emit
+`aten.as_strided` to reshape a contiguous tensor; torch-mlir's importer wants
+its sizes static, which a dynamic batch is not. A contiguous as_strided of a
+contiguous tensor is a view, and `views_for_as_strided` makes it one.
+"""
+
+import torch
+from torch.fx.experimental.symbolic_shapes import statically_known_true
+
+aten = torch.ops.aten
+
+MODE_SUM, MODE_MEAN, MODE_MAX = 0, 1, 2
+
+
+def fmod_scalar(x, other):
+    dtype = torch.result_type(x, other)
+    return aten.fmod.Tensor(x.to(dtype), torch.scalar_tensor(other, dtype=dtype, device=x.device))
+
+
+def remainder_scalar_tensor(number, y):
+    dtype = torch.result_type(number, y)
+    return aten.remainder.Tensor(torch.scalar_tensor(number, dtype=dtype, device=y.device),
+                                 y.to(dtype))
+
+
+def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=MODE_SUM,
+                  sparse=False, per_sample_weights=None, include_last_offset=False,
+                  padding_idx=-1, forward_only=False):
+    """`aten._embedding_bag` (forward): the 4 results eager CPU PyTorch gives.
+
+    Position p of `indices` is in the bag of the last offset at or before it
+    (offsets[0] is 0, offsets do not decrease: PyTorch checks or assumes
+    both); positions holding `padding_idx` (>= 0) are in no bag. A bag's
+    sum is its rows' (times `per_sample_weights`), its mean that over the
+    rows counted, its max that of each column; an empty bag gives zeros.
+    """
+    num_bags = offsets.size(0) - (1 if include_last_offset else 0)
+    positions = torch.arange(indices.size(0), device=indices.device)
+    starts = offsets[:num_bags]
+    offset2bag = (starts.unsqueeze(1) <= positions).sum(0).to(offsets.dtype) - 1
+    member = offset2bag == torch.arange(num_bags, device=offsets.device).unsqueeze(1)
+    if padding_idx >= 0:
+        member = member & (indices != padding_idx)
+    bag_size = member.sum(1).to(offsets.dtype)
+    rows = aten.embedding.default(weight, indices)
+    nonempty = (bag_size > 0).unsqueeze(1)
+
+    if mode == MODE_MAX:
+        candidates = torch.where(member.unsqueeze(2), rows, float("-inf"))
+        values, position = candidates.max(1)
+        output = torch.where(nonempty, values, 0)
+        max_indices = torch.where(nonempty, indices[position].to(offsets.dtype), 0)
+    else:
+        scale = member.to(weight.dtype)
+        if per_sample_weights is not None:
+            scale = scale * per_sample_weights
+        output = scale @ rows
+        if mode == MODE_MEAN:
+            output = output / bag_size.clamp(min=1).unsqueeze(1).to(weight.dtype)
+        if mode == MODE_SUM:
+            # Eager's sum leaves its counts zero (and the whole offsets'
+            # length when it needs no gradient).
+            bag_size = torch.zeros_like(offsets if forward_only else bag_size)
+        max_indices = bag_size  # eager returns the same tensor twice
+
+    # Eager's fast sum (float or half weights, no padding) skips offset2bag.
+    if mode == MODE_SUM and weight.dtype in (torch.float, torch.half) and padding_idx < 0:
+        offset2bag = offsets.new_zeros(0)
+    return output, offset2bag, bag_size, max_indices
+
+
+def embedding_bag_forward_only(*args):
+    return embedding_bag(*args, forward_only=True)
+
+
+ADDITIONS = {
+    aten.fmod.Scalar: fmod_scalar,
+    aten.remainder.Scalar_Tensor: remainder_scalar_tensor,
+    aten._embedding_bag.default: embedding_bag,
+    aten._embedding_bag_forward_only.default: embedding_bag_forward_only,
+}
+
+
+def decomposition_table(base=None):
+    """`base` (torch-mlir's default table if None) with the project's additions."""
+    if base is None:
+        from torch_mlir.extras.fx_decomp_util import get_decomposition_table
+        base = get_decomposition_table()
+    return {**base, **ADDITIONS}
+
+
+def _value(arg):
+    return arg.meta["val"] if isinstance(arg, torch.fx.Node) else arg
+
+
+def _known_equal(a, b):
+    return statically_known_true(a == b)
+
+
+def _contiguous(size, stride):
+    """Whether `stride` is provably the contiguous stride of `size` (a
+    dimension of length 1 takes any stride)."""
+    if len(size) != len(stride):
+        return False
+    expected = 1
+    for length, step in reversed(list(zip(size, stride))):
+        if not _known_equal(length, 1) and not _known_equal(step, expected):
+            return False
+        expected = expected * length
+    return True
+
+
+def _is_view(source, size, stride, storage_offset):
+    """Whether as_strided(source, size, stride, storage_offset) provably reads
+    all of `source`'s elements in order: then it is source.view(size)."""
+    return (isinstance(source, torch.Tensor)
+            and _contiguous(source.shape, source.stride())
+            and _known_equal(source.storage_offset(), 0)
+            and _known_equal(storage_offset, 0)
+            and _contiguous(size, stride)
+            and _known_equal(source.numel(), _product(size)))
+
+
+def _product(values):
+    result = 1
+    for v in values:
+        result = result * v
+    return result
+
+
+def views_for_as_strided(graph_module):
+    """Rewrites, in place, each `aten.as_strided.default` of `graph_module`
+    that is a view of a contiguous tensor as `aten.view.default`; returns how
+    many. Any other as_strided is left as it is."""
+    count = 0
+    for node in graph_module.graph.nodes:
+        if node.op != "call_function" or node.target != aten.as_strided.default:
+            continue
+        schema = aten.as_strided.default._schema
+        args = dict(zip((a.name for a in schema.arguments), node.args), **node.kwargs)
+        size, stride = args["size"], args["stride"]
+        if not isinstance(size, (list, tuple)) or not isinstance(stride, (list, tuple)):
+            continue
+        offset = args.get("storage_offset")
+        if _is_view(_value(args["self"]), [_value(s) for s in size],
+                    [_value(s) for s in stride], 0 if offset is None else _value(offset)):
+            # The node keeps its name: the graph signature may name it.
+            node.target = aten.view.default
+            node.args, node.kwargs = (args["self"], size), {}
+            count += 1
+    if count:
+        graph_module.graph.lint()
+        graph_module.recompile()
+    return count
