@@ -52,7 +52,10 @@ def record_example_shapes(mlir, func_name, inputs):
     """
     from torch_mlir import ir
 
-    leaves = [x for x in torch.utils._pytree.tree_leaves(inputs) if isinstance(x, torch.Tensor)]
+    # torch-mlir keeps a Python number in the signature too (an i64 or f64
+    # argument), in its place among the tensors.
+    leaves = [x for x in torch.utils._pytree.tree_leaves(inputs)
+              if isinstance(x, (torch.Tensor, bool, int, float))]
     with mlir.context:
         for op in mlir.body.operations:
             if op.operation.name != "func.func" or \
@@ -64,7 +67,8 @@ def record_example_shapes(mlir, func_name, inputs):
             attrs = []
             for type_, leaf in zip(types, leaves):
                 entries = {}
-                if type_.typeid == ir.RankedTensorType.static_typeid and \
+                if isinstance(leaf, torch.Tensor) and \
+                        type_.typeid == ir.RankedTensorType.static_typeid and \
                         not ir.RankedTensorType(type_).has_static_shape:
                     entries["dice.example_shape"] = ir.DenseI64ArrayAttr.get(list(leaf.shape))
                 attrs.append(ir.DictAttr.get(entries))

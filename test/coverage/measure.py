@@ -57,21 +57,28 @@ def crashed(returncode, stderr):
 
 
 def dynamic_shapes(module, inputs, which):
+    """A batch Dim on dim 0 of the chosen tensors; a chosen Python int is a
+    dynamic int (torch.export would bake it in as a constant otherwise)."""
     batch = torch.export.Dim("batch", min=1, max=1024)
-    specs = tuple({0: batch} if which == "all" or i in which else None
-                  for i in range(len(inputs)))
+    specs = tuple(None if which != "all" and i not in which
+                  else {0: batch} if isinstance(x, torch.Tensor) else torch.export.Dim.DYNAMIC
+                  for i, x in enumerate(inputs))
     params = inspect.signature(module.forward).parameters.values()
     if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params):
         return (specs,)  # forward(*inputs) takes one tuple
     return specs
 
 
-def fresh_inputs(example, positive, seed, batch=None):
+def fresh_inputs(example, positive, seed, batch=None, numbers_vary=False):
     """New values of the example inputs' shapes and dtypes (indices stay in
-    range); `batch` maps input positions to another size of dimension 0."""
+    range); `batch` maps input positions to another size of dimension 0. A
+    Python int stays the example's unless `numbers_vary` (exported dynamic)."""
     gen = torch.Generator().manual_seed(seed)
     fresh = []
     for i, x in enumerate(example):
+        if not isinstance(x, torch.Tensor):
+            fresh.append(x + 2 if numbers_vary and isinstance(x, int) else x)
+            continue
         if batch and i in batch:
             x = x.new_zeros((batch[i],) + tuple(x.shape[1:])) + (x.max() if x.numel() else 0)
         if x.dtype == torch.bool:
@@ -249,9 +256,14 @@ def measure(program, mode, bin_dir, granularities=GRANULARITIES):
         dynamic = range(len(example)) if program.dynamic == "all" else program.dynamic
         other = {i: example[i].shape[0] + 3 for i in dynamic
                  if isinstance(example[i], torch.Tensor) and example[i].dim() > 0}
-    inputs = fresh_inputs(example, program.positive, seed=7, batch=other)
+    inputs = fresh_inputs(example, program.positive, seed=7, batch=other,
+                          numbers_vary=mode == "dynamic")
     with torch.no_grad():
         expected = flatten(module(*inputs))
+    # A plan takes a Python number as a 0-d tensor of its dtype.
+    inputs = [x if isinstance(x, torch.Tensor) else torch.tensor(
+        x, dtype={bool: torch.bool, int: torch.int64, float: torch.float64}[type(x)])
+        for x in inputs]
     with tempfile.TemporaryDirectory(prefix=f"coverage-{program.name}-") as tmp:
         work = Path(tmp)
         source = work / f"{program.name}.mlir"

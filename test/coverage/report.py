@@ -142,12 +142,14 @@ def markdown(summary, records, meta):
         f"{static['programs']} programs of {len(summary['families']['static'])} op families "
         "(`test/coverage/programs/`, written for this suite), each exported with static shapes "
         f"and, for {dynamic['programs']} of them, once more with a dynamic batch (a "
-        "`torch.export.Dim` on dim 0). Each export is outlined and scaffolded at granularity "
+        "`torch.export.Dim` on dim 0; a Python int argument, as a dynamic int). Each export "
+        "is outlined and scaffolded at granularity "
         "op, fusion and function (`dice-opt --dice-outline=granularity=G --dice-scaffold`), "
         "planned (`dice-plan`), and the plan run on fresh inputs by the printed Python "
         "programs (`dice.plan.run_plan`) and by the ATen executor (`dice-reference-run --plan`), "
         "both compared with eager PyTorch. A dynamic-batch export runs at a batch 3 larger "
-        "than it was exported with, so its sizes must come from its inputs.",
+        "than it was exported with, and with its int arguments 2 larger, so its sizes and "
+        "numbers must come from its inputs.",
         "",
         f"Measured: programs at commit `{meta['commit']}`, tools of `{meta['build']}` "
         f"(dice-opt built {meta['built']} from `{meta['build_source']}`, whose HEAD was "

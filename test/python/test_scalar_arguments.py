@@ -123,3 +123,13 @@ def test_falling_back_gives_the_function_back(name, granularity, tmp_path):
     piped = tool("dice-opt", source, f"--dice-db={tmp_path / 'kernels.db'}",
                  f"--dice-pipeline=engine=replay:{EMPTY_REPLAY} granularity={granularity}")
     assert piped == plain
+
+
+def test_example_shapes_are_recorded_beside_a_number():
+    """A dynamic batch next to a number keeps its example size (the number
+    is an argument of the function too, in its place)."""
+    module = Fn(lambda x, n: x * n)
+    batch = torch.export.Dim("batch", min=1, max=64)
+    text = export_linalg_on_tensors(module, (torch.randn(5, 8), 3), func_name="f",
+                                    dynamic_shapes=({0: batch}, torch.export.Dim.DYNAMIC))
+    assert "%arg0: tensor<?x8xf32> {dice.example_shape = array<i64: 5, 8>}, %arg1: i64" in text

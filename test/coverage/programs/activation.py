@@ -4,7 +4,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from . import program, r
+from . import fn, program, r
 
 MODULES = {
     "relu": nn.ReLU, "relu6": nn.ReLU6, "leaky_relu": lambda: nn.LeakyReLU(0.05),
@@ -50,3 +50,7 @@ def _():
             return F.silu(a) * b
 
     return SwiGlu(), (r(4, 32),)
+
+# An activation scaled by a Python int computed on (`n + 1`).
+fn("activation", "leaky_relu_int_gain", lambda: (r(4, 8), 3), dynamic=True)(
+    lambda x, n: F.leaky_relu(x, 0.1) * (n + 1))

@@ -56,3 +56,14 @@ fn("elementwise", "compare_to_float", two((4, 10), (4, 10)), dynamic=True)(
     lambda a, b: (a > b).float() + (a <= 0.2).float())
 fn("elementwise", "isnan_nan_to_num", one(4, 10))(
     lambda x: torch.nan_to_num(torch.log(x), nan=0.0, neginf=-5.0))
+
+# A Python int argument: a dynamic int stays an argument of the function
+# (static, torch.export bakes it in), and a kernel takes it as a 0-d tensor.
+int_arg = lambda *shape: lambda: (r(*shape), 3)  # noqa: E731
+fn("elementwise", "int_scale_and_shift", int_arg(4, 8), dynamic=True)(lambda x, n: x * n + n)
+fn("elementwise", "int_divisor", int_arg(4, 8), dynamic=True)(lambda x, n: x / (n + 1))
+fn("elementwise", "int_bounds", int_arg(4, 10), dynamic=True)(
+    lambda x, n: torch.clamp(x * 10, -n, n))
+fn("elementwise", "int_polynomial", int_arg(4, 6), dynamic=True)(lambda x, n: x + n * n - 2 * n)
+fn("elementwise", "int_arith_on_ints", lambda: (torch.randint(0, 50, (4, 6)), 4), dynamic=True)(
+    lambda a, n: (a * n - n) // 3)

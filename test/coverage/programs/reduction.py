@@ -41,3 +41,7 @@ fn("reduction", "cross_entropy", lambda: (r(6, 10), torch.randint(0, 10, (6,))))
     lambda logits, target: torch.nn.functional.cross_entropy(logits, target))
 fn("reduction", "mse_loss", lambda: (r(6, 10), r(6, 10)))(
     lambda a, b: torch.nn.functional.mse_loss(a, b))
+
+# A softmax whose temperature is a Python int (a kernel argument when dynamic).
+fn("reduction", "softmax_int_temperature", lambda: (r(3, 7), 2), dynamic=True)(
+    lambda x, n: torch.softmax(x * n, dim=-1))
