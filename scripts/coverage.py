@@ -4,9 +4,12 @@ through export, dice-opt at three granularities, dice-plan and both
 reference backends, written up as docs/coverage.md and docs/coverage.json.
 
     .venv/bin/python scripts/coverage.py [--quick] [--only NAME ...] [--out DIR]
+                                         [--exports DIR]
 
 --quick runs the first program of each family (static, and dynamic batch
-where flagged). DICE_BUILD_DIR selects the tools (default: build/).
+where flagged). --exports keeps each export's MLIR as DIR/<name>-<mode>.mlir
+(for scripts/test-memcheck.sh). DICE_BUILD_DIR selects the tools (default:
+build/).
 """
 
 import argparse
@@ -39,21 +42,22 @@ def _measure(task):
     import measure
     import programs
 
-    name, mode, bin_dir = task
+    name, mode, bin_dir, exports = task
     program = programs.load()[name]
     try:
-        return measure.measure(program, mode, Path(bin_dir))
+        return measure.measure(program, mode, Path(bin_dir),
+                               exports=Path(exports) if exports else None)
     except Exception as e:  # recorded, so that one program cannot stop the suite
         return {"name": name, "family": program.family, "mode": mode, "granularities": {},
                 "export_error": f"coverage script: {type(e).__name__}: {e}".splitlines()[0]}
 
 
-def tasks(selected, bin_dir):
+def tasks(selected, bin_dir, exports=None):
     out = []
     for p in selected:
-        out.append((p.name, "static", str(bin_dir)))
+        out.append((p.name, "static", str(bin_dir), exports and str(exports)))
         if p.dynamic is not None:
-            out.append((p.name, "dynamic", str(bin_dir)))
+            out.append((p.name, "dynamic", str(bin_dir), exports and str(exports)))
     return out
 
 
@@ -79,6 +83,8 @@ def main(argv=None):
     parser.add_argument("--out", type=Path, default=ROOT / "docs",
                         help="where coverage.md and coverage.json go (default: docs/)")
     parser.add_argument("--jobs", type=int, default=MAX_JOBS, help=f"at most {MAX_JOBS}")
+    parser.add_argument("--exports", type=Path, metavar="DIR",
+                        help="also write each export's MLIR here")
     args = parser.parse_args(argv)
 
     import programs
@@ -113,11 +119,13 @@ def main(argv=None):
             shutil.copy2(bin_dir / tool, Path(snapshot) / tool)
         built = datetime.datetime.fromtimestamp((bin_dir / "dice-opt").stat().st_mtime,
                                                 datetime.timezone.utc)
-        work = tasks(selected, snapshot)
+        if args.exports:
+            args.exports.mkdir(parents=True, exist_ok=True)
+        work = tasks(selected, snapshot, args.exports and args.exports.resolve())
         with multiprocessing.get_context("spawn").Pool(jobs, initializer=_init_worker) as pool:
             records = list(tqdm(pool.imap_unordered(_measure, work), total=len(work),
                                 desc="coverage", unit="export", file=sys.stderr))
-    order = {(n, m): i for i, (n, m, _) in enumerate(work)}
+    order = {(n, m): i for i, (n, m, _, _) in enumerate(work)}
     records.sort(key=lambda r: order[(r["name"], r["mode"])])
     seconds = time.monotonic() - started
 

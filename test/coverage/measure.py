@@ -233,8 +233,9 @@ def check(bin_dir, records, plans, inputs, expected, work):
             for b in backends.values())
 
 
-def measure(program, mode, bin_dir, granularities=GRANULARITIES):
-    """The record of `program` (a programs.Program) exported `static` or `dynamic`."""
+def measure(program, mode, bin_dir, granularities=GRANULARITIES, exports=None):
+    """The record of `program` (a programs.Program) exported `static` or
+    `dynamic`; the export's MLIR is also written to `exports`, a directory."""
     from dice.torch_mlir_import import export_linalg_on_tensors
 
     started = time.monotonic()
@@ -249,6 +250,8 @@ def measure(program, mode, bin_dir, granularities=GRANULARITIES):
         record["export_error"] = first_line(f"{type(e).__name__}: {e}")
         record["seconds"] = time.monotonic() - started
         return record
+    if exports is not None:
+        (exports / f"{program.name}-{mode}.mlir").write_text(mlir)
     # A dynamic export runs at another batch than it was exported with: the
     # plan's sizes must come from its inputs.
     other = None
