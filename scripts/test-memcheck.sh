@@ -8,7 +8,10 @@
 #
 # Default build dir: build/ (a regular Release build; memcheck needs no
 # instrumented one). Default inputs: test/Passes/*.mlir and
-# test/Inputs/torch-mlir/*.mlir. Logs go to <build>/memcheck/. The exit
+# test/Inputs/torch-mlir/*.mlir. MEMCHECK_JOBS=N checks N inputs at a time
+# (default 1); MEMCHECK_ORIGINS=no drops --track-origins, about twice as
+# fast, for sweeps (rerun a finding with it on to see where the value came
+# from). Logs go to <build>/memcheck/. The exit
 # status is 1 when memcheck reports any error in any run. A tool that fails
 # on its input (the invalid-input tests are meant to) is not an error here:
 # only memcheck's findings count, read from its own summary.
@@ -34,11 +37,15 @@ mkdir -p "$logs"
 # --error-exitcode=1 alone cannot tell memcheck's findings from a tool's own
 # failure (dice-opt exits 1 on a diagnostic), so each run also writes its log
 # and the log's ERROR SUMMARY decides.
-memcheck=(valgrind --tool=memcheck --error-exitcode=1 --track-origins=yes
+jobs=${MEMCHECK_JOBS:-1}
+[[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "error: MEMCHECK_JOBS must be a positive count, not '$jobs'" >&2; exit 2; }
+origins=${MEMCHECK_ORIGINS:-yes}
+[[ $origins == yes || $origins == no ]] || { echo "error: MEMCHECK_ORIGINS must be yes or no, not '$origins'" >&2; exit 2; }
+memcheck=(valgrind --tool=memcheck --error-exitcode=1 --track-origins=$origins
   --leak-check=no --num-callers=30
   --suppressions="$root/scripts/memcheck.supp")
 
-failed=0
+# Checks run in subshells when in parallel: a finding leaves a marker file.
 check() { # name, command...
   local name=$1 log=$logs/$1.log
   shift
@@ -47,11 +54,12 @@ check() { # name, command...
     printf 'ok    %s\n' "$name"
   else
     printf 'FAIL  %s (%s)\n' "$name" "$log"
-    failed=1
+    touch "$logs/.failed"
   fi
 }
 
-for input in "${inputs[@]}"; do
+check_input() { # input.mlir
+  local input=$1 name split scaffolded
   name=$(basename "$(dirname "$input")")-$(basename "$input" .mlir)
   split=()
   grep -q -- '-split-input-file' "$input" && split=(-split-input-file)
@@ -63,8 +71,14 @@ for input in "${inputs[@]}"; do
   if ((${#split[@]} == 0)) && [[ -s $scaffolded ]]; then
     check "$name.dice-plan" "$build/bin/dice-plan" "$scaffolded" -o /dev/null
   fi
+}
+
+for input in "${inputs[@]}"; do
+  while (($(jobs -rp | wc -l) >= jobs)); do wait -n || true; done
+  check_input "$input" &
 done
-if ((failed)); then
+wait || true
+if [[ -e $logs/.failed ]]; then
   echo "memcheck reported errors; see $logs"
   exit 1
 fi

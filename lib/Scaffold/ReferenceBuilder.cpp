@@ -1595,6 +1595,16 @@ Builder::translatePayloadOp(Operation *owner, Operation *op,
     case P::UGE: return logicalNot(make("lt", args));
     case P::ULT: return logicalNot(make("ge", args));
     case P::ULE: return logicalNot(make("gt", args));
+    // Ordered unequal: a < b or a > b, both false on NaN (x != y is not:
+    // it is true on NaN). Unordered equal is its negation.
+    case P::ONE: return make("logical_or", {make("lt", args), make("gt", args)});
+    case P::UEQ:
+      return logicalNot(make("logical_or", {make("lt", args), make("gt", args)}));
+    // Neither (either) is NaN: x == x is false on NaN only.
+    case P::ORD:
+      return make("logical_and", {make("eq", {args[0], args[0]}), make("eq", {args[1], args[1]})});
+    case P::UNO:
+      return make("logical_or", {make("ne", {args[0], args[0]}), make("ne", {args[1], args[1]})});
     default: break;
     }
   }
