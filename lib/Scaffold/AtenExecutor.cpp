@@ -70,7 +70,10 @@ const std::map<std::string, Unary> &compoundOps() {
       {"gelu_tanh", [](const at::Tensor &a) { return at::gelu(a, "tanh"); }},
       {"mish", [](const at::Tensor &a) { return at::mish(a); }},
       {"hardsigmoid", [](const at::Tensor &a) { return at::hardsigmoid(a); }},
-      {"hardswish", [](const at::Tensor &a) { return at::hardswish(a); }}};
+      {"hardswish", [](const at::Tensor &a) { return at::hardswish(a); }},
+      {"selu", [](const at::Tensor &a) { return at::selu(a); }},
+      {"relu6", [](const at::Tensor &a) { return at::relu6(a); }},
+      {"logsigmoid", [](const at::Tensor &a) { return at::log_sigmoid(a); }}};
   return table;
 }
 
@@ -365,6 +368,12 @@ private:
       return it->second(arg(op, 0));
     if (fn == "softplus")
       return at::softplus(arg(op, 0), /*beta=*/1, op.value);
+    if (fn == "leaky_relu")
+      return at::leaky_relu(arg(op, 0), op.value);
+    if (fn == "elu")
+      return at::elu(arg(op, 0), op.value);
+    if (fn == "celu")
+      return at::celu(arg(op, 0), op.value);
     if (fn == "softmax")
       return at::softmax(arg(op, 0), single(op, "dim"));
     if (fn == "log_softmax")

@@ -310,6 +310,10 @@ private:
       os << out << it->second.first << "(" << name(op.args[0]) << it->second.second;
       if (fn == "softplus" && op.value != 20)
         os << ", threshold=" << pythonFloat(op.value);
+      if (fn == "leaky_relu")
+        os << ", negative_slope=" << pythonFloat(op.value);
+      if ((fn == "elu" || fn == "celu") && op.value != 1)
+        os << ", alpha=" << pythonFloat(op.value);
       os << ")\n";
     } else if (fn == "softmax" || fn == "log_softmax") {
       os << out << "torch." << fn << "(" << name(op.args[0]) << ", dim=" << ints("dim")[0]
@@ -375,7 +379,13 @@ private:
         {"softplus", {"torch.nn.functional.softplus", ""}},
         {"mish", {"torch.nn.functional.mish", ""}},
         {"hardsigmoid", {"torch.nn.functional.hardsigmoid", ""}},
-        {"hardswish", {"torch.nn.functional.hardswish", ""}}};
+        {"hardswish", {"torch.nn.functional.hardswish", ""}},
+        {"leaky_relu", {"torch.nn.functional.leaky_relu", ""}},
+        {"elu", {"torch.nn.functional.elu", ""}},
+        {"selu", {"torch.nn.functional.selu", ""}},
+        {"celu", {"torch.nn.functional.celu", ""}},
+        {"relu6", {"torch.nn.functional.relu6", ""}},
+        {"logsigmoid", {"torch.nn.functional.logsigmoid", ""}}};
     return table;
   }
 

@@ -65,6 +65,8 @@ public:
     for (auto pattern :
          {&Matcher::sigmoid, &Matcher::silu, &Matcher::geluErf, &Matcher::geluTanh,
           &Matcher::softplus, &Matcher::mish, &Matcher::hardsigmoid, &Matcher::hardswish,
+          &Matcher::leakyRelu, &Matcher::elu, &Matcher::celu, &Matcher::relu6,
+          &Matcher::logsigmoid,
           &Matcher::softmax, &Matcher::logSoftmax, &Matcher::logsumexp, &Matcher::layerNorm,
           &Matcher::rmsNorm, &Matcher::normWeight, &Matcher::normBias, &Matcher::groupNorm,
           &Matcher::narrowed})
@@ -365,6 +367,8 @@ private:
   static bool isCompound(const std::string &fn) {
     return fn == "sigmoid" || fn == "silu" || fn == "gelu" || fn == "gelu_tanh" ||
            fn == "softplus" || fn == "mish" || fn == "hardsigmoid" || fn == "hardswish" ||
+           fn == "leaky_relu" || fn == "elu" || fn == "selu" || fn == "celu" ||
+           fn == "relu6" || fn == "logsigmoid" ||
            fn == "softmax" || fn == "log_softmax" || fn == "logsumexp" ||
            fn == "layer_norm" || fn == "rms_norm";
   }
@@ -524,6 +528,150 @@ private:
              });
     });
     return elementwise("hardswish", root, x);
+  }
+
+  /// `where(0 > x, 0, x)` (relu, `positive`) or `where(0 < x, 0, x)`
+  /// (min(x, 0)), as torch-mlir spells both halves of the piecewise
+  /// activations; returns x. Either keeps a NaN.
+  std::optional<int> clampedAtZero(int v, bool positive) const {
+    const RefOp *w = def(v);
+    if (!w || w->fn != "where" || w->args.size() != 3 || !constantIs(w->args[1], 0))
+      return std::nullopt;
+    int x = w->args[2];
+    const RefOp *c = def(w->args[0]);
+    if (!c || c->fn != (positive ? "gt" : "lt") || c->args.size() != 2 ||
+        !constantIs(c->args[0], 0) || c->args[1] != x || !sameType(x, v))
+      return std::nullopt;
+    return x;
+  }
+
+  /// relu(x) + min(x, 0) * slope.
+  std::optional<RefOp> leakyRelu(int root) const {
+    std::optional<int> x;
+    std::optional<double> slope;
+    binary(root, "add", [&](int pos, int neg) {
+      x = clampedAtZero(pos, true);
+      return x && binary(neg, "mul", [&](int m, int k) {
+               slope = clampedAtZero(m, false) == x ? constantOf(k) : std::nullopt;
+               return slope.has_value();
+             });
+    });
+    return slope ? elementwise("leaky_relu", root, x, *slope) : std::nullopt;
+  }
+
+  /// `v` is `(exp(min(x, 0)) - 1)`, times `alpha` where there is one;
+  /// returns x and alpha.
+  std::optional<std::pair<int, double>> expMinusOne(int v) const {
+    auto bare = [&](int e) -> std::optional<int> {
+      std::optional<int> x;
+      binary(e, "sub", [&](int ex, int one) {
+        std::optional<int> m = constantIs(one, 1) ? unary(ex, "exp") : std::nullopt;
+        x = m ? clampedAtZero(*m, false) : std::nullopt;
+        return x.has_value();
+      });
+      return x;
+    };
+    if (std::optional<int> x = bare(v))
+      return std::pair{*x, 1.0};
+    std::optional<std::pair<int, double>> found;
+    binary(v, "mul", [&](int e, int alpha) {
+      std::optional<int> x = bare(e);
+      std::optional<double> a = x ? constantOf(alpha) : std::nullopt;
+      if (a)
+        found = std::pair{*x, *a};
+      return found.has_value();
+    });
+    return found;
+  }
+
+  /// relu(x) + alpha * (exp(min(x, 0)) - 1): ELU; with both halves scaled
+  /// by SELU's constants, SELU.
+  std::optional<RefOp> elu(int root) const {
+    std::optional<RefOp> op;
+    binary(root, "add", [&](int pos, int neg) {
+      if (std::optional<int> x = clampedAtZero(pos, true)) {
+        std::optional<std::pair<int, double>> e = expMinusOne(neg);
+        if (e && e->first == *x)
+          op = elementwise("elu", root, x, e->second);
+        return op.has_value();
+      }
+      // selu: relu(x) * scale + ((exp(min(x, 0)) - 1) * scale) * alpha
+      constexpr double kScale = 1.0507009873554805, kAlpha = 1.6732632423543772;
+      binary(pos, "mul", [&](int r, int scale) {
+        std::optional<int> x = constantIs(scale, kScale) ? clampedAtZero(r, true) : std::nullopt;
+        binary(x ? neg : -1, "mul", [&](int scaled, int alpha) {
+          return constantIs(alpha, kAlpha) && binary(scaled, "mul", [&](int e, int s) {
+                   std::optional<std::pair<int, double>> em = expMinusOne(e);
+                   if (constantIs(s, kScale) && em && em->first == *x && em->second == 1.0)
+                     op = elementwise("selu", root, x);
+                   return op.has_value();
+                 });
+        });
+        return op.has_value();
+      });
+      return op.has_value();
+    });
+    return op;
+  }
+
+  /// where(x > 0, x, expm1(x / alpha) * alpha).
+  std::optional<RefOp> celu(int root) const {
+    const RefOp *w = def(root);
+    if (!w || w->fn != "where" || w->args.size() != 3)
+      return std::nullopt;
+    int x = w->args[1];
+    std::optional<double> alpha;
+    bool positive = binary(w->args[0], "gt", [&](int a, int zero) {
+      return a == x && constantIs(zero, 0);
+    });
+    if (positive)
+      binary(w->args[2], "mul", [&](int e, int a) {
+        std::optional<int> q = unary(e, "expm1");
+        std::optional<double> k = constantOf(a);
+        if (q && k && *k != 0 && binary(*q, "div", [&](int v, int d) {
+              return v == x && constantIs(d, *k);
+            }))
+          alpha = k;
+        return alpha.has_value();
+      });
+    return alpha ? elementwise("celu", root, x, *alpha) : std::nullopt;
+  }
+
+  /// where(6 < t, 6, t) with t = where(x > 0, x, 0): hardtanh(x, 0, 6) as
+  /// torch-mlir's two selects spell it (a NaN becomes 0 there; F.relu6
+  /// keeps it, as the user's function does).
+  std::optional<RefOp> relu6(int root) const {
+    const RefOp *hi = def(root);
+    if (!hi || hi->fn != "where" || hi->args.size() != 3 || !constantIs(hi->args[1], 6))
+      return std::nullopt;
+    int t = hi->args[2];
+    const RefOp *lo = def(t);
+    bool clipped = binary(hi->args[0], "lt", [&](int six, int v) {
+      return v == t && constantIs(six, 6);
+    });
+    if (!clipped || !lo || lo->fn != "where" || lo->args.size() != 3 ||
+        !constantIs(lo->args[2], 0))
+      return std::nullopt;
+    int x = lo->args[1];
+    bool positive = binary(lo->args[0], "gt", [&](int a, int zero) {
+      return a == x && constantIs(zero, 0);
+    });
+    return positive ? elementwise("relu6", root, x) : std::nullopt;
+  }
+
+  /// min(x, 0) - log1p(exp(-|x|)).
+  std::optional<RefOp> logsigmoid(int root) const {
+    std::optional<int> x;
+    binary(root, "sub", [&](int m, int l) {
+      x = clampedAtZero(m, false);
+      std::optional<int> e = x ? unary(l, "log1p") : std::nullopt;
+      std::optional<int> n = e ? unary(*e, "exp") : std::nullopt;
+      std::optional<int> a = n ? unary(*n, "neg") : std::nullopt;
+      if (!a || unary(*a, "abs") != x)
+        x.reset();
+      return x.has_value();
+    });
+    return elementwise("logsigmoid", root, x);
   }
 
   //===--- Row functions ----------------------------------------------------===//

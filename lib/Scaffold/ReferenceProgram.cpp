@@ -83,7 +83,8 @@ const std::map<std::string, Signature> &vocabulary() {
     // Compound functions, raised from their decompositions
     // (RaiseCompoundOps.h).
     for (const char *fn : {"silu", "gelu", "gelu_tanh", "softplus", "mish",
-                           "hardsigmoid", "hardswish"})
+                           "hardsigmoid", "hardswish", "leaky_relu", "elu", "selu",
+                           "celu", "relu6", "logsigmoid"})
       t[fn] = {1, 1, {}};
     t["softmax"] = {1, 1, {"dim"}};
     t["log_softmax"] = {1, 1, {"dim"}};

@@ -34,7 +34,8 @@ from faithfulness_models import Lambda  # noqa: E402
 
 # The vocabulary's compound functions (docs/reference-program.md).
 COMPOUND = {"silu", "gelu", "gelu_tanh", "softplus", "mish", "hardsigmoid", "hardswish",
-            "softmax", "log_softmax", "logsumexp", "layer_norm", "rms_norm", "group_norm"}
+            "softmax", "log_softmax", "logsumexp", "layer_norm", "rms_norm", "group_norm",
+            "leaky_relu", "elu", "selu", "celu", "relu6", "logsigmoid"}
 MAX_RELATIVE_ERROR = 1e-5
 
 
@@ -81,6 +82,14 @@ CASES = {
     "mish": (Lambda(F.mish), [(5, 12)], ["mish"]),
     "hardsigmoid": (Lambda(F.hardsigmoid), [(5, 12)], ["hardsigmoid"]),
     "hardswish": (Lambda(F.hardswish), [(5, 12)], ["hardswish"]),
+    "leaky_relu": (nn.LeakyReLU(), [(5, 12)], ["leaky_relu"]),
+    "leaky_relu_slope": (Lambda(lambda x: F.leaky_relu(x, 0.2)), [(5, 12)], ["leaky_relu"]),
+    "elu": (nn.ELU(), [(5, 12)], ["elu"]),
+    "elu_alpha": (Lambda(lambda x: F.elu(x, alpha=0.5)), [(5, 12)], ["elu"]),
+    "selu": (nn.SELU(), [(5, 12)], ["selu"]),
+    "celu": (Lambda(lambda x: F.celu(x, alpha=0.5)), [(5, 12)], ["celu"]),
+    "relu6": (nn.ReLU6(), [(5, 12)], ["relu6"]),
+    "logsigmoid": (nn.LogSigmoid(), [(5, 12)], ["logsigmoid"]),
     "layer_norm": (nn.LayerNorm(30), [(8, 30)], ["layer_norm"]),
     "layer_norm_2d_shape": (nn.LayerNorm([4, 6], eps=1e-3), [(3, 4, 6)], ["layer_norm"]),
     "layer_norm_no_affine": (Lambda(lambda x: F.layer_norm(x, (20,))), [(6, 20)],
@@ -109,6 +118,11 @@ CASES = {
     "group_norm_shift_by_other_scale": (Affine(
         lambda x, w, b: x * (w / x.std()).view(1, 6, 1, 1) + b.view(1, 6, 1, 1), 6),
         [(2, 6, 4, 4)], []),
+    "leaky_relu_of_another_value": (Lambda(lambda x: F.relu(x) + torch.clamp(x * 2, max=0) * 0.1),
+                                    [(5, 12)], []),
+    "elu_minus_two": (Lambda(lambda x: F.relu(x) + (torch.exp(torch.clamp(x, max=0)) - 2)),
+                      [(5, 12)], []),
+    "relu_clipped_at_five": (Lambda(lambda x: torch.clamp(x, 0, 5)), [(5, 12)], []),
     "unbiased_variance": (Lambda(lambda x: (x - x.mean(-1, keepdim=True)) * torch.rsqrt(
         x.var(-1, keepdim=True, unbiased=True) + 1e-5)), [(6, 20)], []),
 }
