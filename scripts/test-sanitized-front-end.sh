@@ -29,7 +29,9 @@ grep -q 'DICE_ENABLE_SANITIZERS:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null ||
 logs=$build/sanitized-front-end
 rm -rf "$logs"
 mkdir -p "$logs"
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+# As the test suites run them (docs/sanitizers.md, "The test environment"):
+# MLIR poisons its own arenas, which ASan would report as user poisoning.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allow_user_poisoning=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 
 # A run is bad when a sanitizer reports or the tool dies of a signal.
