@@ -11,7 +11,8 @@
 # test/Inputs/torch-mlir/*.mlir. MEMCHECK_JOBS=N checks N inputs at a time
 # (default 1); MEMCHECK_ORIGINS=no drops --track-origins, about twice as
 # fast, for sweeps (rerun a finding with it on to see where the value came
-# from). Logs go to <build>/memcheck/. The exit
+# from); MEMCHECK_PLAN=no checks dice-opt alone. Logs go to
+# <build>/memcheck/. The exit
 # status is 1 when memcheck reports any error in any run. A tool that fails
 # on its input (the invalid-input tests are meant to) is not an error here:
 # only memcheck's findings count, read from its own summary.
@@ -41,6 +42,8 @@ jobs=${MEMCHECK_JOBS:-1}
 [[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "error: MEMCHECK_JOBS must be a positive count, not '$jobs'" >&2; exit 2; }
 origins=${MEMCHECK_ORIGINS:-yes}
 [[ $origins == yes || $origins == no ]] || { echo "error: MEMCHECK_ORIGINS must be yes or no, not '$origins'" >&2; exit 2; }
+plan=${MEMCHECK_PLAN:-yes}
+[[ $plan == yes || $plan == no ]] || { echo "error: MEMCHECK_PLAN must be yes or no, not '$plan'" >&2; exit 2; }
 memcheck=(valgrind --tool=memcheck --error-exitcode=1 --track-origins=$origins
   --leak-check=no --num-callers=30
   --suppressions="$root/scripts/memcheck.supp")
@@ -68,7 +71,7 @@ check_input() { # input.mlir
     --dice-outline=granularity=fusion --dice-scaffold -o "$scaffolded"
   # dice-plan reads one module: only inputs that are not split, and only
   # when dice-opt scaffolded them.
-  if ((${#split[@]} == 0)) && [[ -s $scaffolded ]]; then
+  if [[ $plan == yes ]] && ((${#split[@]} == 0)) && [[ -s $scaffolded ]]; then
     check "$name.dice-plan" "$build/bin/dice-plan" "$scaffolded" -o /dev/null
   fi
 }
