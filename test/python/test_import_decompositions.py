@@ -29,13 +29,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")
 TORCH_OP = re.compile(r'^\s*(%[^=]*=\s*)?"?torch\.(aten|prims|operator)\b', re.MULTILINE)
 
 
-class Fn(nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *args):
-        return self.fn(*args)
+Fn = programs.Fn  # a module computing fn(*inputs)
 
 
 def targets(program):
