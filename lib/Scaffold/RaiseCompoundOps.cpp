@@ -599,7 +599,9 @@ private:
       constexpr double kScale = 1.0507009873554805, kAlpha = 1.6732632423543772;
       binary(pos, "mul", [&](int r, int scale) {
         std::optional<int> x = constantIs(scale, kScale) ? clampedAtZero(r, true) : std::nullopt;
-        binary(x ? neg : -1, "mul", [&](int scaled, int alpha) {
+        if (!x)
+          return false;
+        binary(neg, "mul", [&](int scaled, int alpha) {
           return constantIs(alpha, kAlpha) && binary(scaled, "mul", [&](int e, int s) {
                    std::optional<std::pair<int, double>> em = expMinusOne(e);
                    if (constantIs(s, kScale) && em && em->first == *x && em->second == 1.0)

@@ -87,7 +87,7 @@ def test_scalar_argument_is_a_kernel_argument(name, tmp_path):
     programs = [s for s in plan["steps"] if s["kind"] == "program"]
     assert programs and all("request" in s for s in programs), \
         [s["python"] for s in programs if "request" not in s]
-    if isinstance(example, int) and name != "float_specialised":
+    if isinstance(example, int):
         scalar_inputs = [i for s in programs for i in s["program"]["inputs"]
                          if i["shape"] == [] and i["dtype"] == "int64"]
         assert scalar_inputs, "no request takes the number"
