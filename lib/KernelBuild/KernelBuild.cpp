@@ -2,6 +2,7 @@
 
 #include "dice/KernelBuild/KernelBuild.h"
 
+#include "dice/KernelBuild/GroupSource.h"
 #include "dice/Sandbox/Subprocess.h"
 #include "dice/Support/File.h"
 #include "dice/Support/Sha256.h"
@@ -10,6 +11,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -620,6 +623,126 @@ KernelBuildResult compileLight(const KernelBuildRequest &request,
   return *published;
 }
 
+/// What one group build gave: a library every member can be checked from,
+/// or the members its errors name (empty: none named, or not a compile
+/// error).
+struct GroupOutcome {
+  bool built = false;
+  bool cacheHit = false;
+  std::string library;
+  std::set<size_t> blamed;
+};
+
+/// Builds `members` (indices into `requests`, each with its prepared light
+/// key) into one library, or finds it in the cache under `groups/`. Group
+/// builds are never published under a member's own key: the library is
+/// not any one candidate's.
+GroupOutcome compileGroup(const std::vector<KernelBuildRequest> &requests,
+                          const std::vector<size_t> &members,
+                          const std::map<size_t, Prepared> &prepared,
+                          const KernelBuildOptions &options) {
+  GroupOutcome outcome;
+  std::vector<GroupMember> sources;
+  std::string exports;
+  Sha256 key;
+  key.updateField("group");
+  for (size_t i : members) {
+    const Prepared &p = prepared.at(i);
+    sources.push_back({requests[i].fingerprint, p.signature,
+                       requests[i].cudaSource});
+    exports += "dice_light_entry_k_" + requests[i].fingerprint + "; ";
+    key.updateField(p.lightKey);
+  }
+  std::string source = groupTranslationUnit(sources);
+  key.updateField(source);
+  std::string hex = key.finishHex();
+  fs::path entry = fs::path(options.cacheDir) / "groups" / hex.substr(0, 2) / hex;
+  if (fs::exists(entry / "group.so")) {
+    outcome.built = outcome.cacheHit = true;
+    outcome.library = (entry / "group.so").string();
+    return outcome;
+  }
+  fs::path dir = scratchDir(options, "group." + hex.substr(0, 16));
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (!writeFile(dir / "group.cu", source) ||
+      !writeFile(dir / "exports.map",
+                 "{\n  global: " + exports + "\n  local: *;\n};\n"))
+    return outcome;
+  std::vector<std::string> argv = {options.nvccPath};
+  for (const std::string &flag : lightCompileFlags(options))
+    argv.push_back(flag);
+  for (const std::string &flag : lightLinkFlags(options))
+    argv.push_back(flag);
+  argv.insert(argv.end(),
+              {"-Xlinker", "--version-script=" + (dir / "exports.map").string(),
+               (dir / "group.cu").string(), "-o", (dir / "group.so").string()});
+  fs::path log = dir / "build.log";
+  ProcessResult run = runProcess(argv, log.string(), options.timeoutSeconds);
+  if (!run.succeeded()) {
+    // Only a compile error names members; a timeout or a kill says nothing
+    // about which one, so every member is then built alone.
+    if (run.spawnError.empty() && !run.timedOut && run.signal == 0)
+      outcome.blamed = blamedMembers(readFileOrEmpty(log), members.size());
+    fs::remove_all(dir, ec);
+    return outcome;
+  }
+  fs::remove(log, ec);
+  publish(dir, entry);
+  if (!fs::exists(entry / "group.so"))
+    return outcome;
+  outcome.built = true;
+  outcome.library = (entry / "group.so").string();
+  return outcome;
+}
+
+/// Splits the requests `work` names into groups for shared builds and
+/// those built alone: light candidates not yet in the cache, whose text
+/// may share a unit, go into groups of distinct fingerprints, as many
+/// groups as keep `jobs` busy and no larger than `options.groupSize`.
+void planGroups(const std::vector<KernelBuildRequest> &requests,
+                const std::vector<size_t> &work,
+                const KernelBuildOptions &options, unsigned jobs,
+                std::vector<std::vector<size_t>> &groups,
+                std::vector<size_t> &alone,
+                std::map<size_t, Prepared> &prepared) {
+  std::vector<size_t> shareable;
+  for (size_t i : work) {
+    std::string error;
+    std::optional<Prepared> p = prepare(requests[i], options, error);
+    if (!p || p->lightKey.empty() ||
+        lookup(entryDir(options, p->lightKey), requests[i].fingerprint) ||
+        !groupIneligibility(requests[i].cudaSource).empty()) {
+      alone.push_back(i);
+      continue;
+    }
+    prepared.emplace(i, std::move(*p));
+    shareable.push_back(i);
+  }
+  size_t perGroup = (shareable.size() + jobs - 1) / std::max(1u, jobs);
+  perGroup = std::clamp<size_t>(perGroup, 1, options.groupSize);
+  for (size_t i : shareable) {
+    auto open = std::find_if(groups.begin(), groups.end(), [&](const auto &g) {
+      return g.size() < perGroup &&
+             std::none_of(g.begin(), g.end(), [&](size_t j) {
+               return requests[j].fingerprint == requests[i].fingerprint;
+             });
+    });
+    if (open == groups.end())
+      groups.push_back({i});
+    else
+      open->push_back(i);
+  }
+  // A group of one is a build alone.
+  for (auto it = groups.begin(); it != groups.end();)
+    if (it->size() == 1) {
+      alone.push_back(it->front());
+      it = groups.erase(it);
+    } else {
+      ++it;
+    }
+}
+
 } // namespace
 
 std::string operatorSchema(std::string_view fingerprint,
@@ -790,8 +913,14 @@ KernelBuildResult buildKernelLibrary(const KernelBuildRequest &request,
 
 std::vector<KernelBuildResult>
 buildAll(const std::vector<KernelBuildRequest> &requests,
-         const KernelBuildOptions &options, unsigned jobs,
+         const KernelBuildOptions &given, unsigned jobs,
          const ProgressCallback &progress) {
+  KernelBuildOptions options = given;
+  std::error_code ec;
+  if (!options.cacheDir.empty())
+    if (fs::path abs = fs::absolute(options.cacheDir, ec); !ec)
+      options.cacheDir = abs.lexically_normal().string();
+  jobs = std::max(1u, jobs);
   std::vector<KernelBuildResult> results(requests.size());
   // Identical requests build once: the first of each key does the work.
   std::vector<size_t> firstOf(requests.size());
@@ -805,20 +934,97 @@ buildAll(const std::vector<KernelBuildRequest> &requests,
     if (firstOf[i] == i)
       work.push_back(i);
 
-  std::atomic<size_t> next{0};
-  std::mutex progressMutex;
-  size_t finished = 0;
-  auto worker = [&] {
-    for (size_t w; (w = next++) < work.size();) {
-      results[work[w]] = buildKernelLibrary(requests[work[w]], options);
-      if (progress) {
-        std::lock_guard<std::mutex> lock(progressMutex);
-        progress(++finished, work.size());
+  // A task is one build alone, or a group and how often it was tried.
+  struct Task {
+    std::vector<size_t> members;
+    bool retried = false;
+  };
+  std::deque<Task> queue;
+  std::map<size_t, Prepared> prepared;
+  if (options.groupSize > 1 && options.mode != KernelBuildMode::Full &&
+      lightConfigured(options)) {
+    std::vector<std::vector<size_t>> groups;
+    std::vector<size_t> alone;
+    planGroups(requests, work, options, jobs, groups, alone, prepared);
+    // Groups first: they are the long builds.
+    for (std::vector<size_t> &group : groups)
+      queue.push_back({std::move(group)});
+    for (size_t i : alone)
+      queue.push_back({{i}});
+  } else {
+    for (size_t i : work)
+      queue.push_back({{i}});
+  }
+
+  std::mutex mutex;
+  std::condition_variable changed;
+  size_t running = 0, finished = 0;
+  auto runTask = [&](const Task &task) -> std::vector<Task> {
+    if (task.members.size() == 1) {
+      results[task.members[0]] =
+          buildKernelLibrary(requests[task.members[0]], options);
+      return {};
+    }
+    auto start = std::chrono::steady_clock::now();
+    GroupOutcome outcome =
+        compileGroup(requests, task.members, prepared, options);
+    double ms = std::chrono::duration<double, std::milli>(
+                    std::chrono::steady_clock::now() - start)
+                    .count();
+    if (outcome.built) {
+      for (size_t i : task.members) {
+        KernelBuildResult &r = results[i];
+        r.status = KernelBuildStatus::Built;
+        r.key = prepared.at(i).lightKey;
+        r.artifactPath = outcome.library;
+        r.mode = KernelBuildMode::Light;
+        r.sharedLibrary = true;
+        r.cacheHit = outcome.cacheHit;
+        r.milliseconds = ms;
       }
+      return {};
+    }
+    // The members the errors name get their own build (and their own
+    // diagnostics); the others share one more try, then go alone too.
+    std::vector<Task> next;
+    std::vector<size_t> rest;
+    for (size_t k = 0; k < task.members.size(); ++k)
+      if (outcome.blamed.count(k))
+        next.push_back({{task.members[k]}});
+      else
+        rest.push_back(task.members[k]);
+    if (!task.retried && !outcome.blamed.empty() && rest.size() > 1)
+      next.push_back({rest, true});
+    else
+      for (size_t i : rest)
+        next.push_back({{i}});
+    return next;
+  };
+  auto worker = [&] {
+    std::unique_lock<std::mutex> lock(mutex);
+    for (;;) {
+      changed.wait(lock, [&] { return !queue.empty() || running == 0; });
+      if (queue.empty())
+        return;
+      Task task = std::move(queue.front());
+      queue.pop_front();
+      ++running;
+      lock.unlock();
+      std::vector<Task> next = runTask(task);
+      lock.lock();
+      --running;
+      if (next.empty()) {
+        finished += task.members.size();
+        if (progress)
+          progress(finished, work.size());
+      }
+      for (Task &t : next)
+        queue.push_back(std::move(t));
+      changed.notify_all();
     }
   };
   std::vector<std::thread> threads;
-  unsigned count = std::max(1u, std::min<unsigned>(jobs, work.size()));
+  unsigned count = std::max<size_t>(1, std::min<size_t>(jobs, work.size()));
   for (unsigned t = 1; t < count; ++t)
     threads.emplace_back(worker);
   worker();

@@ -5,14 +5,17 @@
 // child process. Then the light build with nvcc (skipped where nvcc or the
 // bridge library is missing): the honest corpus builds light, a candidate
 // beyond the light API falls back to the full headers, compile errors keep
-// their candidate line, and a loaded library registers its operator. The
-// full build alone is tested by test_dice_verify.py.
+// their candidate line, and a loaded library registers its operator;
+// candidates of several requests share a build, and a failed shared build
+// is split by the members its errors name. The full build alone is tested
+// by test_dice_verify.py.
 //
 // DICE_KERNEL_BUILD_TEST_CACHE, when set, is the build cache the nvcc tests
 // use (and keep); test_light_build.py loads the libraries from it.
 //
 //===----------------------------------------------------------------------===//
 
+#include "dice/KernelBuild/GroupSource.h"
 #include "dice/KernelBuild/KernelBuild.h"
 #include "dice/Sandbox/Subprocess.h"
 #include "dice/Support/Sha256.h"
@@ -23,11 +26,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
 
 #include <dlfcn.h>
+#include <unistd.h>
 #include <sys/resource.h>
 
 using namespace dice;
@@ -163,6 +168,100 @@ TEST(KernelBuild, LightModeWithoutBridgeIsAToolError) {
       {"00ab", "torch::Tensor dice_forward(torch::Tensor x0);", "x"}, options);
   EXPECT_EQ(result.status, KernelBuildStatus::ToolError);
   EXPECT_NE(result.reason.find("bridge"), std::string::npos) << result.reason;
+}
+
+TEST(GroupSource, WhatMayShareATranslationUnit) {
+  EXPECT_EQ(groupIneligibility("#include <torch/extension.h>\n"
+                               "#include \"cuda_fp16.h\" // halves\n"
+                               "#define CHECK(x) TORCH_CHECK(x, #x)\n"
+                               "#define WIDE \\\n  4\n"
+                               "__global__ void k(float *x) {\n"
+                               "#pragma unroll 4\n"
+                               "  for (int i = 0; i < WIDE; ++i) x[i] = 0;\n"
+                               "}\n"),
+            "");
+  // Directives inside a block comment are text.
+  EXPECT_EQ(groupIneligibility("/* notes\n#ifdef NOT_A_DIRECTIVE\n*/\nint x;\n"),
+            "");
+  for (const char *source :
+       {"#ifdef FAST\nint x;\n#endif\n", "#if 1\n#endif\n", "#undef CHECK\n",
+        "#line 40\n", "#pragma nv_diag_suppress 177\n",
+        "#define HEADER <cmath>\n#include HEADER\n",
+        "extern \"C\" __global__ void k() {}\n",
+        "extern  \"C\" { int f(); }\n"}) {
+    EXPECT_NE(groupIneligibility(source), "") << source;
+  }
+}
+
+TEST(GroupSource, HoistsIncludesKeepsLinesAndUndefinesMacros) {
+  Result<DiceForwardSignature> one =
+      parseDiceForwardSignature("torch::Tensor dice_forward(torch::Tensor x0);");
+  Result<DiceForwardSignature> two = parseDiceForwardSignature(
+      "std::vector<torch::Tensor> dice_forward(torch::Tensor x0, "
+      "torch::Tensor x1);");
+  ASSERT_TRUE(one && two);
+  std::string unit = groupTranslationUnit(
+      {{"aa", *one,
+        "#include <torch/extension.h>\n#define SCALE 2\n"
+        "torch::Tensor dice_forward(torch::Tensor x0) { return x0; }\n"},
+       {"bb", *two,
+        "// second\n#include <torch/extension.h>\n#include <cfloat>\n"
+        "std::vector<torch::Tensor> dice_forward(torch::Tensor x0, "
+        "torch::Tensor x1) { return {x0, x1}; }\n"}});
+  // Each include once, at the top, under the line of its first member.
+  EXPECT_NE(unit.find("#line 1 \"candidate0.cu\"\n#include <torch/extension.h>\n"),
+            std::string::npos) << unit;
+  EXPECT_NE(unit.find("#line 3 \"candidate1.cu\"\n#include <cfloat>\n"),
+            std::string::npos) << unit;
+  size_t includes = 0;
+  for (size_t at = 0; (at = unit.find("#include", at)) != std::string::npos; ++at)
+    ++includes;
+  EXPECT_EQ(includes, 2u) << unit;
+  EXPECT_LT(unit.find("#include <cfloat>"), unit.find("namespace dice_member0_"));
+  // Member texts keep their line numbers: blanked include lines stay.
+  EXPECT_NE(unit.find("#line 1 \"candidate1.cu\"\n// second\n\n\nstd::vector"),
+            std::string::npos) << unit;
+  // Each member's own declaration, entry and registration in its namespace;
+  // its macros do not reach the next member.
+  size_t first = unit.find("namespace dice_member0_ {");
+  size_t undef = unit.find("#undef SCALE");
+  size_t second = unit.find("namespace dice_member1_ {");
+  ASSERT_NE(first, std::string::npos);
+  ASSERT_NE(undef, std::string::npos);
+  ASSERT_NE(second, std::string::npos);
+  EXPECT_LT(first, undef);
+  EXPECT_LT(undef, second);
+  EXPECT_NE(unit.find("dice_light_entry_k_aa", first), std::string::npos);
+  EXPECT_GT(unit.find("dice_light_entry_k_bb"), second);
+  EXPECT_NE(unit.find("#line 1 \"dice_entry1.cu\""), std::string::npos);
+}
+
+TEST(GroupSource, BlamesTheMembersErrorsName) {
+  // nvcc's front end, gcc, ptxas (mangled names) and the linker.
+  EXPECT_EQ(blamedMembers("/tmp/x/candidate2.cu(14): error: expected a \";\"\n"
+                          "1 error detected in the compilation of \"group.cu\".\n",
+                          4),
+            (std::set<size_t>{2}));
+  EXPECT_EQ(blamedMembers("candidate0.cu:3:1: error: 'foo' was not declared\n"
+                          "dice_entry3.cu(9): error: no instance of function\n",
+                          4),
+            (std::set<size_t>{0, 3}));
+  EXPECT_EQ(blamedMembers("ptxas error   : Entry function "
+                          "'_ZN13dice_member12_6kernelEPf' uses too much shared data\n",
+                          16),
+            (std::set<size_t>{12}));
+  EXPECT_EQ(blamedMembers("group.o: undefined reference to "
+                          "`dice_member1_::dice_forward(dice_light::Tensor)'\n"
+                          "collect2: error: ld returned 1 exit status\n",
+                          2),
+            (std::set<size_t>{1}));
+  // Warnings name no culprit; an error naming no member blames nobody; an
+  // index past the group is not a member.
+  EXPECT_TRUE(blamedMembers("candidate1.cu(3): warning #177-D: unused\n"
+                            "group.cu(2): catastrophic error: cannot open source file\n",
+                            2)
+                  .empty());
+  EXPECT_TRUE(blamedMembers("candidate7.cu(1): error: x\n", 2).empty());
 }
 
 #if defined(DICE_NVCC) && defined(DICE_LIGHT_BRIDGE_LIBRARY)
@@ -420,6 +519,108 @@ torch::Tensor dice_forward(torch::Tensor x0) {
   EXPECT_EQ(result.mode, KernelBuildMode::Full);
   EXPECT_EQ(result.reason.rfind("line 5:", 0), 0u) << result.reason;
   EXPECT_EQ(result.lightFailure.rfind("line 5:", 0), 0u) << result.lightFailure;
+}
+
+TEST_F(LightBuild, HonestCorpusSharesBuildsAndEachMemberRegisters) {
+  options.mode = KernelBuildMode::Light;
+  options.groupSize = 4;
+  std::vector<KernelBuildRequest> requests;
+  for (const auto &entry : fs::directory_iterator(DICE_VERIFIER_CORPUS)) {
+    std::string name = entry.path().stem().string();
+    if (name.rfind("honest_", 0) != 0 || entry.path().extension() != ".cu")
+      continue;
+    std::string source = readText(entry.path());
+    ASSERT_EQ(groupIneligibility(source), "") << name;
+    requests.push_back({"group_" + name.substr(7), declarationOf(source), source});
+  }
+  ASSERT_GE(requests.size(), 14u);
+  std::vector<KernelBuildResult> results = buildAll(requests, options, 2);
+  std::map<std::string, std::set<std::string>> members;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    ASSERT_TRUE(results[i].ok()) << requests[i].fingerprint << ": "
+                                 << results[i].reason << "\n"
+                                 << results[i].diagnostics;
+    EXPECT_TRUE(results[i].sharedLibrary) << requests[i].fingerprint;
+    EXPECT_EQ(results[i].mode, KernelBuildMode::Light);
+    members[results[i].artifactPath].insert("k_" + requests[i].fingerprint);
+  }
+  // Two jobs: as many groups as keep both busy, none above four.
+  EXPECT_EQ(members.size(), (requests.size() + 3) / 4);
+  for (const auto &[library, ops] : members) {
+    std::set<std::string> entries;
+    for (const std::string &op : ops)
+      entries.insert("dice_light_entry_" + op);
+    EXPECT_EQ(exportedSymbols(library), entries) << library;
+  }
+  // Loading a shared library registers every member's operator, with its
+  // own schema; unloading deregisters them all.
+  const auto &[library, ops] = *members.begin();
+  void *handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(handle, nullptr) << dlerror();
+  void *bridge = dlopen(DICE_LIGHT_BRIDGE_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(bridge, nullptr) << dlerror();
+  using SchemaFn = char *(*)(const char *);
+  auto schemaOf =
+      reinterpret_cast<SchemaFn>(dlsym(bridge, "dice_light_registered_schema"));
+  ASSERT_NE(schemaOf, nullptr);
+  for (const std::string &op : ops) {
+    char *schema = schemaOf(op.c_str());
+    ASSERT_NE(schema, nullptr) << op;
+    EXPECT_EQ(std::string(schema).rfind("dice::" + op + "(Tensor x0", 0), 0u)
+        << schema;
+    std::free(schema);
+  }
+  ASSERT_EQ(dlclose(handle), 0);
+  for (const std::string &op : ops)
+    EXPECT_EQ(schemaOf(op.c_str()), nullptr) << op;
+  dlclose(bridge);
+}
+
+TEST_F(LightBuild, FailedSharedBuildGivesEachCandidateItsOwnVerdict) {
+  // A fresh cache, so that nothing below is a cache hit.
+  options.cacheDir = ::testing::TempDir() + "/dice-group-split-" +
+                     std::to_string(getpid());
+  options.mode = KernelBuildMode::Light;
+  options.groupSize = 8;
+  std::vector<KernelBuildRequest> requests;
+  for (const char *name : {"honest_add", "honest_softmax", "honest_transpose"}) {
+    std::string source =
+        readText(fs::path(DICE_VERIFIER_CORPUS) / (std::string(name) + ".cu"));
+    requests.push_back({std::string("split_") + name, declarationOf(source), source});
+  }
+  std::string broken = R"(#include <torch/extension.h>
+__global__ void k(float *x) { x[0] = 1.f; }
+torch::Tensor dice_forward(torch::Tensor x0) {
+  auto y = x0.contiguous()
+  return y;
+}
+)";
+  requests.insert(requests.begin() + 1,
+                  {"split_broken", "torch::Tensor dice_forward(torch::Tensor x0);",
+                   broken});
+  std::string conditional = "#ifndef WIDTH\n#define WIDTH 1\n#endif\n" +
+                            requests[0].cudaSource;
+  requests.push_back({"split_conditional", requests[0].signature, conditional});
+
+  std::vector<KernelBuildResult> results = buildAll(requests, options, 1);
+  // The broken candidate's verdict and line are those of its own build.
+  ASSERT_EQ(results[1].status, KernelBuildStatus::CompileError);
+  EXPECT_FALSE(results[1].sharedLibrary);
+  EXPECT_EQ(results[1].reason.rfind("line 5:", 0), 0u) << results[1].reason;
+  EXPECT_NE(results[1].diagnostics.find("candidate.cu(5)"), std::string::npos)
+      << results[1].diagnostics;
+  // The others share the second try.
+  for (size_t i : {0, 2, 3}) {
+    ASSERT_TRUE(results[i].ok()) << results[i].reason << "\n" << results[i].diagnostics;
+    EXPECT_TRUE(results[i].sharedLibrary);
+    EXPECT_EQ(results[i].artifactPath, results[0].artifactPath);
+  }
+  // A conditional may not share: built alone, a library of its own.
+  ASSERT_TRUE(results[4].ok()) << results[4].reason;
+  EXPECT_FALSE(results[4].sharedLibrary);
+  EXPECT_EQ(exportedSymbols(results[4].artifactPath),
+            (std::set<std::string>{"dice_light_entry_k_split_conditional"}));
+  fs::remove_all(options.cacheDir);
 }
 
 #endif // DICE_NVCC && DICE_LIGHT_BRIDGE_LIBRARY

@@ -90,6 +90,11 @@ struct KernelBuildOptions {
   /// libDiceLightBridge.so (DICE_LIGHT_BRIDGE_LIBRARY); light libraries
   /// link against it with a runpath to its directory.
   std::string lightBridgeLibrary;
+  /// buildAll: up to this many light candidates of distinct fingerprints
+  /// share one nvcc run (GroupSource.h), a library for checking only; 1:
+  /// each candidate is built alone. Fewer share a run when that leaves
+  /// `jobs` idle.
+  unsigned groupSize = 1;
 };
 
 struct KernelBuildRequest {
@@ -122,6 +127,11 @@ struct KernelBuildResult {
   KernelBuildMode mode = KernelBuildMode::Full;
   /// Auto mode rebuilt with the full headers: the light build's first error.
   std::string lightFailure;
+  /// The library holds other requests' candidates too (a group build): it
+  /// registers every member's operator when loaded, so it is for checking,
+  /// never for a kernel database or a lowered program; build the candidate
+  /// alone (buildKernelLibrary) for those.
+  bool sharedLibrary = false;
 
   bool ok() const { return status == KernelBuildStatus::Built; }
 };
@@ -142,7 +152,11 @@ using ProgressCallback = std::function<void(size_t done, size_t total)>;
 
 /// Builds every request with up to `jobs` nvcc processes at once; results
 /// in request order. Requests with the same key are built once (and count
-/// once for `progress`).
+/// once for `progress`). With `options.groupSize` above 1, light candidates
+/// not in the cache share nvcc runs (their results are `sharedLibrary`); a
+/// group that fails to build is split: the members its errors name are
+/// built alone, the rest together once more, then alone; so every
+/// candidate gets the verdict (and diagnostics) of its own build.
 std::vector<KernelBuildResult>
 buildAll(const std::vector<KernelBuildRequest> &requests,
          const KernelBuildOptions &options, unsigned jobs,
