@@ -123,8 +123,12 @@ def run_load_inline(python, candidate, scratch):
     return verdict
 
 
-def run_dice_verify(build_dir, candidates, scratch, jobs, workers=0):
+def run_dice_verify(build_dir, candidates, scratch, jobs, workers=0, build_group=None):
     cache = Path(tempfile.mkdtemp(dir=scratch))
+    config = []
+    if build_group is not None:
+        (cache / "dice.toml").write_text(f"[verifier]\nbuild_group = {build_group}\n")
+        config = ["--config", str(cache / "dice.toml")]
     batch = cache / "batch.jsonl"
     with batch.open("w") as f:
         for i, c in enumerate(candidates):
@@ -135,7 +139,7 @@ def run_dice_verify(build_dir, candidates, scratch, jobs, workers=0):
     start = time.time()
     proc = subprocess.run([str(Path(build_dir) / "bin" / "dice-verify"), "--batch", str(batch),
                            "--jobs", str(jobs), "--cache", str(cache), "--json", "--timings"]
-                          + (["--workers", str(workers)] if workers else []),
+                          + (["--workers", str(workers)] if workers else []) + config,
                           capture_output=True, text=True)
     wall = time.time() - start
     verdicts = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
@@ -202,6 +206,20 @@ def main():
             "timings": timings}
         print(f"dice-verify  {len(batch)} corpus kernels in one batch {wall:7.2f} s "
               f"({len(batch) / wall:.1f} candidates/s)", flush=True)
+        # The same batch with one nvcc run per candidate: what shared builds
+        # (verifier.build_group) save, measured in this run.
+        alone_wall, alone_verdicts, _, alone_timings = run_dice_verify(
+            args.build, batch, scratch, cores, args.workers, build_group=1)
+        alone_statuses = [v["status"] for v in alone_verdicts]
+        results["corpus_batch_built_alone"] = {
+            "wall_seconds": alone_wall, "candidates_per_second": len(batch) / alone_wall,
+            "statuses": {s: alone_statuses.count(s) for s in sorted(set(alone_statuses))},
+            "same_statuses": alone_statuses == statuses, "timings": alone_timings}
+        results["shared_build_speedup"] = alone_wall / wall
+        print(f"dice-verify  the same {len(batch)}, each built alone {alone_wall:7.2f} s "
+              f"({len(batch) / alone_wall:.1f} candidates/s); shared builds "
+              f"{alone_wall / wall:.2f}x, same verdicts: {alone_statuses == statuses}",
+              flush=True)
     if args.dice_only:
         if args.json:
             Path(args.json).write_text(json.dumps(results, indent=2) + "\n")

@@ -146,6 +146,8 @@ const std::vector<Field> &schema() {
        real(&VerifierConfig::timeoutSeconds)},
       {"verifier", "workers", Kind::Integer, 0, 4096, false, {},
        integer(&VerifierConfig::workers)},
+      {"verifier", "build_group", Kind::Integer, 1, 64, false, {},
+       integer(&VerifierConfig::buildGroup)},
 
       {"prompt", "infill", Kind::String, 0, 0, false, {},
        text(&Config::promptInfill)},

@@ -49,6 +49,8 @@ struct Pending {
   std::string cudaSource;
   bool decided = false; ///< the verdict is final before the build
   std::string artifactPath; ///< the built kernel library
+  /// Every operator `artifactPath` registers, when it is a shared build.
+  std::vector<std::string> libraryOperators;
   std::map<std::string, double> checkPhaseMs; ///< the worker's phase times
   /// Times measured elsewhere, in ms by name ("eager", "inductor"; device
   /// times, BaselineTimes.h). With baseline = "eager" none, and the worker
@@ -208,8 +210,11 @@ namespace {
 
 class PipelineVerifier final : public CandidateVerifier {
 public:
-  explicit PipelineVerifier(CandidateVerifierOptions options)
-      : options(std::move(options)) {}
+  explicit PipelineVerifier(CandidateVerifierOptions given)
+      : options(std::move(given)) {
+    options.build.groupSize =
+        static_cast<unsigned>(std::max<int64_t>(1, options.checks.buildGroup));
+  }
   ~PipelineVerifier() override {
     pool.reset();
     if (!deviceLock.empty()) {
@@ -236,6 +241,20 @@ private:
                         std::vector<Pending> &pending,
                         const std::vector<size_t> &toRun, bool onCpu);
   WorkerPool *workerPool(bool onCpu, size_t candidates);
+  /// A candidate loaded from a shared build that crashed its worker or did
+  /// not load may have been hurt by another member (a static initialiser
+  /// runs for every member at load): it is built alone and checked again,
+  /// so that every verdict is the candidate's own.
+  void checkAloneWhatFailedShared(const std::vector<VerificationRequest> &requests,
+                                  const std::vector<KernelBuildRequest> &builds,
+                                  const std::vector<size_t> &owners,
+                                  std::vector<Pending> &pending,
+                                  const std::vector<size_t> &checked, bool onCpu);
+  /// Gives each `accepted` or `slow` candidate that was checked from a
+  /// shared build a library of its own (`results[i].artifactPath`).
+  void buildOwnLibraries(const std::vector<KernelBuildRequest> &builds,
+                         const std::vector<size_t> &owners,
+                         std::vector<Pending> &pending);
 
   void note(std::string text) {
     if (std::find(notes.begin(), notes.end(), text) == notes.end())
@@ -328,6 +347,8 @@ std::string workerRequest(const VerificationRequest &request,
                       // Half the watchdog: a worker that waits longer for
                       // another's candidate asks for a retry instead.
                       {"lock_wait_s", checks.timeoutSeconds / 2}};
+  if (!p.libraryOperators.empty())
+    r["library_operators"] = p.libraryOperators;
   if (checks.baseline != Baseline::Eager) {
     r["baselines"] = p.baselines;
     // Whoever measured them summed the run's kernel durations
@@ -450,6 +471,86 @@ void PipelineVerifier::runDynamicChecks(
   for (size_t i : queue)
     decide(pending[i], VerdictStatus::Unverified,
            "the GPU worker kept asking for a fresh process for this library");
+}
+
+void PipelineVerifier::checkAloneWhatFailedShared(
+    const std::vector<VerificationRequest> &requests,
+    const std::vector<KernelBuildRequest> &builds,
+    const std::vector<size_t> &owners, std::vector<Pending> &pending,
+    const std::vector<size_t> &checked, bool onCpu) {
+  std::vector<KernelBuildRequest> again;
+  std::vector<size_t> whose;
+  for (size_t i : checked) {
+    const Pending &p = pending[i];
+    if (p.libraryOperators.empty() ||
+        (p.verdict.status != VerdictStatus::Crashed &&
+         p.verdict.status != VerdictStatus::CompileError))
+      continue;
+    size_t r = std::find(owners.begin(), owners.end(), i) - owners.begin();
+    again.push_back(builds[r]);
+    whose.push_back(i);
+  }
+  if (again.empty())
+    return;
+  KernelBuildOptions alone = options.build;
+  alone.groupSize = 1;
+  std::vector<KernelBuildResult> own =
+      buildAll(again, alone, std::max(1u, options.jobs));
+  std::vector<size_t> toRun;
+  for (size_t k = 0; k < again.size(); ++k) {
+    Pending &p = pending[whose[k]];
+    p.libraryOperators.clear();
+    if (!own[k].ok())
+      continue; // the shared verdict stands: it did not build alone either
+    Verdict fresh;
+    fresh.fingerprint = p.verdict.fingerprint;
+    fresh.candidateHash = p.verdict.candidateHash;
+    fresh.compileMs = p.verdict.compileMs;
+    p.verdict = std::move(fresh);
+    p.decided = false;
+    p.checkPhaseMs.clear();
+    p.artifactPath = own[k].artifactPath;
+    toRun.push_back(whose[k]);
+  }
+  if (!toRun.empty())
+    runDynamicChecks(requests, pending, toRun, onCpu);
+}
+
+void PipelineVerifier::buildOwnLibraries(
+    const std::vector<KernelBuildRequest> &builds,
+    const std::vector<size_t> &owners, std::vector<Pending> &pending) {
+  std::vector<KernelBuildRequest> again;
+  std::vector<size_t> whose;
+  for (size_t r = 0; r < builds.size(); ++r) {
+    VerdictStatus status = pending[owners[r]].verdict.status;
+    if (!pending[owners[r]].libraryOperators.empty() &&
+        (status == VerdictStatus::Accepted || status == VerdictStatus::Slow)) {
+      again.push_back(builds[r]);
+      whose.push_back(owners[r]);
+    }
+  }
+  if (again.empty())
+    return;
+  KernelBuildOptions alone = options.build;
+  alone.groupSize = 1;
+  std::vector<KernelBuildResult> own =
+      buildAll(again, alone, std::max(1u, options.jobs));
+  for (size_t k = 0; k < again.size(); ++k) {
+    if (own[k].ok()) {
+      pending[whose[k]].artifactPath = own[k].artifactPath;
+      pending[whose[k]].libraryOperators.clear();
+      continue;
+    }
+    // The same text built beside others; alone it should too. If it does
+    // not, nothing may call it.
+    Verdict &verdict = pending[whose[k]].verdict;
+    verdict.kernelMs.reset();
+    verdict.baselineMs.reset();
+    verdict.speedup.reset();
+    decide(pending[whose[k]], VerdictStatus::Unverified,
+           "checked from a shared build, but its own library did not build: " +
+               own[k].reason);
+  }
 }
 
 std::vector<size_t> PipelineVerifier::attachBaselines(
@@ -586,6 +687,13 @@ PipelineVerifier::verify(const std::vector<VerificationRequest> &requests) {
   else if (device && !builds.empty() && options.workerPath.empty())
     note("no GPU worker (dice-verify-worker) in this installation: "
          "candidates are analysed and built, not run");
+  // What each shared library registers: a worker that loads it for one
+  // member must know every name it takes.
+  std::map<std::string, std::vector<std::string>> sharedOperators;
+  for (size_t r = 0; r < builds.size(); ++r)
+    if (built[r].ok() && built[r].sharedLibrary)
+      sharedOperators[built[r].artifactPath].push_back("k_" +
+                                                       builds[r].fingerprint);
   std::vector<size_t> toRun;
   for (size_t r = 0; r < builds.size(); ++r) {
     Pending &p = pending[owners[r]];
@@ -605,7 +713,8 @@ PipelineVerifier::verify(const std::vector<VerificationRequest> &requests) {
              candidatesFault ? reason : "the build could not run: " + reason);
       continue;
     }
-    results[owners[r]].artifactPath = b.artifactPath;
+    if (b.sharedLibrary)
+      p.libraryOperators = sharedOperators[b.artifactPath];
     p.artifactPath = b.artifactPath;
     if (runWorkers && !requests[owners[r]].programJson.empty()) {
       toRun.push_back(owners[r]);
@@ -619,11 +728,19 @@ PipelineVerifier::verify(const std::vector<VerificationRequest> &requests) {
                  "check it against");
   }
   toRun = attachBaselines(requests, pending, std::move(toRun));
-  if (!toRun.empty())
+  if (!toRun.empty()) {
     runDynamicChecks(requests, pending, toRun, !device);
+    checkAloneWhatFailedShared(requests, builds, owners, pending, toRun,
+                               !device);
+  }
+  if (options.ownLibraries)
+    buildOwnLibraries(builds, owners, pending);
   for (size_t i = 0; i < requests.size(); ++i) {
     results[i].verdict = std::move(pending[i].verdict);
     results[i].cudaSource = std::move(pending[i].cudaSource);
+    // A shared build's library is never the candidate's own.
+    if (pending[i].libraryOperators.empty())
+      results[i].artifactPath = pending[i].artifactPath;
     results[i].checkPhaseMs = std::move(pending[i].checkPhaseMs);
   }
   return results;

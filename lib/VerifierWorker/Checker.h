@@ -108,13 +108,14 @@ private:
     /// the candidate left one running, and its code must stay mapped.
     size_t threadsBefore = 0;
   };
-  /// Unloads a light `library`, whose registration goes with it, to free
-  /// its operator's name for the next candidate of the same request; false
+  /// Unloads a light `library`, whose registrations go with it, to free
+  /// its operators' names for other candidates of the same requests; false
   /// (and still loaded) for a full build, or when the candidate left a
   /// thread running or the device in error.
   bool unloadLight(const LoadedLibrary &library);
-  /// Qualified operator name -> the library that registered it.
-  std::map<std::string, LoadedLibrary> loadedFrom;
+  /// Real path -> a library this worker holds. One light library at a
+  /// time: the others are unloaded before another is loaded.
+  std::map<std::string, LoadedLibrary> loaded;
   std::string ownLibrary;
   /// Why this request's kernels are not traced; empty when they are.
   std::string traceIssue;

@@ -177,46 +177,45 @@ Checker::load(const DynamicCheckRequest &request,
     return std::nullopt;
   }
   auto &dispatcher = c10::Dispatcher::singleton();
-  auto previous = loadedFrom.find(qualified);
-  bool sameLibrary = previous != loadedFrom.end() && previous->second.path == real;
-  if (!sameLibrary && previous != loadedFrom.end() &&
-      dispatcher.findSchema({qualified, ""}) &&
-      unloadLight(previous->second)) {
-    // The next candidate of the same request, in this worker rather than
-    // in a fresh one (which costs a LibTorch and CUDA start).
-    loadedFrom.erase(previous);
-    previous = loadedFrom.end();
-  }
-  if (!sameLibrary && dispatcher.findSchema({qualified, ""})) {
-    // Registering the name twice throws inside a full build's static
-    // initialisers, which kills the process, and such libraries cannot be
-    // unloaded (they hold unique symbols): only a fresh worker can.
-    outcome.retryError =
-        "operator " + qualified + " is already registered in this worker " +
-        (previous == loadedFrom.end() ? std::string("by another library")
-                                      : "by " + previous->second.path) +
-        "; retry in a fresh worker";
-    return std::nullopt;
-  }
-  void *handle = sameLibrary ? previous->second.handle : nullptr;
-  size_t threadsBefore = 0;
-  if (!handle) {
-    threadsBefore = threadCount();
-    handle = dlopen(real, RTLD_NOW | RTLD_LOCAL);
-  }
-  if (!handle) {
-    const char *why = dlerror();
-    setVerdict(verdict, VerdictStatus::CompileError,
-               "the kernel library does not load: " +
-                   std::string(why ? why : "unknown dlopen error") +
-                   "; rebuild the candidate");
-    return std::nullopt;
-  }
-  if (!sameLibrary) {
+  auto here = loaded.find(real);
+  if (here == loaded.end()) {
+    // Another library's operators may bear the names this one registers
+    // (the next candidate of a request, or a shared build holding one):
+    // light libraries go, and their registrations with them, rather than
+    // costing a fresh worker (a LibTorch and CUDA start).
+    for (auto it = loaded.begin(); it != loaded.end();)
+      it = unloadLight(it->second) ? loaded.erase(it) : std::next(it);
+    std::vector<std::string> names = request.libraryOperators;
+    names.push_back(request.operatorName);
+    for (const std::string &name : names)
+      if (dispatcher.findSchema({"dice::" + name, ""})) {
+        // Registering a name twice throws inside a full build's static
+        // initialisers, which kills the process, fails a light one's
+        // silently, and such libraries cannot be unloaded (they hold
+        // unique symbols): only a fresh worker can load this one.
+        outcome.retryError = "operator dice::" + name +
+                             " is already registered in this worker by "
+                             "another library; retry in a fresh worker";
+        return std::nullopt;
+      }
+    size_t threadsBefore = threadCount();
+    void *handle = dlopen(real, RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+      const char *why = dlerror();
+      setVerdict(verdict, VerdictStatus::CompileError,
+                 "the kernel library does not load: " +
+                     std::string(why ? why : "unknown dlopen error") +
+                     "; rebuild the candidate");
+      return std::nullopt;
+    }
     std::string entry = "dice_light_entry_" + request.operatorName;
-    loadedFrom[qualified] = {real, handle, dlsym(handle, entry.c_str()) != nullptr,
-                             threadsBefore};
+    here = loaded
+               .emplace(real, LoadedLibrary{real, handle,
+                                            dlsym(handle, entry.c_str()) != nullptr,
+                                            threadsBefore})
+               .first;
   }
+  void *handle = here->second.handle;
   struct link_map *map = nullptr;
   if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name)
     ownLibrary = map->l_name;

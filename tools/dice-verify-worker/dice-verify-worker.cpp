@@ -104,7 +104,7 @@ bool parseRequest(const Json &json, dice::DynamicCheckRequest &request,
       "program", "trials",  "atol",      "rtol",        "half_atol",
       "half_rtol", "timing_runs", "seed", "min_speedup", "baseline_ms",
       "baseline_measure", "baselines", "time_reference", "comparison",
-      "kernelbench_tolerance", "lock_wait_s"};
+      "kernelbench_tolerance", "lock_wait_s", "library_operators"};
   for (auto it = json.begin(); it != json.end(); ++it)
     if (!known.count(it.key())) {
       error = "unknown request key \"" + it.key() + "\"";
@@ -153,6 +153,19 @@ bool parseRequest(const Json &json, dice::DynamicCheckRequest &request,
       !string("fingerprint", request.fingerprint, true) ||
       !string("candidate_hash", request.candidateHash, false))
     return false;
+  if (json.contains("library_operators")) {
+    const Json &names = json["library_operators"];
+    bool valid = names.is_array();
+    for (const Json &name : names)
+      valid = valid && name.is_string() &&
+              isIdentifier(name.get<std::string>());
+    if (!valid) {
+      error = "\"library_operators\" must be a list of operator names";
+      return false;
+    }
+    for (const Json &name : names)
+      request.libraryOperators.push_back(name.get<std::string>());
+  }
   if (request.library.empty() || request.library[0] != '/') {
     error = "\"library\" must be an absolute path";
     return false;

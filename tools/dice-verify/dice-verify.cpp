@@ -295,6 +295,8 @@ int main(int argc, char **argv) {
     }
   }
 
+  // Libraries of their own only for a caller that takes them away.
+  options.ownLibraries = !artifactsDir.empty();
   if (progress)
     options.progress = [](const char *stage, size_t done, size_t total) {
       std::fprintf(stderr, "dice-verify: %s %zu/%zu\n", stage, done, total);

@@ -74,6 +74,10 @@ struct VerifierConfig {
   /// 0: one per CPU core on a CPU, up to kGpuWorkers on a GPU (at most one
   /// per candidate either way; CandidateVerifier.h, verifierWorkerCount).
   int64_t workers = 0;
+  /// Up to this many light candidates of different requests share one
+  /// nvcc run, a library used for checking only (KernelBuild.h,
+  /// KernelBuildOptions::groupSize); 1: one build per candidate.
+  int64_t buildGroup = 8;
 };
 
 struct Config {

@@ -38,7 +38,11 @@ struct VerificationRequest {
 struct VerificationResult {
   Verdict verdict;
   std::string cudaSource;   ///< the extracted hole; empty when none
-  std::string artifactPath; ///< the kernel library; empty when none was built
+  /// The candidate's own kernel library; empty when none was built. A
+  /// candidate checked from a shared build (`verifier.build_group`) gets
+  /// one when it is `accepted` or `slow` (the verdicts whose library is
+  /// called or timed again) and `ownLibraries` is set.
+  std::string artifactPath;
   /// Where the worker's time went, in ms by phase ("load", "trials",
   /// "scaled_trials", "timing_candidate", ...); empty when no worker ran it.
   std::map<std::string, double> checkPhaseMs;
@@ -50,6 +54,10 @@ struct CandidateVerifierOptions {
   /// workers at once (verifierWorkerCount).
   VerifierConfig checks;
   unsigned jobs = 1;       ///< builds at once
+  /// Build an `accepted` or `slow` candidate checked from a shared build
+  /// again, alone, for `artifactPath`; off where only verdicts matter
+  /// (training rewards, a throughput run).
+  bool ownLibraries = true;
   bool staticAnalysis = true;
   /// Stop after the static analysis: candidates it passes stay
   /// `unverified` and nothing is built (a quick screen, or a machine

@@ -46,6 +46,9 @@ enum class Comparison {
 struct DynamicCheckRequest {
   std::string library;  ///< absolute path of k_<fp>.so
   std::string operatorName; ///< "k_<fp>", registered in namespace dice
+  /// Every operator the library registers when it holds several requests'
+  /// candidates (a shared build, KernelBuild.h); empty: `operatorName` only.
+  std::vector<std::string> libraryOperators;
   std::string fingerprint;
   std::string candidateHash;
   ReferenceProgram program;
