@@ -20,6 +20,7 @@
 #include <cupti.h>
 
 #include <atomic>
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <cxxabi.h>
@@ -166,6 +167,18 @@ std::unordered_set<std::string> definedFunctions(const std::string &path) {
     }
   }
   munmap(map, size);
+  return names;
+}
+
+/// The stubs' names as the launches name their kernels: the symbol
+/// tables' names and, where they differ, without internal linkage.
+std::unordered_set<std::string>
+asLaunchNames(std::unordered_set<std::string> names) {
+  std::vector<std::string> extra;
+  for (const std::string &name : names)
+    if (std::string plain = withoutInternalLinkage(name); plain != name)
+      extra.push_back(std::move(plain));
+  names.insert(extra.begin(), extra.end());
   return names;
 }
 
@@ -445,7 +458,7 @@ KernelTracer::~KernelTracer() {
 }
 
 void KernelTracer::setOwnLibrary(std::string path) {
-  std::unordered_set<std::string> symbols = definedFunctions(path);
+  std::unordered_set<std::string> symbols = asLaunchNames(definedFunctions(path));
   std::lock_guard<std::mutex> lock(state->mutex);
   state->ownLibrary = std::move(path);
   state->ownSymbols = std::move(symbols);
@@ -512,6 +525,39 @@ uint64_t KernelTracer::timestamp() {
   uint64_t now = 0;
   cuptiGetTimestamp(&now);
   return now;
+}
+
+std::string withoutInternalLinkage(const std::string &mangled) {
+  if (mangled.rfind("_Z", 0) != 0)
+    return mangled;
+  std::string out = "_Z";
+  size_t at = 2;
+  auto digit = [&](size_t i) {
+    return i < mangled.size() &&
+           std::isdigit(static_cast<unsigned char>(mangled[i]));
+  };
+  if (mangled.compare(at, 1, "L") == 0 && digit(at + 1))
+    return out + mangled.substr(at + 1);
+  if (mangled.compare(at, 1, "N") != 0)
+    return mangled;
+  out += 'N';
+  ++at;
+  // The nested name's source names (<length><name>), each of which may
+  // carry the marker; anything else ends the walk.
+  for (;;) {
+    if (mangled.compare(at, 1, "L") == 0 && digit(at + 1))
+      ++at;
+    if (!digit(at))
+      break;
+    size_t length = 0, start = at;
+    while (digit(at) && length < 100000)
+      length = length * 10 + (mangled[at++] - '0');
+    if (at + length > mangled.size())
+      return mangled;
+    out += mangled.substr(start, at - start + length);
+    at += length;
+  }
+  return out + mangled.substr(at);
 }
 
 std::string moduleBaseName(const std::string &path) {

@@ -85,6 +85,13 @@ private:
 /// libtorch_cuda.so"); empty for an empty path.
 std::string moduleBaseName(const std::string &path);
 
+/// `mangled` without GCC's internal-linkage markers (`_ZL3foo` and the `L`
+/// before a name in a nested name, `_ZN2ns_L3fooE`): nvcc gives the host
+/// stub of a kernel template inside a namespace internal linkage, while
+/// the kernel's own (device) name has none. Other names come back as they
+/// are.
+std::string withoutInternalLinkage(const std::string &mangled);
+
 /// Whether a kernel of another library is plumbing that a candidate may
 /// run: ATen's fill and copy kernels behind `torch::zeros`, `zero_`,
 /// `contiguous` and friends, which the static allowlist admits. Decided by
