@@ -250,6 +250,13 @@ private:
                                   const std::vector<size_t> &owners,
                                   std::vector<Pending> &pending,
                                   const std::vector<size_t> &checked, bool onCpu);
+  /// Libraries of their own for candidates first built in shared builds.
+  std::vector<KernelBuildResult>
+  buildEachAlone(const std::vector<KernelBuildRequest> &builds) {
+    KernelBuildOptions alone = options.build;
+    alone.groupSize = 1;
+    return buildAll(builds, alone, std::max(1u, options.jobs));
+  }
   /// Gives each `accepted` or `slow` candidate that was checked from a
   /// shared build a library of its own (`results[i].artifactPath`).
   void buildOwnLibraries(const std::vector<KernelBuildRequest> &builds,
@@ -492,10 +499,7 @@ void PipelineVerifier::checkAloneWhatFailedShared(
   }
   if (again.empty())
     return;
-  KernelBuildOptions alone = options.build;
-  alone.groupSize = 1;
-  std::vector<KernelBuildResult> own =
-      buildAll(again, alone, std::max(1u, options.jobs));
+  std::vector<KernelBuildResult> own = buildEachAlone(again);
   std::vector<size_t> toRun;
   for (size_t k = 0; k < again.size(); ++k) {
     Pending &p = pending[whose[k]];
@@ -531,10 +535,7 @@ void PipelineVerifier::buildOwnLibraries(
   }
   if (again.empty())
     return;
-  KernelBuildOptions alone = options.build;
-  alone.groupSize = 1;
-  std::vector<KernelBuildResult> own =
-      buildAll(again, alone, std::max(1u, options.jobs));
+  std::vector<KernelBuildResult> own = buildEachAlone(again);
   for (size_t k = 0; k < again.size(); ++k) {
     if (own[k].ok()) {
       pending[whose[k]].artifactPath = own[k].artifactPath;
