@@ -18,7 +18,7 @@ corpus in one batch, the size of a reinforcement-learning step, and reports
 candidates per second (the throughput the trainer sees).
 
     python bench/verify_vs_load_inline.py --build build-gpu --json out.json \
-        [--corpus-batch 64] [--workers N] [--dice-only]
+        [--corpus-batch 64] [--workers N] [--also-workers N ...] [--dice-only]
 """
 
 import argparse
@@ -160,6 +160,8 @@ def main():
     parser.add_argument("--corpus-batch", type=int, default=0, metavar="N",
                         help="also verify N training-corpus kernels in one batch (the size of an "
                              "RL step) and report candidates per second")
+    parser.add_argument("--also-workers", type=int, nargs="*", default=[], metavar="N",
+                        help="verify the corpus batch again with N GPU workers")
     parser.add_argument("--dice-only", action="store_true",
                         help="time dice-verify only (no load_inline flow, no ratios)")
     args = parser.parse_args()
@@ -216,6 +218,16 @@ def main():
             "statuses": {s: alone_statuses.count(s) for s in sorted(set(alone_statuses))},
             "same_statuses": alone_statuses == statuses, "timings": alone_timings}
         results["shared_build_speedup"] = alone_wall / wall
+        for workers in args.also_workers:
+            more_wall, more_verdicts, _, more_timings = run_dice_verify(
+                args.build, batch, scratch, cores, workers)
+            more_statuses = [v["status"] for v in more_verdicts]
+            results.setdefault("corpus_batch_other_workers", []).append({
+                "workers": workers, "wall_seconds": more_wall,
+                "candidates_per_second": len(batch) / more_wall,
+                "same_statuses": more_statuses == statuses, "timings": more_timings})
+            print(f"dice-verify  the same {len(batch)} with {workers} workers {more_wall:7.2f} s "
+                  f"({len(batch) / more_wall:.1f} candidates/s)", flush=True)
         print(f"dice-verify  the same {len(batch)}, each built alone {alone_wall:7.2f} s "
               f"({len(batch) / alone_wall:.1f} candidates/s); shared builds "
               f"{alone_wall / wall:.2f}x, same verdicts: {alone_statuses == statuses}",
