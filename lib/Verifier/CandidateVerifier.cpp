@@ -672,8 +672,14 @@ PipelineVerifier::verify(const std::vector<VerificationRequest> &requests) {
   });
   if (runWorkers && anyProgram)
     workerPool(!device, builds.size())->waitUntilReady(0);
+  // Shared builds pay off only where candidates are checked; where none
+  // is, every candidate keeps a library of its own, as it would alone.
+  bool sharing = runWorkers && anyProgram && options.build.groupSize > 1;
+  KernelBuildOptions buildOptions = options.build;
+  if (!sharing)
+    buildOptions.groupSize = 1;
   std::vector<KernelBuildResult> built =
-      buildAll(builds, options.build, std::max(1u, options.jobs),
+      buildAll(builds, buildOptions, std::max(1u, options.jobs),
                [&](size_t done, size_t total) {
                  if (options.progress)
                    options.progress("built", done, total);
@@ -739,8 +745,13 @@ PipelineVerifier::verify(const std::vector<VerificationRequest> &requests) {
   for (size_t i = 0; i < requests.size(); ++i) {
     results[i].verdict = std::move(pending[i].verdict);
     results[i].cudaSource = std::move(pending[i].cudaSource);
-    // A shared build's library is never the candidate's own.
-    if (pending[i].libraryOperators.empty())
+    // A shared build's library is never the candidate's own. With shared
+    // builds, only the verdicts whose library is used again keep one, so
+    // what a run keeps depends on the verdicts, not on what the build
+    // cache held before.
+    VerdictStatus status = results[i].verdict.status;
+    bool used = status == VerdictStatus::Accepted || status == VerdictStatus::Slow;
+    if (pending[i].libraryOperators.empty() && (!sharing || used))
       results[i].artifactPath = pending[i].artifactPath;
     results[i].checkPhaseMs = std::move(pending[i].checkPhaseMs);
   }

@@ -38,10 +38,10 @@ struct VerificationRequest {
 struct VerificationResult {
   Verdict verdict;
   std::string cudaSource;   ///< the extracted hole; empty when none
-  /// The candidate's own kernel library; empty when none was built. A
-  /// candidate checked from a shared build (`verifier.build_group`) gets
-  /// one when it is `accepted` or `slow` (the verdicts whose library is
-  /// called or timed again) and `ownLibraries` is set.
+  /// The candidate's own kernel library; empty when none was built. Where
+  /// candidates are checked with shared builds (`verifier.build_group`),
+  /// only `accepted` and `slow` ones (the verdicts whose library is called
+  /// or timed again) have one, and only with `ownLibraries`.
   std::string artifactPath;
   /// Where the worker's time went, in ms by phase ("load", "trials",
   /// "scaled_trials", "timing_candidate", ...); empty when no worker ran it.
