@@ -338,6 +338,24 @@ protected:
            (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
   }
 
+  /// The schema the dispatcher holds for `dice::<name>`, read through the
+  /// bridge (which loads LibTorch); empty when none is registered.
+  static std::string registeredSchema(const std::string &name) {
+    static void *bridge = dlopen(DICE_LIGHT_BRIDGE_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+    using SchemaFn = char *(*)(const char *);
+    auto schemaOf = bridge ? reinterpret_cast<SchemaFn>(
+                                 dlsym(bridge, "dice_light_registered_schema"))
+                           : nullptr;
+    if (!schemaOf) {
+      ADD_FAILURE() << "no bridge: " << dlerror();
+      return "";
+    }
+    char *schema = schemaOf(name.c_str());
+    std::string text = schema ? schema : "";
+    std::free(schema);
+    return text;
+  }
+
   KernelBuildOptions options;
 };
 
@@ -411,20 +429,11 @@ TEST_F(LightBuild, HonestAddRegistersFromCpp) {
   // Loading the library loads the bridge and LibTorch behind it.
   void *library = dlopen(result.artifactPath.c_str(), RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(library, nullptr) << dlerror();
-  void *bridge = dlopen(DICE_LIGHT_BRIDGE_LIBRARY, RTLD_NOW | RTLD_LOCAL);
-  ASSERT_NE(bridge, nullptr) << dlerror();
-  using SchemaFn = char *(*)(const char *);
-  auto schemaOf =
-      reinterpret_cast<SchemaFn>(dlsym(bridge, "dice_light_registered_schema"));
-  ASSERT_NE(schemaOf, nullptr);
-  char *schema = schemaOf("k_light_add");
-  ASSERT_NE(schema, nullptr);
-  EXPECT_EQ(std::string(schema), "dice::k_light_add(Tensor x0, Tensor x1) -> Tensor");
-  std::free(schema);
+  EXPECT_EQ(registeredSchema("k_light_add"),
+            "dice::k_light_add(Tensor x0, Tensor x1) -> Tensor");
   // Unloading deregisters, so a rebuilt candidate can be loaded again.
   ASSERT_EQ(dlclose(library), 0);
-  EXPECT_EQ(schemaOf("k_light_add"), nullptr);
-  dlclose(bridge);
+  EXPECT_EQ(registeredSchema("k_light_add"), "");
 }
 
 TEST_F(LightBuild, CpuOnlyCandidateBuildsLight) {
@@ -557,23 +566,12 @@ TEST_F(LightBuild, HonestCorpusSharesBuildsAndEachMemberRegisters) {
   const auto &[library, ops] = *members.begin();
   void *handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(handle, nullptr) << dlerror();
-  void *bridge = dlopen(DICE_LIGHT_BRIDGE_LIBRARY, RTLD_NOW | RTLD_LOCAL);
-  ASSERT_NE(bridge, nullptr) << dlerror();
-  using SchemaFn = char *(*)(const char *);
-  auto schemaOf =
-      reinterpret_cast<SchemaFn>(dlsym(bridge, "dice_light_registered_schema"));
-  ASSERT_NE(schemaOf, nullptr);
-  for (const std::string &op : ops) {
-    char *schema = schemaOf(op.c_str());
-    ASSERT_NE(schema, nullptr) << op;
-    EXPECT_EQ(std::string(schema).rfind("dice::" + op + "(Tensor x0", 0), 0u)
-        << schema;
-    std::free(schema);
-  }
+  for (const std::string &op : ops)
+    EXPECT_EQ(registeredSchema(op).rfind("dice::" + op + "(Tensor x0", 0), 0u)
+        << op << ": " << registeredSchema(op);
   ASSERT_EQ(dlclose(handle), 0);
   for (const std::string &op : ops)
-    EXPECT_EQ(schemaOf(op.c_str()), nullptr) << op;
-  dlclose(bridge);
+    EXPECT_EQ(registeredSchema(op), "") << op;
 }
 
 TEST_F(LightBuild, FailedSharedBuildGivesEachCandidateItsOwnVerdict) {
