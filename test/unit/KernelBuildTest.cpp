@@ -309,6 +309,16 @@ std::set<std::string> exportedSymbols(const std::string &library) {
   return names;
 }
 
+/// A candidate nvcc rejects at line 5 (it names the line after the missing
+/// semicolon).
+constexpr const char *kMissingSemicolon = R"(#include <torch/extension.h>
+__global__ void k(float *x) { x[0] = 1.f; }
+torch::Tensor dice_forward(torch::Tensor x0) {
+  auto y = x0.contiguous()
+  return y;
+}
+)";
+
 class LightBuild : public ::testing::Test {
 protected:
   void SetUp() override {
@@ -512,15 +522,9 @@ torch::Tensor dice_forward(torch::Tensor x0) {
 }
 
 TEST_F(LightBuild, CompileErrorKeepsTheCandidateLine) {
-  std::string source = R"(#include <torch/extension.h>
-__global__ void k(float *x) { x[0] = 1.f; }
-torch::Tensor dice_forward(torch::Tensor x0) {
-  auto y = x0.contiguous()
-  return y;
-}
-)";
   KernelBuildResult result = buildKernelLibrary(
-      {"light_error", "torch::Tensor dice_forward(torch::Tensor x0);", source},
+      {"light_error", "torch::Tensor dice_forward(torch::Tensor x0);",
+       kMissingSemicolon},
       options);
   ASSERT_EQ(result.status, KernelBuildStatus::CompileError) << result.reason;
   // The full build reports it, so the message is the one the analysis and
@@ -586,16 +590,9 @@ TEST_F(LightBuild, FailedSharedBuildGivesEachCandidateItsOwnVerdict) {
         readText(fs::path(DICE_VERIFIER_CORPUS) / (std::string(name) + ".cu"));
     requests.push_back({std::string("split_") + name, declarationOf(source), source});
   }
-  std::string broken = R"(#include <torch/extension.h>
-__global__ void k(float *x) { x[0] = 1.f; }
-torch::Tensor dice_forward(torch::Tensor x0) {
-  auto y = x0.contiguous()
-  return y;
-}
-)";
   requests.insert(requests.begin() + 1,
                   {"split_broken", "torch::Tensor dice_forward(torch::Tensor x0);",
-                   broken});
+                   kMissingSemicolon});
   std::string conditional = "#ifndef WIDTH\n#define WIDTH 1\n#endif\n" +
                             requests[0].cudaSource;
   requests.push_back({"split_conditional", requests[0].signature, conditional});
