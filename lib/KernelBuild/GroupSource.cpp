@@ -3,9 +3,9 @@
 #include "dice/KernelBuild/GroupSource.h"
 
 #include "dice/KernelBuild/KernelBuild.h"
+#include "dice/Support/Text.h"
 
 #include <cctype>
-#include <map>
 #include <regex>
 #include <sstream>
 
@@ -89,14 +89,6 @@ bool literalInclude(const std::string &text) {
   return std::regex_search(text, include);
 }
 
-std::string trimmed(const std::string &text) {
-  size_t first = text.find_first_not_of(" \t\r");
-  if (first == std::string::npos)
-    return "";
-  size_t last = text.find_last_not_of(" \t\r");
-  return text.substr(first, last - first + 1);
-}
-
 } // namespace
 
 std::string groupIneligibility(std::string_view cudaSource) {
@@ -118,7 +110,7 @@ std::string groupIneligibility(std::string_view cudaSource) {
       if (std::regex_search(line.text, harmless))
         continue;
     }
-    return "it uses `" + trimmed(line.text) +
+    return "it uses `" + trim(line.text) +
            "`, whose meaning could change beside other candidates";
   }
   return "";
@@ -132,7 +124,7 @@ std::string groupNamespace(size_t index) {
 
 std::string groupTranslationUnit(const std::vector<GroupMember> &members) {
   std::string includes, bodies;
-  std::map<std::string, bool> hoisted;
+  std::set<std::string> hoisted;
   for (size_t m = 0; m < members.size(); ++m) {
     const GroupMember &member = members[m];
     std::string file = "candidate" + std::to_string(m) + ".cu";
@@ -142,9 +134,9 @@ std::string groupTranslationUnit(const std::vector<GroupMember> &members) {
     for (size_t i = 0; i < lines.size(); ++i) {
       const SourceLine &line = lines[i];
       if (line.directive == "include") {
-        if (hoisted.emplace(trimmed(line.text), true).second)
+        if (hoisted.insert(trim(line.text)).second)
           includes += "#line " + std::to_string(i + 1) + " \"" + file +
-                      "\"\n" + trimmed(line.text) + "\n";
+                      "\"\n" + trim(line.text) + "\n";
         text += "\n";
         continue;
       }

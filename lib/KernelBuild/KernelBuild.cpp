@@ -377,6 +377,13 @@ std::optional<Prepared> prepare(const KernelBuildRequest &request,
   return p;
 }
 
+/// The key of the first mode a build of `p` tries.
+const std::string &firstKey(const Prepared &p, const KernelBuildOptions &options) {
+  if (options.mode != KernelBuildMode::Full && !p.lightKey.empty())
+    return p.lightKey;
+  return p.key;
+}
+
 /// Builds (or finds) the registration object of a signature.
 std::optional<fs::path> registrationObject(const Prepared &p,
                                            const KernelBuildOptions &options,
@@ -702,21 +709,19 @@ GroupOutcome compileGroup(const std::vector<KernelBuildRequest> &requests,
 /// groups as keep `jobs` busy and no larger than `options.groupSize`.
 void planGroups(const std::vector<KernelBuildRequest> &requests,
                 const std::vector<size_t> &work,
+                const std::map<size_t, Prepared> &prepared,
                 const KernelBuildOptions &options, unsigned jobs,
                 std::vector<std::vector<size_t>> &groups,
-                std::vector<size_t> &alone,
-                std::map<size_t, Prepared> &prepared) {
+                std::vector<size_t> &alone) {
   std::vector<size_t> shareable;
   for (size_t i : work) {
-    std::string error;
-    std::optional<Prepared> p = prepare(requests[i], options, error);
-    if (!p || p->lightKey.empty() ||
-        lookup(entryDir(options, p->lightKey), requests[i].fingerprint) ||
+    auto p = prepared.find(i);
+    if (p == prepared.end() || p->second.lightKey.empty() ||
+        lookup(entryDir(options, p->second.lightKey), requests[i].fingerprint) ||
         !groupIneligibility(requests[i].cudaSource).empty()) {
       alone.push_back(i);
       continue;
     }
-    prepared.emplace(i, std::move(*p));
     shareable.push_back(i);
   }
   size_t perGroup = (shareable.size() + jobs - 1) / std::max(1u, jobs);
@@ -850,9 +855,7 @@ Result<std::string> kernelBuildKey(const KernelBuildRequest &request,
   std::optional<Prepared> p = prepare(request, options, error);
   if (!p)
     return Error(error);
-  if (options.mode != KernelBuildMode::Full && !p->lightKey.empty())
-    return p->lightKey;
-  return p->key;
+  return firstKey(*p, options);
 }
 
 KernelBuildResult buildKernelLibrary(const KernelBuildRequest &request,
@@ -925,9 +928,13 @@ buildAll(const std::vector<KernelBuildRequest> &requests,
   // Identical requests build once: the first of each key does the work.
   std::vector<size_t> firstOf(requests.size());
   std::map<std::string, size_t> byKey;
+  std::map<size_t, Prepared> prepared;
   for (size_t i = 0; i < requests.size(); ++i) {
-    Result<std::string> key = kernelBuildKey(requests[i], options);
-    firstOf[i] = key ? byKey.emplace(*key, i).first->second : i;
+    std::string error;
+    std::optional<Prepared> p = prepare(requests[i], options, error);
+    firstOf[i] = p ? byKey.emplace(firstKey(*p, options), i).first->second : i;
+    if (p)
+      prepared.emplace(i, std::move(*p));
   }
   std::vector<size_t> work;
   for (size_t i = 0; i < requests.size(); ++i)
@@ -940,12 +947,11 @@ buildAll(const std::vector<KernelBuildRequest> &requests,
     bool retried = false;
   };
   std::deque<Task> queue;
-  std::map<size_t, Prepared> prepared;
   if (options.groupSize > 1 && options.mode != KernelBuildMode::Full &&
       lightConfigured(options)) {
     std::vector<std::vector<size_t>> groups;
     std::vector<size_t> alone;
-    planGroups(requests, work, options, jobs, groups, alone, prepared);
+    planGroups(requests, work, prepared, options, jobs, groups, alone);
     // Groups first: they are the long builds.
     for (std::vector<size_t> &group : groups)
       queue.push_back({std::move(group)});
