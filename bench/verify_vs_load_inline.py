@@ -123,11 +123,14 @@ def run_load_inline(python, candidate, scratch):
     return verdict
 
 
-def run_dice_verify(build_dir, candidates, scratch, jobs, workers=0, build_group=None):
+def run_dice_verify(build_dir, candidates, scratch, jobs, workers=0, **verifier):
+    """Verifies `candidates` in one dice-verify run; `verifier` holds keys of
+    dice.toml's [verifier] section to set (build_group=1, ...)."""
     cache = Path(tempfile.mkdtemp(dir=scratch))
     config = []
-    if build_group is not None:
-        (cache / "dice.toml").write_text(f"[verifier]\nbuild_group = {build_group}\n")
+    if verifier:
+        (cache / "dice.toml").write_text(
+            "[verifier]\n" + "".join(f"{k} = {v}\n" for k, v in verifier.items()))
         config = ["--config", str(cache / "dice.toml")]
     batch = cache / "batch.jsonl"
     with batch.open("w") as f:
@@ -148,6 +151,24 @@ def run_dice_verify(build_dir, candidates, scratch, jobs, workers=0, build_group
     return wall, verdicts, proc.stderr[-3000:], timings
 
 
+def phase_summary(timings):
+    """Per check phase: the worker seconds summed over a batch, and the part
+    of them spent waiting for the device lock."""
+    summary = {}
+    for t in timings:
+        for phase, ms in t.get("phase_ms", {}).items():
+            entry = summary.setdefault(phase, {"seconds": 0.0, "lock_wait_seconds": 0.0})
+            entry["seconds"] += ms / 1e3
+            entry["lock_wait_seconds"] += t.get("lock_wait_ms", {}).get(phase, 0.0) / 1e3
+    return summary
+
+
+def print_phase_summary(summary):
+    for phase, entry in sorted(summary.items(), key=lambda kv: -kv[1]["seconds"]):
+        print(f"    {phase:20s} {entry['seconds']:6.2f} s of worker time, "
+              f"{entry['lock_wait_seconds']:6.2f} s of it waiting for the device lock", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", default=str(ROOT / "build"))
@@ -162,6 +183,9 @@ def main():
                              "RL step) and report candidates per second")
     parser.add_argument("--also-workers", type=int, nargs="*", default=[], metavar="N",
                         help="verify the corpus batch again with N GPU workers")
+    parser.add_argument("--also-precision", type=float, nargs="*", default=[], metavar="P",
+                        help="verify the corpus batch again with verifier.timing_precision = P "
+                             "(0: every timed run)")
     parser.add_argument("--dice-only", action="store_true",
                         help="time dice-verify only (no load_inline flow, no ratios)")
     args = parser.parse_args()
@@ -205,14 +229,29 @@ def main():
             "candidates": len(batch), "wall_seconds": wall,
             "candidates_per_second": len(batch) / wall,
             "statuses": {s: statuses.count(s) for s in sorted(set(statuses))},
+            "phases": phase_summary(timings),
             "timings": timings}
         print(f"dice-verify  {len(batch)} corpus kernels in one batch {wall:7.2f} s "
               f"({len(batch) / wall:.1f} candidates/s)", flush=True)
+        print_phase_summary(results["corpus_batch"]["phases"])
         # The same batch with one nvcc run per candidate: what shared builds
         # (verifier.build_group) save, measured in this run.
         alone_wall, alone_verdicts, _, alone_timings = run_dice_verify(
             args.build, batch, scratch, cores, args.workers, build_group=1)
         alone_statuses = [v["status"] for v in alone_verdicts]
+        for precision in args.also_precision:
+            p_wall, p_verdicts, _, p_timings = run_dice_verify(
+                args.build, batch, scratch, cores, args.workers, timing_precision=precision)
+            p_statuses = [v["status"] for v in p_verdicts]
+            results.setdefault("corpus_batch_other_precision", []).append({
+                "timing_precision": precision, "wall_seconds": p_wall,
+                "candidates_per_second": len(batch) / p_wall,
+                "same_statuses": p_statuses == statuses,
+                "phases": phase_summary(p_timings), "timings": p_timings})
+            print(f"dice-verify  the same {len(batch)} with timing_precision = {precision} "
+                  f"{p_wall:7.2f} s ({len(batch) / p_wall:.1f} candidates/s), same verdicts: "
+                  f"{p_statuses == statuses}", flush=True)
+            print_phase_summary(results["corpus_batch_other_precision"][-1]["phases"])
         results["corpus_batch_built_alone"] = {
             "wall_seconds": alone_wall, "candidates_per_second": len(batch) / alone_wall,
             "statuses": {s: alone_statuses.count(s) for s in sorted(set(alone_statuses))},

@@ -125,6 +125,8 @@ const std::vector<Field> &schema() {
        real(&VerifierConfig::kernelbenchTolerance)},
       {"verifier", "timing_runs", Kind::Integer, 1, 100000, false, {},
        integer(&VerifierConfig::timingRuns)},
+      {"verifier", "timing_precision", Kind::Float, 0, 1, false, {},
+       real(&VerifierConfig::timingPrecision)},
       {"verifier", "min_speedup", Kind::Float, 0, kHuge, true, {},
        real(&VerifierConfig::minSpeedup)},
       {"verifier", "baseline", Kind::Choice, 0, 0, false,

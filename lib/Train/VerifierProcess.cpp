@@ -27,6 +27,7 @@ std::string verifierToml(const VerifierConfig &v) {
       << "comparison = \"" << toString(v.comparison) << "\"\n"
       << "kernelbench_tolerance = " << v.kernelbenchTolerance << "\n"
       << "timing_runs = " << v.timingRuns << "\n"
+      << "timing_precision = " << v.timingPrecision << "\n"
       << "min_speedup = " << v.minSpeedup << "\n"
       << "timeout_s = " << v.timeoutSeconds << "\n"
       << "workers = " << v.workers << "\n"

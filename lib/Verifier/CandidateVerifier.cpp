@@ -52,6 +52,8 @@ struct Pending {
   /// Every operator `artifactPath` registers, when it is a shared build.
   std::vector<std::string> libraryOperators;
   std::map<std::string, double> checkPhaseMs; ///< the worker's phase times
+  std::map<std::string, double> checkLockWaitMs; ///< their device lock waits
+  std::optional<double> checkStartedUnixS;
   /// Times measured elsewhere, in ms by name ("eager", "inductor"; device
   /// times, BaselineTimes.h). With baseline = "eager" none, and the worker
   /// times the reference program by events.
@@ -349,6 +351,7 @@ std::string workerRequest(const VerificationRequest &request,
                       {"comparison", std::string(toString(checks.comparison))},
                       {"kernelbench_tolerance", checks.kernelbenchTolerance},
                       {"timing_runs", checks.timingRuns},
+                      {"timing_precision", checks.timingPrecision},
                       {"seed", options.seed},
                       {"min_speedup", checks.minSpeedup},
                       // Half the watchdog: a worker that waits longer for
@@ -423,11 +426,19 @@ void judgeOutcome(Pending &p, const WorkerOutcome &outcome,
            "the GPU worker's verdict is malformed: " + verdict.error().message);
     return;
   }
-  if (reply.contains("details") && reply["details"].contains("phase_ms") &&
-      reply["details"]["phase_ms"].is_object())
-    for (const auto &[phase, ms] : reply["details"]["phase_ms"].items())
-      if (ms.is_number())
-        p.checkPhaseMs[phase] = ms.get<double>();
+  if (reply.contains("details") && reply["details"].is_object()) {
+    const nlohmann::json &details = reply["details"];
+    auto phases = [&](const char *key, std::map<std::string, double> &into) {
+      if (details.contains(key) && details[key].is_object())
+        for (const auto &[phase, ms] : details[key].items())
+          if (ms.is_number())
+            into[phase] = ms.get<double>();
+    };
+    phases("phase_ms", p.checkPhaseMs);
+    phases("lock_wait_ms", p.checkLockWaitMs);
+    if (details.contains("started_unix_s") && details["started_unix_s"].is_number())
+      p.checkStartedUnixS = details["started_unix_s"].get<double>();
+  }
   std::optional<double> compileMs = p.verdict.compileMs;
   p.verdict = std::move(*verdict);
   p.verdict.compileMs = compileMs;
@@ -513,6 +524,8 @@ void PipelineVerifier::checkAloneWhatFailedShared(
     p.verdict = std::move(fresh);
     p.decided = false;
     p.checkPhaseMs.clear();
+    p.checkLockWaitMs.clear();
+    p.checkStartedUnixS.reset();
     p.artifactPath = own[k].artifactPath;
     toRun.push_back(whose[k]);
   }
@@ -754,6 +767,8 @@ PipelineVerifier::verify(const std::vector<VerificationRequest> &requests) {
     if (pending[i].libraryOperators.empty() && (!sharing || used))
       results[i].artifactPath = pending[i].artifactPath;
     results[i].checkPhaseMs = std::move(pending[i].checkPhaseMs);
+    results[i].checkLockWaitMs = std::move(pending[i].checkLockWaitMs);
+    results[i].checkStartedUnixS = pending[i].checkStartedUnixS;
   }
   return results;
 }

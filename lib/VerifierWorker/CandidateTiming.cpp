@@ -85,6 +85,12 @@ std::vector<double> eventTimes(const std::function<void()> &run, int64_t runs,
   return times;
 }
 
+/// Adds `times` to the ascending `sorted`.
+void insertSorted(std::vector<double> &sorted, const std::vector<double> &times) {
+  for (double t : times)
+    sorted.insert(std::upper_bound(sorted.begin(), sorted.end(), t), t);
+}
+
 /// Fills the order statistics of `times` (milliseconds, any order).
 void summarise(std::vector<double> times, TimingStats &stats) {
   std::sort(times.begin(), times.end());
@@ -122,58 +128,78 @@ void warmUp(const std::function<void()> &run, int64_t runs, TimingStats &stats) 
   synchronize();
 }
 
+/// The runs to take next: the minimum first, then a few at a time until
+/// the plan is met; all at once when the plan never stops early.
+int64_t nextBlock(size_t done, const TimingPlan &plan) {
+  int64_t n = static_cast<int64_t>(done);
+  int64_t block = plan.precision > 0 ? (n == 0 ? plan.minRuns() : 5) : plan.maxRuns;
+  return std::min(block, plan.maxRuns - n);
+}
+
 } // namespace
 
 TimingStats deviceTimeOnCurrentStream(const std::function<void()> &run,
-                                      int64_t runs, KernelTracer &tracer) {
+                                      const TimingPlan &asked,
+                                      KernelTracer &tracer) {
+  TimingPlan plan = asked;
+  plan.maxRuns = std::max<int64_t>(plan.maxRuns, 1);
   TimingStats stats;
-  runs = std::max<int64_t>(runs, 1);
   L2Flush flush;
   stats.flushBytes = flush.bytes;
-  warmUp(run, runs, stats);
+  warmUp(run, plan.maxRuns, stats);
 
-  std::string error;
-  if (!tracer.begin(c10::cuda::getCurrentCUDAStream().stream(), error))
-    throw TraceFailure{error};
-  // Each run's window on CUPTI's clock: runs are separated by device
-  // synchronizations, so a kernel belongs to the window it started in.
-  std::vector<std::pair<uint64_t, uint64_t>> windows;
-  try {
-    for (int64_t i = 0; i < runs; ++i) {
-      flush();
-      synchronize();
-      uint64_t start = KernelTracer::timestamp();
-      run();
-      synchronize();
-      windows.emplace_back(start, KernelTracer::timestamp());
-    }
-  } catch (...) {
-    tracer.end();
-    throw;
-  }
-  KernelTraceResult trace = tracer.end();
-  if (!trace.problem.empty())
-    throw TraceFailure{"the device-time trace failed: " + trace.problem};
-  std::vector<double> times(windows.size(), 0.0);
-  for (auto [start, end] : trace.spans)
-    for (size_t i = 0; i < windows.size(); ++i)
-      if (start >= windows[i].first && start < windows[i].second) {
-        times[i] += static_cast<double>(end - start) / 1e6;
-        break;
+  std::vector<double> sorted;
+  while (!timingIsDone(sorted, plan)) {
+    int64_t runs = nextBlock(sorted.size(), plan);
+    std::string error;
+    if (!tracer.begin(c10::cuda::getCurrentCUDAStream().stream(), error))
+      throw TraceFailure{error};
+    // Each run's window on CUPTI's clock: runs are separated by device
+    // synchronizations, so a kernel belongs to the window it started in.
+    std::vector<std::pair<uint64_t, uint64_t>> windows;
+    try {
+      for (int64_t i = 0; i < runs; ++i) {
+        flush();
+        synchronize();
+        uint64_t start = KernelTracer::timestamp();
+        run();
+        synchronize();
+        windows.emplace_back(start, KernelTracer::timestamp());
       }
-  summarise(std::move(times), stats);
+    } catch (...) {
+      tracer.end();
+      throw;
+    }
+    KernelTraceResult trace = tracer.end();
+    if (!trace.problem.empty())
+      throw TraceFailure{"the device-time trace failed: " + trace.problem};
+    std::vector<double> times(windows.size(), 0.0);
+    for (auto [start, end] : trace.spans)
+      for (size_t i = 0; i < windows.size(); ++i)
+        if (start >= windows[i].first && start < windows[i].second) {
+          times[i] += static_cast<double>(end - start) / 1e6;
+          break;
+        }
+    insertSorted(sorted, times);
+  }
+  summarise(std::move(sorted), stats);
   return stats;
 }
 
 TimingStats timeOnCurrentStream(const std::function<void()> &run,
-                                int64_t runs) {
+                                const TimingPlan &asked) {
+  TimingPlan plan = asked;
+  plan.maxRuns = std::max<int64_t>(plan.maxRuns, 1);
   TimingStats stats;
-  runs = std::max<int64_t>(runs, 1);
   L2Flush flushL2;
   stats.flushBytes = flushL2.bytes;
-  warmUp(run, runs, stats);
+  warmUp(run, plan.maxRuns, stats);
 
-  summarise(eventTimes(run, runs, [&] { flushL2(); }), stats);
+  std::vector<double> sorted;
+  while (!timingIsDone(sorted, plan))
+    insertSorted(sorted, eventTimes(run, nextBlock(sorted.size(), plan),
+                                    [&] { flushL2(); }));
+  summarise(std::move(sorted), stats);
   return stats;
 }
 

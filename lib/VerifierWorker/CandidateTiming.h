@@ -14,13 +14,16 @@
 #ifndef DICE_VERIFIERWORKER_CANDIDATETIMING_H
 #define DICE_VERIFIERWORKER_CANDIDATETIMING_H
 
+#include "dice/VerifierCore/TimingRule.h"
+
 #include <cstdint>
 #include <functional>
 #include <string>
 
 namespace dice {
 
-/// Milliseconds per run over `runs` timed runs.
+/// Milliseconds per run over `runs` timed runs (as many as the plan's rule
+/// needed, TimingRule.h).
 struct TimingStats {
   double medianMs = 0;
   double minMs = 0;
@@ -39,10 +42,10 @@ struct CudaFault {
   int code = 0;        ///< the cudaError_t
 };
 
-/// Times `run` on the current CUDA stream. Throws what `run` throws, or a
-/// CudaFault when a run leaves a CUDA error.
+/// Times `run` on the current CUDA stream until `plan` is met. Throws what
+/// `run` throws, or a CudaFault when a run leaves a CUDA error.
 TimingStats timeOnCurrentStream(const std::function<void()> &run,
-                                int64_t runs);
+                                const TimingPlan &plan);
 
 class KernelTracer;
 
@@ -59,8 +62,10 @@ struct TraceFailure {
 /// it. Throws like timeOnCurrentStream, and TraceFailure when the trace
 /// cannot be taken. Work done outside kernels (copies, memsets) is not
 /// counted; the speed-of-light check still bounds what a run can skip.
+/// The trace is read in blocks of runs, so that `plan`'s rule can stop it.
 TimingStats deviceTimeOnCurrentStream(const std::function<void()> &run,
-                                      int64_t runs, KernelTracer &tracer);
+                                      const TimingPlan &plan,
+                                      KernelTracer &tracer);
 
 /// What one device can do, measured once per worker.
 struct DeviceSpeed {

@@ -33,6 +33,14 @@ public:
 
   const CheckerInfo &info() const override { return checkerInfo; }
 
+  /// Runs every step of a check except the candidate's on a small program
+  /// of each floating dtype: inputs of every distribution, the reference
+  /// and its float64 run, the comparison, poisoning, a kernel trace and a
+  /// timing. Their first calls load kernels and grow the allocator, which
+  /// would otherwise cost the worker's first candidate a few hundred ms;
+  /// done at start, that time overlaps the builds. Throws what they throw.
+  void warmUp();
+
 private:
   static void setVerdict(Verdict &verdict, VerdictStatus status,
                          std::string reason);

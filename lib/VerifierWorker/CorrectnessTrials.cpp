@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Checker.h"
+#include "DeviceLock.h"
 
 #include <ATen/ATen.h>
 #include <c10/cuda/CUDAFunctions.h>
@@ -197,6 +198,9 @@ bool Checker::checkOnCuda(const c10::OperatorHandle &op,
   };
 
   for (int64_t t = 0; t < trials; ++t) {
+    // The trials hold the GPU shared; a worker waiting to time goes
+    // between two of them rather than after all.
+    DeviceLock::process().yieldToTimers();
     Distribution distribution = distributionOfTrial(t);
     bool otherSizes = otherShape && t % 2 == 1;
     const ReferenceProgram &program = otherSizes ? *otherShape : request.program;

@@ -57,6 +57,18 @@ public:
   /// 0 or less: no bound (the worker's start).
   void setWaitBudget(double seconds) { budget = seconds; }
 
+  /// Called between steps of a long shared hold: when a timer waits for
+  /// the exclusive hold, gives the lock up and takes it back behind the
+  /// timer, so a timer waits for one step of ours, not for all of them.
+  void yieldToTimers();
+
+  /// Milliseconds spent waiting for the lock since the last call.
+  double takeWaitedMs() {
+    double ms = waitedMs;
+    waitedMs = 0;
+    return ms;
+  }
+
   /// Whether the lock coordinates anything (a file is open).
   bool active() const { return mainFd >= 0; }
   /// Why $DICE_DEVICE_LOCK names files that cannot be opened; empty when
@@ -77,6 +89,7 @@ private:
   int mainFd = -1, turnstileFd = -1;
   Mode mode = Mode::None;
   double budget = 0;
+  double waitedMs = 0;
   std::string openError;
 };
 

@@ -18,6 +18,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
 
 #include <cerrno>
@@ -72,6 +73,12 @@ namespace dynamic_check {
 DynamicCheckOutcome Checker::check(const DynamicCheckRequest &request) {
   DynamicCheckOutcome outcome;
   lastLap = std::chrono::steady_clock::now();
+  DeviceLock::process().takeWaitedMs();
+  // Wall-clock start, so that a batch's checks can be laid out in time.
+  outcome.details["started_unix_s"] =
+      std::chrono::duration<double>(
+          std::chrono::system_clock::now().time_since_epoch())
+          .count();
   Verdict &verdict = outcome.verdict;
   verdict.fingerprint = request.fingerprint;
   verdict.candidateHash = request.candidateHash;
@@ -142,12 +149,59 @@ DynamicCheckOutcome Checker::check(const DynamicCheckRequest &request) {
   return outcome;
 }
 
+void Checker::warmUp() {
+  c10::Device cuda(c10::kCUDA, c10::cuda::current_device());
+  DynamicCheckRequest request;
+  Json details;
+  for (const char *dtype : {"float32", "float16", "bfloat16"}) {
+    // y = sum(exp(x) * x, dim 1): elementwise work, a reduction and a
+    // constant-free program every backend step can run.
+    std::string type = std::string(R"({"shape": [64, 256], "dtype": ")") + dtype + "\"}";
+    std::string reduced = std::string(R"({"shape": [64], "dtype": ")") + dtype + "\"}";
+    Result<ReferenceProgram> program = ReferenceProgram::fromJson(
+        R"({"inputs": [)" + type + R"(], "ops": [)"
+        R"({"fn": "exp", "args": [0], "type": )" + type + "}, " +
+        R"({"fn": "mul", "args": [1, 0], "type": )" + type + "}, " +
+        R"({"fn": "sum", "args": [2], "dims": [1], "type": )" + reduced + "}" +
+        R"(], "outputs": [3]})");
+    if (!program)
+      throw std::runtime_error("the warm-up program is malformed: " +
+                               program.error().message);
+    for (int64_t t = 0; t < 4; ++t) {
+      Distribution distribution = distributionOfTrial(t);
+      std::vector<at::Tensor> inputs =
+          makeInputs(*program, distribution, seedOfTrial(0, t), cuda);
+      poisonAllocator(*program, int(t % 2), cuda);
+      ReferenceRun reference = runReferenceProgram(*program, inputs, cuda);
+      if (!reference.ok())
+        throw std::runtime_error("the warm-up program fails: " + reference.error);
+      std::vector<at::Tensor> precise =
+          preciseOutputs(*program, inputs, request, details);
+      compareWithReference(reference.outputs, reference.outputs, precise,
+                           distribution, request);
+    }
+  }
+  at::Tensor x = at::ones({1024}, at::TensorOptions().device(cuda));
+  if (tracer) {
+    std::string error;
+    if (tracer->begin(c10::cuda::getCurrentCUDAStream().stream(), error)) {
+      x.exp();
+      tracer->end();
+    }
+  }
+  timeOnCurrentStream([&] { x.exp(); }, TimingPlan{3, 0});
+}
+
 void Checker::lap(DynamicCheckOutcome &outcome, const char *phase) {
   auto now = std::chrono::steady_clock::now();
   double ms = std::chrono::duration<double, std::milli>(now - lastLap).count();
   lastLap = now;
-  Json &phases = outcome.details["phase_ms"];
-  phases[phase] = (phases.contains(phase) ? phases[phase].get<double>() : 0.0) + ms;
+  auto add = [&](Json &phases, double value) {
+    phases[phase] = (phases.contains(phase) ? phases[phase].get<double>() : 0.0) + value;
+  };
+  add(outcome.details["phase_ms"], ms);
+  // The part of the phase spent waiting for other workers' hold on the GPU.
+  add(outcome.details["lock_wait_ms"], DeviceLock::process().takeWaitedMs());
 }
 
 void Checker::setVerdict(Verdict &verdict, VerdictStatus status,
@@ -308,8 +362,10 @@ createDynamicChecker(CheckDevice device) {
       at::mm(warm, warm).sum().item<float>();
     }
     // The device's speed is a timing: the GPU to ourselves.
-    DeviceLock::Guard alone = DeviceLock::process().exclusive();
-    speed = measureDeviceSpeed();
+    {
+      DeviceLock::Guard alone = DeviceLock::process().exclusive();
+      speed = measureDeviceSpeed();
+    }
   } catch (const CudaFault &fault) {
     return Error("CUDA initialisation failed: " + fault.name + " (" +
                  fault.message + ")");
@@ -318,8 +374,18 @@ createDynamicChecker(CheckDevice device) {
   }
   info.bandwidthGBs = speed.bandwidthGBs;
   info.peakTflops = speed.peakTflops;
-  return std::unique_ptr<DynamicChecker>(
-      std::make_unique<Checker>(device, std::move(tracer), info, speed));
+  auto checker = std::make_unique<Checker>(device, std::move(tracer), info, speed);
+  try {
+    DeviceLock::Guard inUse = DeviceLock::process().shared();
+    checker->warmUp();
+  } catch (const CudaFault &fault) {
+    return Error("CUDA initialisation failed while warming up: " + fault.name +
+                 " (" + fault.message + ")");
+  } catch (const std::exception &e) {
+    return Error("CUDA initialisation failed while warming up: " +
+                 exceptionMessage(e));
+  }
+  return std::unique_ptr<DynamicChecker>(std::move(checker));
 }
 
 } // namespace dice

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Checker.h"
+#include "DeviceLock.h"
 
 #include <ATen/ATen.h>
 #include <c10/cuda/CUDAFunctions.h>
@@ -79,6 +80,7 @@ bool Checker::checkScaledInputs(const c10::OperatorHandle &op,
   }
   Json log = Json::array();
   for (const Scale &scale : kScales) {
+    DeviceLock::process().yieldToTimers();
     std::string when = std::string("in the trial at the first trial's inputs "
                                    "scaled ") +
                        scale.name + " (by 2^" + std::to_string(scale.exponent) +

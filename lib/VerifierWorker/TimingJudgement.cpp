@@ -119,6 +119,7 @@ void Checker::timeAndJudge(const c10::OperatorHandle &op,
                    checkerInfo.tracing + ")");
     return;
   }
+  TimingPlan plan{request.timingRuns, request.timingPrecision};
   TimingStats kernel;
   auto call = [&] {
     std::vector<c10::IValue> stack(inputs.begin(), inputs.end());
@@ -128,8 +129,8 @@ void Checker::timeAndJudge(const c10::OperatorHandle &op,
     // Timed runs have the GPU to themselves (DeviceLock.h).
     DeviceLock::Guard alone = DeviceLock::process().exclusive();
     kernel = deviceTime
-                 ? deviceTimeOnCurrentStream(call, request.timingRuns, *tracer)
-                 : timeOnCurrentStream(call, request.timingRuns);
+                 ? deviceTimeOnCurrentStream(call, plan, *tracer)
+                 : timeOnCurrentStream(call, plan);
   } catch (const TraceFailure &failure) {
     setVerdict(verdict, VerdictStatus::Unverified,
                "cannot time the candidate's kernels: " + failure.message);
@@ -163,6 +164,7 @@ void Checker::timeAndJudge(const c10::OperatorHandle &op,
     return;
   Json timing = {{"measure", deviceTime ? "device_time" : "event_time"},
                  {"runs", kernel.runs},
+                 {"precision", plan.precision},
                  {"warmup_runs", kernel.warmupRuns},
                  {"l2_flush_bytes", kernel.flushBytes},
                  {"kernel", {{"median_ms", kernel.medianMs},
@@ -187,8 +189,8 @@ void Checker::timeAndJudge(const c10::OperatorHandle &op,
     TimingStats baseline;
     try {
       DeviceLock::Guard alone = DeviceLock::process().exclusive();
-      baseline = deviceTime ? deviceTimeOnCurrentStream(reference, request.timingRuns, *tracer)
-                            : timeOnCurrentStream(reference, request.timingRuns);
+      baseline = deviceTime ? deviceTimeOnCurrentStream(reference, plan, *tracer)
+                            : timeOnCurrentStream(reference, plan);
     } catch (const TraceFailure &failure) {
       setVerdict(verdict, VerdictStatus::Unverified,
                  "cannot time the reference program's kernels: " + failure.message);
@@ -197,6 +199,7 @@ void Checker::timeAndJudge(const c10::OperatorHandle &op,
     lap(outcome, "timing_baseline");
     verdict.baselines["reference"] = baseline.medianMs;
     baselines["reference"] = {{"median_ms", baseline.medianMs},
+                              {"runs", baseline.runs},
                               {"min_ms", baseline.minMs},
                               {"p10_ms", baseline.p10Ms},
                               {"p90_ms", baseline.p90Ms},

@@ -29,6 +29,8 @@ TEST(Config, EmptyFileGivesDefaults) {
   EXPECT_EQ(result->verifier.baseline, Baseline::Eager);
   EXPECT_EQ(result->verifier.comparison, Comparison::Scaled);
   EXPECT_DOUBLE_EQ(result->verifier.kernelbenchTolerance, 1e-2);
+  EXPECT_DOUBLE_EQ(result->verifier.timingPrecision, 0.01);
+  EXPECT_EQ(result->verifier.buildGroup, 8);
   EXPECT_EQ(result->databasePath, ".dice/kernels.db");
   EXPECT_EQ(result->modelDevice, "auto");
   EXPECT_EQ(result->modelDType, "auto");
@@ -58,10 +60,12 @@ TEST(Config, EveryKeyIsRead) {
   EXPECT_EQ(c.verifier.comparison, Comparison::KernelBench);
   EXPECT_DOUBLE_EQ(c.verifier.kernelbenchTolerance, 2e-2);
   EXPECT_EQ(c.verifier.timingRuns, 50);
+  EXPECT_DOUBLE_EQ(c.verifier.timingPrecision, 0.05);
   EXPECT_DOUBLE_EQ(c.verifier.minSpeedup, 1.1);
   EXPECT_EQ(c.verifier.baseline, Baseline::Eager);
   EXPECT_DOUBLE_EQ(c.verifier.timeoutSeconds, 30);
   EXPECT_EQ(c.verifier.workers, 4);
+  EXPECT_EQ(c.verifier.buildGroup, 3);
   EXPECT_EQ(c.databasePath, "cache/kernels.db");
   EXPECT_EQ(c.artifactDir, "cache/artifacts");
 }
@@ -119,6 +123,10 @@ TEST(Config, OutOfRange) {
 
   e = expectError("[verifier]\ntrials = 0\n");
   EXPECT_EQ(e.message, "must be in [1, 1000], got 0");
+
+  e = expectError("[verifier]\ntiming_precision = 2\n");
+  EXPECT_EQ(e.key, "verifier.timing_precision");
+  EXPECT_EQ(e.message, "must be in [0, 1], got 2");
 
   e = expectError("[verifier]\nmin_speedup = -1\n");
   EXPECT_EQ(e.message, "must be in (0, inf), got -1");

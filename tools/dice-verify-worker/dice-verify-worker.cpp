@@ -102,7 +102,7 @@ bool parseRequest(const Json &json, dice::DynamicCheckRequest &request,
   static const std::set<std::string> known = {
       "id",    "library",   "operator",  "fingerprint", "candidate_hash",
       "program", "trials",  "atol",      "rtol",        "half_atol",
-      "half_rtol", "timing_runs", "seed", "min_speedup", "baseline_ms",
+      "half_rtol", "timing_runs", "timing_precision", "seed", "min_speedup", "baseline_ms",
       "baseline_measure", "baselines", "time_reference", "comparison",
       "kernelbench_tolerance", "lock_wait_s", "library_operators"};
   for (auto it = json.begin(); it != json.end(); ++it)
@@ -179,6 +179,7 @@ bool parseRequest(const Json &json, dice::DynamicCheckRequest &request,
   int64_t seed = 0;
   if (!integer("trials", request.trials, 1) ||
       !integer("timing_runs", request.timingRuns, 1) ||
+      !real("timing_precision", request.timingPrecision, 0) ||
       !integer("seed", seed, 0) || !real("atol", request.atol, 0) ||
       !real("rtol", request.rtol, 0) ||
       !real("half_atol", request.halfAtol, 0) ||

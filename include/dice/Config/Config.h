@@ -65,6 +65,9 @@ struct VerifierConfig {
   Comparison comparison = Comparison::Scaled;
   double kernelbenchTolerance = 1e-2; ///< atol = rtol under KernelBench
   int64_t timingRuns = 100;
+  /// Timing stops once the median's 95% interval is within +/- this
+  /// fraction of it (TimingRule.h); 0: always all of timingRuns.
+  double timingPrecision = 0.01;
   double minSpeedup = 1.0;
   Baseline baseline = Baseline::Eager;
   /// With the measured baselines: the JSON file of each request's measured

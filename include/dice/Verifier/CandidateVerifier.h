@@ -17,6 +17,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,6 +47,11 @@ struct VerificationResult {
   /// Where the worker's time went, in ms by phase ("load", "trials",
   /// "scaled_trials", "timing_candidate", ...); empty when no worker ran it.
   std::map<std::string, double> checkPhaseMs;
+  /// The part of each phase spent waiting for the device lock (other
+  /// workers' hold on the GPU), in ms by phase.
+  std::map<std::string, double> checkLockWaitMs;
+  /// When the worker began the check, in seconds since the Unix epoch.
+  std::optional<double> checkStartedUnixS;
 };
 
 struct CandidateVerifierOptions {

@@ -58,6 +58,9 @@ struct DynamicCheckRequest {
   Comparison comparison = Comparison::Scaled;
   double kernelbenchTolerance = 1e-2; ///< atol = rtol under KernelBench
   int64_t timingRuns = 100;
+  /// Timing stops early once the median is known within this fraction
+  /// (TimingRule.h); 0: all of timingRuns.
+  double timingPrecision = 0;
   uint64_t seed = 0;
   double minSpeedup = 1.0;
   /// Baselines the caller measured, in ms by name ("eager": eager PyTorch
