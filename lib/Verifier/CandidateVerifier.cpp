@@ -181,19 +181,32 @@ unsigned verifierWorkerCount(const VerifierConfig &checks, bool onCpu,
   return unsigned(std::clamp<size_t>(candidates, 1, most));
 }
 
+namespace {
+/// The environment's `name` where it is set and not empty, else what the
+/// build found: an installation used on another machine (a GPU node with
+/// its own LibTorch and GPU half) names that machine's paths.
+std::string builtOr(const char *name, const char *built) {
+  const char *value = std::getenv(name);
+  return value && *value ? value : built;
+}
+} // namespace
+
 KernelBuildOptions defaultKernelBuildOptions(const std::string &cacheDir) {
   KernelBuildOptions build;
-  build.nvccPath = DICE_NVCC;
-  build.prologueDir = DICE_CANDIDATE_PROLOGUE_DIR;
-  std::stringstream dirs(DICE_CANDIDATE_INCLUDE_DIRS);
+  build.nvccPath = builtOr("DICE_NVCC", DICE_NVCC);
+  build.prologueDir =
+      builtOr("DICE_CANDIDATE_PROLOGUE_DIR", DICE_CANDIDATE_PROLOGUE_DIR);
+  std::stringstream dirs(
+      builtOr("DICE_CANDIDATE_INCLUDE_DIRS", DICE_CANDIDATE_INCLUDE_DIRS));
   for (std::string dir; std::getline(dirs, dir, '|');)
     if (!dir.empty())
       build.includeDirs.push_back(dir);
-  build.torchLibraryDir = DICE_TORCH_LIBRARY_DIR;
+  build.torchLibraryDir = builtOr("DICE_TORCH_LIBRARY_DIR", DICE_TORCH_LIBRARY_DIR);
   // Light first where the bridge is built; Auto falls back to the full
   // headers for a candidate the light API cannot compile.
-  build.lightIncludeDir = DICE_LIGHT_INCLUDE_DIR;
-  build.lightBridgeLibrary = DICE_LIGHT_BRIDGE_LIBRARY;
+  build.lightIncludeDir = builtOr("DICE_LIGHT_INCLUDE_DIR", DICE_LIGHT_INCLUDE_DIR);
+  build.lightBridgeLibrary =
+      builtOr("DICE_LIGHT_BRIDGE_LIBRARY", DICE_LIGHT_BRIDGE_LIBRARY);
   build.mode = KernelBuildMode::Auto;
   build.cacheDir = cacheDir;
   return build;

@@ -106,7 +106,10 @@ std::unique_ptr<CandidateVerifier>
 createCandidateVerifier(CandidateVerifierOptions options);
 
 /// This installation's build setup: its nvcc, prologue, LibTorch include
-/// and library directories, with artifacts cached under `cacheDir`.
+/// and library directories, light headers and bridge, with artifacts cached
+/// under `cacheDir`. Each comes from the environment variable of its
+/// compile-time name where that is set (an installation used on another
+/// machine, docs/verifier.md, "Build").
 KernelBuildOptions defaultKernelBuildOptions(const std::string &cacheDir);
 
 /// This installation's GPU worker (`dice-verify-worker` beside the tools);
