@@ -213,6 +213,7 @@ def bench_tasks_command(args):
         folder=Path(args.folder), out=Path(args.out),
         granularities=tuple(dict.fromkeys(args.granularity or ["function", "fusion"])),
         device=args.device, engine=args.engine, config=args.config, jobs=args.jobs,
+        export_cache=args.export_cache,
         trials=args.trials, runs=args.runs, atol=args.atol, rtol=args.rtol,
         limit=args.limit, name_filter=args.filter, progress=not args.no_progress)
     run = run_bench(opts)
@@ -246,6 +247,10 @@ def add_bench_parser(sub):
                        "shipped one), model:DIR, replay:FILE.jsonl or none")
     tasks.add_argument("--config", help="a dice.toml (database, model, verifier)")
     tasks.add_argument("--jobs", type=positive, default=2, help="kernel library builds at once")
+    tasks.add_argument("--export-cache", metavar="DIR",
+                       help="torch-mlir's exports: recorded here where torch-mlir is "
+                            "installed, read from here where it is not "
+                            "(default: $DICE_EXPORT_CACHE; docs/gpu-node.md)")
     tasks.add_argument("--trials", type=positive, default=5,
                        help="correctness trials, each on fresh inputs")
     tasks.add_argument("--runs", type=positive, default=100, help="timed runs per measurement")

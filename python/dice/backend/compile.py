@@ -25,6 +25,7 @@ from dice.backend.baseline import partition_times, write_times
 from dice.backend.options import toml_text
 from dice.backend.rebuild import PlanRunner, compile_runner
 from dice.backend.reports import RequestReport, warn_once
+from dice.export_cache import ExportCache, torch_mlir_available
 from dice.pipeline import (compile_pipeline, find_tool, first_line, model_id, op_names,
                            plan_of, report_and_remarks, run, stored_candidates)
 from dice.torch_mlir_import import export_linalg_on_tensors
@@ -53,15 +54,23 @@ def unsupported_reason(gm, example_inputs):
     return None
 
 
-def export_graph(gm, example_inputs):
+def export_graph(gm, example_inputs, export_cache=None):
     """The graph as linalg-on-tensors text; refuses graphs that mutate their
-    inputs (the import would drop the mutation)."""
+    inputs (the import would drop the mutation). With an export cache
+    (a folder), torch-mlir's export is recorded there or, where torch-mlir
+    is not installed, found there (dice/export_cache.py)."""
     program = torch.export.export(gm, tuple(example_inputs), strict=False)
     signature = program.graph_signature
     if signature.user_inputs_to_mutate or signature.buffers_to_mutate:
         raise NotCompiled("the graph writes to its inputs in place, which dice does "
                           "not compile yet")
-    return export_linalg_on_tensors(program, example_inputs, func_name="forward")
+    cache = ExportCache(export_cache) if export_cache else None
+    if cache is not None and not torch_mlir_available():
+        return cache.find(gm, example_inputs)
+    mlir = export_linalg_on_tensors(program, example_inputs, func_name="forward")
+    if cache is not None:
+        cache.record(gm, example_inputs, mlir)
+    return mlir
 
 
 def output_count(gm):
@@ -87,7 +96,7 @@ def compile_graph(gm, example_inputs, options, report):
     NotCompiled (or any error) when the graph should take the fallback."""
     device = example_inputs[0].device if example_inputs else torch.device("cpu")
     engine = options.engine_spec()
-    mlir = export_graph(gm, example_inputs)
+    mlir = export_graph(gm, example_inputs, options.export_cache)
     with tempfile.TemporaryDirectory(prefix="dice-backend-") as tmp:
         tmp = Path(tmp)
         source = tmp / "graph.mlir"

@@ -9,7 +9,9 @@ Two kinds of key:
   with none named, the shipped one of model/default; "model:DIR";
   "replay:FILE.jsonl"; "none" asks for no candidates at all),
   `config` (a dice.toml to start from), `jobs` (kernel library builds at
-  once) and `nvcc`;
+  once), `nvcc`, and `export_cache` (a folder of torch-mlir's exports:
+  recorded where torch-mlir is installed, read where it is not;
+  dice/export_cache.py; default `$DICE_EXPORT_CACHE`, else none);
 - dice.toml keys, dotted (`"verifier.trials": 3`) or as sections
   (`"verifier": {"trials": 3}`): they override the file's values, and
   dice-opt checks them as it checks a file (docs/config.md).
@@ -21,6 +23,7 @@ the located error in the warning.
 """
 
 import math
+import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +33,7 @@ from dice.pipeline import DEFAULT_ARTIFACTS, DEFAULT_DATABASE
 
 FALLBACKS = ("inductor", "eager")
 GRANULARITIES = ("op", "fusion", "function")
-BACKEND_KEYS = ("fallback", "granularity", "engine", "config", "jobs", "nvcc")
+BACKEND_KEYS = ("fallback", "granularity", "engine", "config", "jobs", "nvcc", "export_cache")
 # The dice.toml sections (docs/config.md); their keys are dice-opt's to check.
 CONFIG_SECTIONS = ("model", "sampling", "verifier", "prompt", "database", "artifacts")
 
@@ -43,6 +46,8 @@ class BackendOptions:
     config: Path | None = None
     jobs: int = 2
     nvcc: str | None = None
+    export_cache: str | None = field(
+        default_factory=lambda: os.environ.get("DICE_EXPORT_CACHE") or None)
     # dice.toml values: {section: {key: value}}, the file's merged with the
     # options' (the options win).
     toml: dict = field(default_factory=dict)

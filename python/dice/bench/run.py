@@ -27,6 +27,7 @@ class BenchOptions:
     engine: str = None           # model, model:DIR, replay:FILE.jsonl, none; None: model
     config: str = None           # a dice.toml
     jobs: int = 2
+    export_cache: str = None     # a folder of torch-mlir exports (dice/export_cache.py)
     trials: int = 5
     runs: int = 100
     atol: float = 1e-2
@@ -91,7 +92,8 @@ def dice_compiled(model, granularity, opts):
     # (python/ on the path, no entry point) runs the same.
     return torch.compile(model, backend=dice.backend.dice_backend, options={
         "granularity": granularity, "fallback": "inductor", "engine": opts.engine,
-        "config": opts.config, "jobs": opts.jobs})
+        "config": opts.config, "jobs": opts.jobs,
+        **({"export_cache": opts.export_cache} if opts.export_cache else {})})
 
 
 def record_reports(result):
