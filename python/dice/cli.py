@@ -222,6 +222,23 @@ def bench_tasks_command(args):
     return 0
 
 
+def record_exports_command(args):
+    from dice.bench.record_exports import record_exports
+
+    def progress(recorded):
+        print(f"\rrecorded {recorded.exported} exports of {recorded.graphs} graphs "
+              f"({recorded.tasks} tasks)", end="", file=sys.stderr, flush=True)
+
+    recorded = record_exports(Path(args.folder), Path(args.export_cache), args.filter,
+                              args.limit, progress)
+    print(file=sys.stderr)
+    for task, why in recorded.skipped:
+        print(f"{task}: not recorded: {why}")
+    print(f"{recorded.exported} exports of {recorded.graphs} graphs from {recorded.tasks} "
+          f"tasks in {args.export_cache}")
+    return 0
+
+
 def positive(text):
     value = int(text)
     if value < 1:
@@ -260,6 +277,16 @@ def add_bench_parser(sub):
     tasks.add_argument("--filter", help="only tasks whose name holds this")
     tasks.add_argument("--no-progress", action="store_true", help="no progress bar")
     tasks.set_defaults(run=bench_tasks_command)
+    record = bench_sub.add_parser(
+        "record-exports", help="record torch-mlir's export of every graph of a folder's "
+                               "tasks, for `bench tasks --export-cache` where torch-mlir "
+                               "is not installed (docs/gpu-node.md)")
+    record.add_argument("folder", help="the tasks' folder (searched recursively)")
+    record.add_argument("--export-cache", metavar="DIR", required=True,
+                        help="where the exports go")
+    record.add_argument("--limit", type=positive, help="the first N tasks only")
+    record.add_argument("--filter", help="only tasks whose name holds this")
+    record.set_defaults(run=record_exports_command)
 
 
 def main(argv=None):
