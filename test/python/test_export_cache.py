@@ -170,3 +170,41 @@ def test_a_recorded_export_is_found_by_key(tmp_path):
     (other, other_example), = dynamo_graphs(Shifted(3.0), fresh(4, 16))
     with pytest.raises(ExportCacheMiss, match="1 recorded"):
         cache.find(other, other_example)
+
+
+TASK = '''
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, {width})
+
+    def forward(self, x):
+        return torch.sigmoid(self.proj(x)) * 2
+
+def get_inputs():
+    return [torch.randn(4, 8)]
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_record_exports_records_what_bench_tasks_compiles(tmp_path):
+    from dice.bench.record_exports import record_exports
+    from dice.bench.tasks import find_tasks, load_task
+    folder = tmp_path / "tasks"
+    folder.mkdir()
+    for name, width in (("a_narrow", 4), ("b_wide", 16)):
+        (folder / f"{name}.py").write_text(TASK.format(width=width))
+    (folder / "helper.py").write_text("x = 1\n")          # not a task
+    cache = tmp_path / "exports"
+    recorded = record_exports(folder, cache)
+    assert (recorded.tasks, recorded.graphs, recorded.exported) == (2, 2, 2)
+    assert not recorded.skipped and len(list(cache.glob("*.mlir"))) == 2
+    for task in find_tasks(folder):
+        model, inputs = load_task(task, torch.device("cpu"))
+        (gm, example), = dynamo_graphs(model, *inputs(0))
+        assert "linalg" in ExportCache(cache).find(gm, example)
