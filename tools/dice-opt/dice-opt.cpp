@@ -24,7 +24,11 @@
 #include "dice/Transforms/Services.h"
 
 #include "mlir/IR/DialectRegistry.h"
+#ifdef DICE_STATIC_TOOLS
+#include "mlir/Transforms/Passes.h"
+#else
 #include "mlir/InitAllPasses.h"
+#endif
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
@@ -161,7 +165,13 @@ int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   mlir::DialectRegistry registry;
   mlir::dice::registerDiceDialects(registry);
+#ifdef DICE_STATIC_TOOLS
+  // A copy for another machine carries MLIR's generic passes
+  // (canonicalize, cse, ...) only: every upstream pass would triple its size.
+  mlir::registerTransformsPasses();
+#else
   mlir::registerAllPasses();
+#endif
   mlir::dice::registerDicePasses();
   mlir::dice::registerDicePipeline();
 
