@@ -150,7 +150,11 @@ DynamicCheckOutcome Checker::check(const DynamicCheckRequest &request) {
 }
 
 void Checker::warmUp() {
-  c10::Device cuda(c10::kCUDA, c10::cuda::current_device());
+  // CPU-mode workers run it too: the steps are the same code, and the
+  // program below is checked wherever workers start.
+  c10::Device where = device == CheckDevice::Cuda
+                          ? c10::Device(c10::kCUDA, c10::cuda::current_device())
+                          : c10::Device(c10::kCPU);
   DynamicCheckRequest request;
   Json details;
   for (const char *dtype : {"float32", "float16", "bfloat16"}) {
@@ -162,7 +166,7 @@ void Checker::warmUp() {
         R"({"inputs": [)" + type + R"(], "ops": [)"
         R"({"fn": "exp", "args": [0], "type": )" + type + "}, " +
         R"({"fn": "mul", "args": [1, 0], "type": )" + type + "}, " +
-        R"({"fn": "sum", "args": [2], "dims": [1], "type": )" + reduced + "}" +
+        R"({"fn": "sum", "args": [2], "ints": {"dims": [1]}, "type": )" + reduced + "}" +
         R"(], "outputs": [3]})");
     if (!program)
       throw std::runtime_error("the warm-up program is malformed: " +
@@ -170,9 +174,9 @@ void Checker::warmUp() {
     for (int64_t t = 0; t < 4; ++t) {
       Distribution distribution = distributionOfTrial(t);
       std::vector<at::Tensor> inputs =
-          makeInputs(*program, distribution, seedOfTrial(0, t), cuda);
-      poisonAllocator(*program, int(t % 2), cuda);
-      ReferenceRun reference = runReferenceProgram(*program, inputs, cuda);
+          makeInputs(*program, distribution, seedOfTrial(0, t), where);
+      poisonAllocator(*program, int(t % 2), where);
+      ReferenceRun reference = runReferenceProgram(*program, inputs, where);
       if (!reference.ok())
         throw std::runtime_error("the warm-up program fails: " + reference.error);
       std::vector<at::Tensor> precise =
@@ -181,7 +185,9 @@ void Checker::warmUp() {
                            distribution, request);
     }
   }
-  at::Tensor x = at::ones({1024}, at::TensorOptions().device(cuda));
+  if (device != CheckDevice::Cuda)
+    return;
+  at::Tensor x = at::ones({1024}, at::TensorOptions().device(where));
   if (tracer) {
     std::string error;
     if (tracer->begin(c10::cuda::getCurrentCUDAStream().stream(), error)) {
@@ -332,8 +338,13 @@ createDynamicChecker(CheckDevice device) {
   CheckerInfo info;
   if (device == CheckDevice::Cpu) {
     info.tracing = "not used in a CPU smoke run";
-    return std::unique_ptr<DynamicChecker>(
-        std::make_unique<Checker>(device, nullptr, info, DeviceSpeed{}));
+    auto checker = std::make_unique<Checker>(device, nullptr, info, DeviceSpeed{});
+    try {
+      checker->warmUp();
+    } catch (const std::exception &e) {
+      return Error("the worker's warm-up failed: " + exceptionMessage(e));
+    }
+    return std::unique_ptr<DynamicChecker>(std::move(checker));
   }
   // CUPTI first: its kernel-handle map must see every library's first
   // launch, including the ones CUDA's initialisation makes.
