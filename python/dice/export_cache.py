@@ -101,9 +101,13 @@ def graph_description(gm, example_inputs):
     return {"format": FORMAT, "torch": version, "nodes": nodes, "inputs": inputs}
 
 
-def graph_key(gm, example_inputs):
-    text = json.dumps(graph_description(gm, example_inputs), sort_keys=True)
+def key_of(description):
+    text = json.dumps(description, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def graph_key(gm, example_inputs):
+    return key_of(graph_description(gm, example_inputs))
 
 
 class ExportCache:
@@ -114,9 +118,9 @@ class ExportCache:
         self.folder = Path(folder)
 
     def record(self, gm, example_inputs, mlir):
-        key = graph_key(gm, example_inputs)
-        self.folder.mkdir(parents=True, exist_ok=True)
         description = graph_description(gm, example_inputs)
+        key = key_of(description)
+        self.folder.mkdir(parents=True, exist_ok=True)
         description["graph"] = gm.code
         for suffix, text in ((".json", json.dumps(description, indent=1) + "\n"),
                              (".mlir", mlir)):

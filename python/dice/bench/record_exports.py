@@ -16,6 +16,7 @@ import torch
 from dice.backend.compile import NotCompiled, export_graph, unsupported_reason
 from dice.bench.tasks import find_tasks, load_task
 from dice.errors import DiceError
+from dice.bench.run import error_line
 from dice.export_cache import torch_mlir_available
 
 
@@ -44,7 +45,7 @@ def record_exports(folder, cache, name_filter=None, limit=None, progress=None):
             except NotCompiled as e:
                 why = str(e)
             except Exception as e:  # the backend would fall back here too
-                why = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
+                why = error_line(e)
             if why is not None:
                 recorded.skipped.append((task.name, why))
             return gm.forward
@@ -55,7 +56,7 @@ def record_exports(folder, cache, name_filter=None, limit=None, progress=None):
             with torch.no_grad():
                 torch.compile(model, backend=backend)(*inputs(0))
         except Exception as e:  # a task that does not run records nothing
-            recorded.skipped.append((task.name, f"{type(e).__name__}: {e}"))
+            recorded.skipped.append((task.name, error_line(e)))
         if progress:
             progress(recorded)
     torch._dynamo.reset()
