@@ -5,12 +5,15 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <set>
 #include <sys/stat.h>
+#include <thread>
 
 namespace dice {
 
@@ -177,6 +180,29 @@ std::string sqliteMessage(sqlite3 *db) {
 /// Runs statements that return nothing of interest.
 bool exec(sqlite3 *db, const char *sql) {
   return sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK;
+}
+
+/// Puts the file in WAL mode. The switch needs the file to itself, and SQLite
+/// does not call the busy handler for it when another connection holds a
+/// lock (waiting there could deadlock), so a file being created or written
+/// by other processes answers SQLITE_BUSY at once: retry until the busy
+/// timeout is spent.
+bool switchToWal(sqlite3 *db, int busyTimeoutMs) {
+  auto start = std::chrono::steady_clock::now();
+  for (int attempt = 0;; ++attempt) {
+    Statement journal(db, "PRAGMA journal_mode = WAL");
+    int rc = journal.prepared() ? journal.step() : journal.code();
+    if (rc == SQLITE_ROW)
+      return journal.text(0) == "wal";
+    int code = rc & 0xff;
+    auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - start);
+    if ((code != SQLITE_BUSY && code != SQLITE_LOCKED) ||
+        waited.count() >= busyTimeoutMs)
+      return false;
+    std::this_thread::sleep_for(
+        std::chrono::milliseconds(std::min(1 + attempt, 20)));
+  }
 }
 
 /// A BEGIN IMMEDIATE transaction, rolled back unless committed.
@@ -384,7 +410,7 @@ Result<KernelDatabase> KernelDatabase::open(const std::string &path,
       return fail("is empty, not a dice kernel database");
     // WAL before the first table, so a concurrent opener never has to
     // switch journal modes under a reader.
-    if (!exec(raw, "PRAGMA journal_mode = WAL"))
+    if (!switchToWal(raw, busyTimeoutMs))
       return database.errorOf("cannot switch to WAL");
     WriteTransaction transaction(raw);
     if (!transaction.active())
@@ -443,9 +469,7 @@ Result<KernelDatabase> KernelDatabase::open(const std::string &path,
     return fail(problem);
 
   if (mode == OpenMode::ReadWrite) {
-    Statement journal(raw, "PRAGMA journal_mode = WAL");
-    if (!journal.prepared() || journal.step() != SQLITE_ROW ||
-        journal.text(0) != "wal")
+    if (!switchToWal(raw, busyTimeoutMs))
       return database.errorOf("cannot switch to WAL");
     exec(raw, "PRAGMA synchronous = NORMAL");
   }
