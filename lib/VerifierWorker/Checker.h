@@ -40,6 +40,8 @@ public:
   /// would otherwise cost the worker's first candidate a few hundred ms;
   /// done at start, that time overlaps the builds. Throws what they throw.
   void warmUp();
+  /// What the worker reports about its warm-up (CheckerInfo::warmUp).
+  void noteWarmUp(std::string outcome) { checkerInfo.warmUp = std::move(outcome); }
 
 private:
   static void setVerdict(Verdict &verdict, VerdictStatus status,

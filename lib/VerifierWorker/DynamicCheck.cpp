@@ -339,11 +339,14 @@ createDynamicChecker(CheckDevice device) {
   if (device == CheckDevice::Cpu) {
     info.tracing = "not used in a CPU smoke run";
     auto checker = std::make_unique<Checker>(device, nullptr, info, DeviceSpeed{});
+    // Fatal here: CPU workers run in CI, where the warm-up program itself
+    // is checked.
     try {
       checker->warmUp();
     } catch (const std::exception &e) {
       return Error("the worker's warm-up failed: " + exceptionMessage(e));
     }
+    checker->noteWarmUp("done");
     return std::unique_ptr<DynamicChecker>(std::move(checker));
   }
   // CUPTI first: its kernel-handle map must see every library's first
@@ -386,15 +389,17 @@ createDynamicChecker(CheckDevice device) {
   info.bandwidthGBs = speed.bandwidthGBs;
   info.peakTflops = speed.peakTflops;
   auto checker = std::make_unique<Checker>(device, std::move(tracer), info, speed);
+  // A CUDA error is sticky and ends the worker; anything else (a dtype the
+  // GPU lacks, say) only costs the first check its first-call time.
   try {
     DeviceLock::Guard inUse = DeviceLock::process().shared();
     checker->warmUp();
+    checker->noteWarmUp("done");
   } catch (const CudaFault &fault) {
     return Error("CUDA initialisation failed while warming up: " + fault.name +
                  " (" + fault.message + ")");
   } catch (const std::exception &e) {
-    return Error("CUDA initialisation failed while warming up: " +
-                 exceptionMessage(e));
+    checker->noteWarmUp("failed: " + exceptionMessage(e));
   }
   return std::unique_ptr<DynamicChecker>(std::move(checker));
 }

@@ -165,6 +165,8 @@ def test_ready_line(worker):
     # Nothing was measured on the CPU, and the message says so.
     assert ready["bandwidth_gbs"] is None and ready["peak_tflops"] is None
     assert "CPU" in ready["tracing"]
+    # The warm-up program ran every step of a check on the CPU too.
+    assert ready["warm_up"] == "done"
 
 
 def test_malformed_requests_get_error_replies(worker, tmp_path):

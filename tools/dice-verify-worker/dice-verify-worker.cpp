@@ -344,12 +344,13 @@ int main(int argc, char **argv) {
   ready["bandwidth_gbs"] = optionalNumber(info.bandwidthGBs);
   ready["peak_tflops"] = optionalNumber(info.peakTflops);
   ready["tracing"] = info.tracing;
+  ready["warm_up"] = info.warmUp;
   ready["verifier_version"] = dice::kVerifierVersion;
   if (!writeLine(replyFd, ready))
     return 1;
-  std::fprintf(stderr, "dice-verify-worker: ready (%s, tracing: %s)\n",
+  std::fprintf(stderr, "dice-verify-worker: ready (%s, tracing: %s, warm-up: %s)\n",
                info.gpu.empty() ? deviceName.c_str() : info.gpu.c_str(),
-               info.tracing.c_str());
+               info.tracing.c_str(), info.warmUp.c_str());
 
   LineReader requests(requestFd);
   std::string line;

@@ -108,6 +108,9 @@ struct CheckerInfo {
   std::optional<double> peakTflops;
   /// "cupti", or why kernels are not traced (every verdict repeats it).
   std::string tracing;
+  /// "done", or why the worker's warm-up failed (a GPU worker then checks
+  /// anyway: the warm-up only moves first-call costs out of the first check).
+  std::string warmUp;
 };
 
 class DynamicChecker {
