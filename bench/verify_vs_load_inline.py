@@ -169,13 +169,25 @@ def print_phase_summary(summary):
               f"{entry['lock_wait_seconds']:6.2f} s of it waiting for the device lock", flush=True)
 
 
+def verify_corpus_batch(args, batch, scratch, cores, **verifier):
+    """One dice-verify run over the corpus batch: wall time, verdicts and
+    the per-phase summary."""
+    wall, verdicts, _, timings = run_dice_verify(args.build, batch, scratch, cores,
+                                                 args.workers, **verifier)
+    statuses = [v["status"] for v in verdicts]
+    return {"wall_seconds": wall, "candidates_per_second": len(batch) / wall,
+            "statuses": {s: statuses.count(s) for s in sorted(set(statuses))},
+            "phases": phase_summary(timings), "timings": timings}, statuses
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", default=str(ROOT / "build"))
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--sequential", type=int, default=4,
                         help="candidates timed one at a time by the load_inline flow")
-    parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--json", help="write the results here (rewritten after every stage, "
+                                       "so a run cut short keeps what it measured)")
     parser.add_argument("--workers", type=int, default=0,
                         help="GPU workers for the batch (default: dice-verify's)")
     parser.add_argument("--corpus-batch", type=int, default=0, metavar="N",
@@ -194,6 +206,23 @@ def main():
     scratch = Path(tempfile.mkdtemp(prefix="dice-bench-verify-"))
     results = {"cores": cores, "candidates": len(candidates)}
 
+    def save():
+        if args.json:
+            Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
+
+    # The stages run in the order of what the goals need: the batch
+    # throughput, the cold verdict and its ratio to load_inline, then the
+    # comparisons that explain them.
+    batch = corpus_batch(args.corpus_batch) if args.corpus_batch else []
+    if batch:
+        results["corpus_batch"], statuses = verify_corpus_batch(args, batch, scratch, cores)
+        results["corpus_batch"]["candidates"] = len(batch)
+        print(f"dice-verify  {len(batch)} corpus kernels in one batch "
+              f"{results['corpus_batch']['wall_seconds']:7.2f} s "
+              f"({results['corpus_batch']['candidates_per_second']:.1f} candidates/s)", flush=True)
+        print_phase_summary(results["corpus_batch"]["phases"])
+        save()
+
     # One at a time: the time a user waits for one verdict.
     dice_one = []
     for c in candidates:
@@ -203,60 +232,56 @@ def main():
                          "compile_ms": verdicts[0].get("compile_ms") if verdicts else None,
                          "check_phase_ms": phases[0]["phase_ms"] if phases else None})
         print(f"dice-verify  {c['name']:32s} {wall:7.2f} s  {dice_one[-1]['status']}", flush=True)
+    dice_median = statistics.median(r["seconds"] for r in dice_one)
+    results["dice_verify"] = {"per_candidate": dice_one, "median_seconds": dice_median}
+    save()
     li_one = []
     for c in candidates[: 0 if args.dice_only else args.sequential]:
         verdict = run_load_inline(args.python, c, scratch)
         li_one.append({"name": c["name"], **verdict})
         print(f"load_inline  {c['name']:32s} {verdict['wall_seconds']:7.2f} s  {verdict['status']}", flush=True)
+    if li_one:
+        li_median = statistics.median(r["wall_seconds"] for r in li_one)
+        results["load_inline"] = {"per_candidate": li_one, "median_seconds": li_median}
+        results["median_ratio"] = li_median / dice_median
+        print(f"median seconds to a verdict: dice-verify {dice_median:.2f}, load_inline "
+              f"{li_median:.2f} ({results['median_ratio']:.1f}x)", flush=True)
+        save()
 
     # All at once, every core building.
     dice_all_wall, dice_all, log, dice_all_phases = run_dice_verify(
         args.build, candidates, scratch, cores, args.workers)
     print(f"dice-verify  all {len(candidates)} at once {dice_all_wall:7.2f} s", flush=True)
-    dice_median = statistics.median(r["seconds"] for r in dice_one)
-    results["dice_verify"] = {"per_candidate": dice_one, "median_seconds": dice_median,
-                              "batch_wall_seconds": dice_all_wall,
-                              "batch_statuses": [v["status"] for v in dice_all],
-                              "batch_compile_ms": [v.get("compile_ms") for v in dice_all],
-                              "batch_timings": dice_all_phases,
-                              "throughput_per_minute": 60 * len(candidates) / dice_all_wall}
-    if args.corpus_batch:
-        batch = corpus_batch(args.corpus_batch)
-        wall, verdicts, log, timings = run_dice_verify(args.build, batch, scratch, cores,
-                                                       args.workers)
-        statuses = [v["status"] for v in verdicts]
-        results["corpus_batch"] = {
-            "candidates": len(batch), "wall_seconds": wall,
-            "candidates_per_second": len(batch) / wall,
-            "statuses": {s: statuses.count(s) for s in sorted(set(statuses))},
-            "phases": phase_summary(timings),
-            "timings": timings}
-        print(f"dice-verify  {len(batch)} corpus kernels in one batch {wall:7.2f} s "
-              f"({len(batch) / wall:.1f} candidates/s)", flush=True)
-        print_phase_summary(results["corpus_batch"]["phases"])
+    results["dice_verify"].update({
+        "batch_wall_seconds": dice_all_wall,
+        "batch_statuses": [v["status"] for v in dice_all],
+        "batch_compile_ms": [v.get("compile_ms") for v in dice_all],
+        "batch_timings": dice_all_phases,
+        "throughput_per_minute": 60 * len(candidates) / dice_all_wall})
+    save()
+
+    if batch:
+        for precision in args.also_precision:
+            other, p_statuses = verify_corpus_batch(args, batch, scratch, cores,
+                                                    timing_precision=precision)
+            other.update({"timing_precision": precision, "same_statuses": p_statuses == statuses})
+            results.setdefault("corpus_batch_other_precision", []).append(other)
+            print(f"dice-verify  the same {len(batch)} with timing_precision = {precision} "
+                  f"{other['wall_seconds']:7.2f} s ({other['candidates_per_second']:.1f} "
+                  f"candidates/s), same verdicts: {p_statuses == statuses}", flush=True)
+            print_phase_summary(other["phases"])
+            save()
         # The same batch with one nvcc run per candidate: what shared builds
         # (verifier.build_group) save, measured in this run.
-        alone_wall, alone_verdicts, _, alone_timings = run_dice_verify(
-            args.build, batch, scratch, cores, args.workers, build_group=1)
-        alone_statuses = [v["status"] for v in alone_verdicts]
-        for precision in args.also_precision:
-            p_wall, p_verdicts, _, p_timings = run_dice_verify(
-                args.build, batch, scratch, cores, args.workers, timing_precision=precision)
-            p_statuses = [v["status"] for v in p_verdicts]
-            results.setdefault("corpus_batch_other_precision", []).append({
-                "timing_precision": precision, "wall_seconds": p_wall,
-                "candidates_per_second": len(batch) / p_wall,
-                "same_statuses": p_statuses == statuses,
-                "phases": phase_summary(p_timings), "timings": p_timings})
-            print(f"dice-verify  the same {len(batch)} with timing_precision = {precision} "
-                  f"{p_wall:7.2f} s ({len(batch) / p_wall:.1f} candidates/s), same verdicts: "
-                  f"{p_statuses == statuses}", flush=True)
-            print_phase_summary(results["corpus_batch_other_precision"][-1]["phases"])
-        results["corpus_batch_built_alone"] = {
-            "wall_seconds": alone_wall, "candidates_per_second": len(batch) / alone_wall,
-            "statuses": {s: alone_statuses.count(s) for s in sorted(set(alone_statuses))},
-            "same_statuses": alone_statuses == statuses, "timings": alone_timings}
-        results["shared_build_speedup"] = alone_wall / wall
+        alone, alone_statuses = verify_corpus_batch(args, batch, scratch, cores, build_group=1)
+        alone["same_statuses"] = alone_statuses == statuses
+        results["corpus_batch_built_alone"] = alone
+        results["shared_build_speedup"] = alone["wall_seconds"] / results["corpus_batch"]["wall_seconds"]
+        print(f"dice-verify  the same {len(batch)}, each built alone {alone['wall_seconds']:7.2f} s "
+              f"({alone['candidates_per_second']:.1f} candidates/s); shared builds "
+              f"{results['shared_build_speedup']:.2f}x, same verdicts: {alone['same_statuses']}",
+              flush=True)
+        save()
         for workers in args.also_workers:
             more_wall, more_verdicts, _, more_timings = run_dice_verify(
                 args.build, batch, scratch, cores, workers)
@@ -267,35 +292,21 @@ def main():
                 "same_statuses": more_statuses == statuses, "timings": more_timings})
             print(f"dice-verify  the same {len(batch)} with {workers} workers {more_wall:7.2f} s "
                   f"({len(batch) / more_wall:.1f} candidates/s)", flush=True)
-        print(f"dice-verify  the same {len(batch)}, each built alone {alone_wall:7.2f} s "
-              f"({len(batch) / alone_wall:.1f} candidates/s); shared builds "
-              f"{alone_wall / wall:.2f}x, same verdicts: {alone_statuses == statuses}",
-              flush=True)
-    if args.dice_only:
-        if args.json:
-            Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
-        shutil.rmtree(scratch, ignore_errors=True)
-        return
-    start = time.time()
-    with ThreadPoolExecutor(max_workers=cores) as pool:
-        li_all = list(pool.map(lambda c: run_load_inline(args.python, c, scratch), candidates))
-    li_all_wall = time.time() - start
+            save()
 
-    li_median = statistics.median(r["wall_seconds"] for r in li_one)
-    results.update({
-        "load_inline": {"per_candidate": li_one, "median_seconds": li_median,
-                        "batch_wall_seconds": li_all_wall,
-                        "batch_statuses": [v["status"] for v in li_all],
-                        "throughput_per_minute": 60 * len(candidates) / li_all_wall},
-        "median_ratio": li_median / dice_median,
-        "throughput_ratio": li_all_wall / dice_all_wall,
-    })
-    print(f"\nmedian seconds to a verdict: dice-verify {dice_median:.2f}, load_inline "
-          f"{li_median:.2f} ({results['median_ratio']:.1f}x)")
-    print(f"{len(candidates)} candidates on {cores} cores: dice-verify {dice_all_wall:.1f} s, "
-          f"load_inline {li_all_wall:.1f} s ({results['throughput_ratio']:.1f}x)")
-    if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
+    if not args.dice_only:
+        start = time.time()
+        with ThreadPoolExecutor(max_workers=cores) as pool:
+            li_all = list(pool.map(lambda c: run_load_inline(args.python, c, scratch), candidates))
+        li_all_wall = time.time() - start
+        results.setdefault("load_inline", {}).update({
+            "batch_wall_seconds": li_all_wall,
+            "batch_statuses": [v["status"] for v in li_all],
+            "throughput_per_minute": 60 * len(candidates) / li_all_wall})
+        results["throughput_ratio"] = li_all_wall / dice_all_wall
+        print(f"{len(candidates)} candidates on {cores} cores: dice-verify {dice_all_wall:.1f} s, "
+              f"load_inline {li_all_wall:.1f} s ({results['throughput_ratio']:.1f}x)")
+        save()
     shutil.rmtree(scratch, ignore_errors=True)
 
 
