@@ -186,6 +186,9 @@ def main():
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--sequential", type=int, default=4,
                         help="candidates timed one at a time by the load_inline flow")
+    parser.add_argument("--cold", type=int, default=0, metavar="N",
+                        help="time the cold one-shot verdict on the first N honest kernels "
+                             "(default: all of them)")
     parser.add_argument("--json", help="write the results here (rewritten after every stage, "
                                        "so a run cut short keeps what it measured)")
     parser.add_argument("--workers", type=int, default=0,
@@ -225,7 +228,7 @@ def main():
 
     # One at a time: the time a user waits for one verdict.
     dice_one = []
-    for c in candidates:
+    for c in candidates[: args.cold or len(candidates)]:
         wall, verdicts, log, phases = run_dice_verify(args.build, [c], scratch, 1)
         dice_one.append({"name": c["name"], "seconds": wall,
                          "status": verdicts[0]["status"] if verdicts else "error",
