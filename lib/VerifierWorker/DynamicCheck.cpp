@@ -191,7 +191,13 @@ void Checker::warmUp() {
   if (tracer) {
     std::string error;
     if (tracer->begin(c10::cuda::getCurrentCUDAStream().stream(), error)) {
-      x.exp();
+      // Ended whatever happens: the worker may go on after a failed warm-up.
+      try {
+        x.exp();
+      } catch (...) {
+        tracer->end();
+        throw;
+      }
       tracer->end();
     }
   }
