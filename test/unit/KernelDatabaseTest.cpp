@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +14,7 @@
 #include <set>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 using namespace dice;
@@ -493,6 +496,45 @@ TEST_F(KernelDatabaseTest, ConcurrentWritersLoseNothing) {
     hashes.insert(r.candidateHash);
   EXPECT_EQ(hashes.size(), size_t(kWriters * kRecords));
   EXPECT_TRUE(*db.chosen(k));
+}
+
+TEST_F(KernelDatabaseTest, FirstOpenWaitsForAnotherProcessCreatingTheFile) {
+  // Another connection holds the empty file's write lock, as a concurrent
+  // opener creating the schema does. SQLite answers the switch to WAL
+  // "busy" at once there, without its busy handler: the open must wait for
+  // the lock, then create the database.
+  std::string path = file("kernels.db");
+  sqlite3 *other = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  std::atomic<bool> released{false};
+  std::thread release([other, &released] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    released = true;
+    sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr);
+  });
+  auto db = KernelDatabase::open(path);
+  bool openedAfterTheRelease = released;
+  release.join();
+  sqlite3_close(other);
+  ASSERT_TRUE(db) << db.error().format();
+  EXPECT_TRUE(openedAfterTheRelease);
+  ASSERT_TRUE(db->put(key(), record(key(), "after-the-wait")));
+  EXPECT_EQ(db->candidates(key())->size(), 1u);
+}
+
+TEST_F(KernelDatabaseTest, FirstOpenGivesUpAfterTheBusyTimeout) {
+  std::string path = file("kernels.db");
+  sqlite3 *other = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  auto db = KernelDatabase::open(path, OpenMode::ReadWrite, /*busyTimeoutMs=*/200);
+  sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(other);
+  ASSERT_FALSE(db);
+  std::string error = db.error().format();
+  EXPECT_NE(error.find(path), std::string::npos) << error;
+  EXPECT_NE(error.find("locked"), std::string::npos) << error;
 }
 
 TEST_F(KernelDatabaseTest, ReadersSeeARequestsCandidatesAllOrNone) {
