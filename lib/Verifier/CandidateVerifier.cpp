@@ -51,9 +51,7 @@ struct Pending {
   std::string artifactPath; ///< the built kernel library
   /// Every operator `artifactPath` registers, when it is a shared build.
   std::vector<std::string> libraryOperators;
-  std::map<std::string, double> checkPhaseMs; ///< the worker's phase times
-  std::map<std::string, double> checkLockWaitMs; ///< their device lock waits
-  std::optional<double> checkStartedUnixS;
+  CheckTimings checkTimings;
   /// Times measured elsewhere, in ms by name ("eager", "inductor"; device
   /// times, BaselineTimes.h). With baseline = "eager" none, and the worker
   /// times the reference program by events.
@@ -447,10 +445,10 @@ void judgeOutcome(Pending &p, const WorkerOutcome &outcome,
           if (ms.is_number())
             into[phase] = ms.get<double>();
     };
-    phases("phase_ms", p.checkPhaseMs);
-    phases("lock_wait_ms", p.checkLockWaitMs);
+    phases("phase_ms", p.checkTimings.phaseMs);
+    phases("lock_wait_ms", p.checkTimings.lockWaitMs);
     if (details.contains("started_unix_s") && details["started_unix_s"].is_number())
-      p.checkStartedUnixS = details["started_unix_s"].get<double>();
+      p.checkTimings.startedUnixS = details["started_unix_s"].get<double>();
   }
   std::optional<double> compileMs = p.verdict.compileMs;
   p.verdict = std::move(*verdict);
@@ -536,9 +534,7 @@ void PipelineVerifier::checkAloneWhatFailedShared(
     fresh.compileMs = p.verdict.compileMs;
     p.verdict = std::move(fresh);
     p.decided = false;
-    p.checkPhaseMs.clear();
-    p.checkLockWaitMs.clear();
-    p.checkStartedUnixS.reset();
+    p.checkTimings = {};
     p.artifactPath = own[k].artifactPath;
     toRun.push_back(whose[k]);
   }
@@ -779,9 +775,7 @@ PipelineVerifier::verify(const std::vector<VerificationRequest> &requests) {
     bool used = status == VerdictStatus::Accepted || status == VerdictStatus::Slow;
     if (pending[i].libraryOperators.empty() && (!sharing || used))
       results[i].artifactPath = pending[i].artifactPath;
-    results[i].checkPhaseMs = std::move(pending[i].checkPhaseMs);
-    results[i].checkLockWaitMs = std::move(pending[i].checkLockWaitMs);
-    results[i].checkStartedUnixS = pending[i].checkStartedUnixS;
+    results[i].checkTimings = std::move(pending[i].checkTimings);
   }
   return results;
 }

@@ -8,7 +8,7 @@
 namespace dice {
 
 int64_t TimingPlan::minRuns() const {
-  return std::clamp<int64_t>(20, 1, std::max<int64_t>(maxRuns, 1));
+  return std::min<int64_t>(20, std::max<int64_t>(maxRuns, 1));
 }
 
 std::pair<int64_t, int64_t> medianIntervalRanks(int64_t n) {

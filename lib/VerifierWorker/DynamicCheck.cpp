@@ -18,7 +18,6 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAFunctions.h>
-#include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
 
 #include <cerrno>
@@ -73,7 +72,7 @@ namespace dynamic_check {
 DynamicCheckOutcome Checker::check(const DynamicCheckRequest &request) {
   DynamicCheckOutcome outcome;
   lastLap = std::chrono::steady_clock::now();
-  DeviceLock::process().takeWaitedMs();
+  DeviceLock::process().takeWaitedMs(); // waits before this check are not its
   // Wall-clock start, so that a batch's checks can be laid out in time.
   outcome.details["started_unix_s"] =
       std::chrono::duration<double>(
@@ -188,20 +187,16 @@ void Checker::warmUp() {
   if (device != CheckDevice::Cuda)
     return;
   at::Tensor x = at::ones({1024}, at::TensorOptions().device(where));
+  auto run = [&] { x.exp(); };
   if (tracer) {
-    std::string error;
-    if (tracer->begin(c10::cuda::getCurrentCUDAStream().stream(), error)) {
-      // Ended whatever happens: the worker may go on after a failed warm-up.
-      try {
-        x.exp();
-      } catch (...) {
-        tracer->end();
-        throw;
-      }
-      tracer->end();
+    // A trace that cannot be taken is each verdict's to report, not the
+    // warm-up's.
+    try {
+      deviceTimeOnCurrentStream(run, TimingPlan{3, 0}, *tracer);
+    } catch (const TraceFailure &) {
     }
   }
-  timeOnCurrentStream([&] { x.exp(); }, TimingPlan{3, 0});
+  timeOnCurrentStream(run, TimingPlan{3, 0});
 }
 
 void Checker::lap(DynamicCheckOutcome &outcome, const char *phase) {

@@ -325,12 +325,12 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < results.size(); ++i) {
       nlohmann::json line = {{"name", candidates[i].name},
                              {"status", verdictStatusName(results[i].verdict.status)},
-                             {"phase_ms", results[i].checkPhaseMs},
-                             {"lock_wait_ms", results[i].checkLockWaitMs}};
+                             {"phase_ms", results[i].checkTimings.phaseMs},
+                             {"lock_wait_ms", results[i].checkTimings.lockWaitMs}};
       if (results[i].verdict.compileMs)
         line["compile_ms"] = *results[i].verdict.compileMs;
-      if (results[i].checkStartedUnixS)
-        line["started_unix_s"] = *results[i].checkStartedUnixS;
+      if (results[i].checkTimings.startedUnixS)
+        line["started_unix_s"] = *results[i].checkTimings.startedUnixS;
       std::fprintf(stderr, "dice-verify: timings: %s\n", line.dump().c_str());
     }
   if (json)

@@ -17,8 +17,8 @@
 
 #include <functional>
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +36,18 @@ struct VerificationRequest {
   bool isCudaSource = false; ///< `text` is the hole itself, not an answer
 };
 
+/// Where a worker's check of one candidate spent its time.
+struct CheckTimings {
+  /// In ms by phase ("load", "trials", "scaled_trials", "timing_candidate",
+  /// ...); empty when no worker ran the check.
+  std::map<std::string, double> phaseMs;
+  /// The part of each phase spent waiting for the device lock (other
+  /// workers' hold on the GPU), in ms by phase.
+  std::map<std::string, double> lockWaitMs;
+  /// When the worker began the check, in seconds since the Unix epoch.
+  std::optional<double> startedUnixS;
+};
+
 struct VerificationResult {
   Verdict verdict;
   std::string cudaSource;   ///< the extracted hole; empty when none
@@ -44,14 +56,7 @@ struct VerificationResult {
   /// only `accepted` and `slow` ones (the verdicts whose library is called
   /// or timed again) have one, and only with `ownLibraries`.
   std::string artifactPath;
-  /// Where the worker's time went, in ms by phase ("load", "trials",
-  /// "scaled_trials", "timing_candidate", ...); empty when no worker ran it.
-  std::map<std::string, double> checkPhaseMs;
-  /// The part of each phase spent waiting for the device lock (other
-  /// workers' hold on the GPU), in ms by phase.
-  std::map<std::string, double> checkLockWaitMs;
-  /// When the worker began the check, in seconds since the Unix epoch.
-  std::optional<double> checkStartedUnixS;
+  CheckTimings checkTimings;
 };
 
 struct CandidateVerifierOptions {
