@@ -6,9 +6,16 @@
 
 #include <sys/stat.h>
 
+#include <cstdlib>
+
 namespace dice {
 
 namespace {
+
+bool holdsModel(const std::string &dir) {
+  struct stat st;
+  return stat((dir + "/config.json").c_str(), &st) == 0;
+}
 
 /// The last path component, without trailing slashes.
 std::string baseName(std::string path) {
@@ -18,6 +25,32 @@ std::string baseName(std::string path) {
 }
 
 } // namespace
+
+Result<std::string> defaultModelDir() {
+  if (const char *env = std::getenv("DICE_DEFAULT_MODEL_DIR"); env && *env) {
+    if (!holdsModel(env))
+      return Error(std::string("DICE_DEFAULT_MODEL_DIR names no model (no ") + env +
+                   "/config.json)");
+    return std::string(env);
+  }
+  std::string bin = binaryFolder();
+  const std::string places[] = {bin + "/../../model/default",
+                                bin + "/../share/dice/model/default",
+                                DICE_DEFAULT_MODEL_DIR};
+  for (const std::string &place : places)
+    if (holdsModel(place)) {
+      char *real = realpath(place.c_str(), nullptr);
+      std::string resolved = real ? real : place;
+      free(real);
+      return resolved;
+    }
+  std::string looked;
+  for (const std::string &place : places)
+    looked += (looked.empty() ? "" : ", ") + place;
+  return Error("no model is configured and the default model is missing (no "
+               "config.json in " + looked + "): set 'model' in dice.toml, use "
+               "engine=model:<dir>, or set DICE_DEFAULT_MODEL_DIR");
+}
 
 Result<EngineSpec> parseEngineSpec(const std::string &spelling,
                                    const Config &config) {
@@ -38,12 +71,10 @@ Result<EngineSpec> parseEngineSpec(const std::string &spelling,
       return Error("engine 'model:' needs a directory: model:<dir>");
     if (spec.path.empty()) {
       // No model configured: the project's own, shipped with the sources.
-      spec.path = DICE_DEFAULT_MODEL_DIR;
-      struct stat st;
-      if (stat((spec.path + "/config.json").c_str(), &st) != 0)
-        return Error("no model is configured and the default model is missing (no " +
-                     spec.path + "/config.json): set 'model' in dice.toml or use "
-                     "engine=model:<dir>");
+      Result<std::string> found = defaultModelDir();
+      if (!found)
+        return found.error();
+      spec.path = found.take();
     }
     spec.device = config.modelDevice;
     spec.dtype = config.modelDType;

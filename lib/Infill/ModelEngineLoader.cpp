@@ -18,13 +18,11 @@
 #include <mutex>
 
 namespace dice {
-namespace {
 
-/// The folder of the executable or shared library this code is linked into.
-std::string ownFolder() {
+std::string binaryFolder() {
   std::string path;
   Dl_info info;
-  if (dladdr(reinterpret_cast<void *>(&ownFolder), &info) && info.dli_fname &&
+  if (dladdr(reinterpret_cast<void *>(&binaryFolder), &info) && info.dli_fname &&
       std::string(info.dli_fname).find('/') != std::string::npos)
     path = info.dli_fname;
   else {
@@ -42,10 +40,12 @@ std::string ownFolder() {
   return slash == std::string::npos ? "." : path.substr(0, slash);
 }
 
+namespace {
+
 std::string pluginPath() {
   if (const char *env = getenv("DICE_MODEL_PLUGIN"); env && *env)
     return env;
-  return ownFolder() + "/../lib/" + kDiceModelPluginFile;
+  return binaryFolder() + "/../lib/" + kDiceModelPluginFile;
 }
 
 } // namespace

@@ -236,3 +236,14 @@ def test_bad_folder_is_one_line_and_status_1(tmp_path, capsys):
     assert main(["bench", "tasks", str(tmp_path / "missing"), "--no-progress"]) == 1
     err = capsys.readouterr().err
     assert err.strip() == f"dice: error: {tmp_path / 'missing'}: no such folder"
+
+
+def test_timed_forwards_take_turns_after_their_warm_ups():
+    from dice.bench.timing import WARMUP_RUNS, time_forwards
+    calls = []
+    fns = [lambda name=name: calls.append(name) for name in ("dice", "inductor")]
+    times = time_forwards(fns, [], 4, "cpu")
+    assert [len(t) for t in times] == [4, 4]
+    assert all(ms >= 0 for t in times for ms in t)
+    assert calls == ["dice"] * WARMUP_RUNS + ["inductor"] * WARMUP_RUNS \
+        + ["dice", "inductor"] * 4

@@ -21,6 +21,7 @@ import torch.nn.functional as F
 import dice.backend
 from build_tree import BUILD_DIR, SOURCE_ROOT, tool
 from dice import runtime as dice_runtime
+from dice.backend.baseline import inductor_compiled
 from dice.backend.options import parse_options, toml_text
 from dice.backend.rebuild import PlanRunner, compile_runner
 from dice.errors import DiceError
@@ -389,6 +390,64 @@ def test_a_kernel_that_fails_when_run_falls_back_once(lowered_plan):
     said = [str(w.message) for w in seen if "runs eagerly from now on" in str(w.message)]
     assert len(said) == 1 and "the kernel's launch failed" in said[0]
     assert "failed when run" in report.fallback_reason
+
+
+def sourceless_symbols():
+    """Symbols of the running Dynamo compile's shape env that no input of
+    the user's frame is the source of."""
+    env = torch._guards.TracingContext.get().fake_mode.shape_env
+    return sorted(str(s) for s in env.backed_var_to_val if not env.var_to_sources.get(s))
+
+
+def test_dices_own_compiles_leave_dynamos_shape_env_alone(lowered_plan):
+    # On a GPU, Inductor guards the symbols of what it compiles (32-bit
+    # indexing of a matmul template); symbols that dice's own compiles left
+    # in Dynamo's shape env have no source in the user's frame, and Dynamo's
+    # guard building raised into the user's program after the backend had
+    # returned. On the CPU the leak shows before any guard is built.
+    plan, runtime = lowered_plan
+    seen = {}
+
+    class Linear(nn.Module):  # a matmul partition, as a request's Model
+        def forward(self, x, w):
+            return x @ w
+
+    def backend(gm, example_inputs):
+        before = sourceless_symbols()
+        x, b = fresh(4, 8, seed=1), fresh(8, seed=2)
+        rebuilt = compile_runner(PlanRunner(plan, runtime, "cpu"), [x, b], "inductor")
+        partition = inductor_compiled(Linear(), [fresh(8, 16), fresh(16, 4)], "cpu")
+        seen["results"] = rebuilt(x, b), partition(fresh(8, 16, seed=3), fresh(16, 4, seed=4))
+        seen["leaked"] = [s for s in sourceless_symbols() if s not in before]
+        return gm.forward
+
+    torch._dynamo.reset()
+    model = MlpBlock().eval()
+    x = fresh(4, 16)
+    with torch.no_grad():
+        got = torch.compile(model, backend=backend)(x)
+        torch.testing.assert_close(got, model(x))
+    assert seen["leaked"] == []
+    rebuilt, product = seen["results"]
+    for g, want in zip(rebuilt, plan_reference(fresh(4, 8, seed=1), fresh(8, seed=2)),
+                       strict=True):
+        torch.testing.assert_close(g, want)
+    torch.testing.assert_close(product, fresh(8, 16, seed=3) @ fresh(16, 4, seed=4))
+
+
+def test_an_inductor_failure_in_the_fallback_runs_the_graph_eagerly(monkeypatch):
+    import torch._inductor.compile_fx as inductor
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("Inductor broke")
+
+    monkeypatch.setattr(inductor, "compile_fx", broken)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        compiled_matches_eager(MlpBlock(), (fresh(4, 16),),
+                               options={"fallback": "inductor", "engine": "none"})
+    said = [str(w.message) for w in seen if "Inductor did not compile" in str(w.message)]
+    assert len(said) == 1 and "Inductor broke" in said[0]
 
 
 def test_replayed_candidates_are_verified_and_reported(tmp_path):

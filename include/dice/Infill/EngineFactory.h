@@ -42,12 +42,24 @@ Result<EngineSpec> parseEngineSpec(const std::string &spelling,
 Result<std::unique_ptr<InfillEngine>>
 createInfillEngine(const EngineSpec &spec);
 
-/// The embedded DICE model, or why it cannot be had; defined by the model
-/// engine factory library of this build.
-/// The embedded model (ModelEngineLoader.cpp opens the model runtime).
+/// The embedded DICE model, or why it cannot be had (ModelEngineLoader.cpp
+/// opens the model runtime).
 Result<std::unique_ptr<InfillEngine>>
 createModelInfillEngine(const std::string &modelDir, const std::string &device,
                         const std::string &dtype);
+
+/// The folder of the executable or shared library that holds this code
+/// (build/bin for build/bin/dice-opt): where the tools look for what ships
+/// beside them, so that a build copied to another machine finds that
+/// machine's files rather than the build machine's.
+std::string binaryFolder();
+
+/// The model `engine=model` loads when dice.toml names none: the first of
+/// $DICE_DEFAULT_MODEL_DIR (an error if it holds no model), the checkout
+/// the binary sits in (<checkout>/<build>/bin -> <checkout>/model/default),
+/// an installation's share/dice/model/default, and the source tree the
+/// build was made from; or an error naming every place looked at.
+Result<std::string> defaultModelDir();
 
 } // namespace dice
 

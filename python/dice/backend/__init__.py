@@ -24,6 +24,8 @@ import time
 import traceback
 
 from dice.backend.compile import NotCompiled, compile_graph, unsupported_reason
+from dice.backend.graph_check import graph_times
+from dice.backend.isolation import outside_dynamo
 from dice.backend.options import BackendOptions, parse_options
 from dice.backend.reports import GraphReport, RequestReport, clear_reports, record, reports, \
     warn_once
@@ -54,8 +56,9 @@ def _compile(gm, example_inputs, options, report):
     reason = unsupported_reason(gm, example_inputs)
     if reason is None:
         try:
-            compiled = compile_graph(gm, example_inputs, options, report)
-            return GuardedGraph(compiled, gm, report)
+            with outside_dynamo():
+                compiled = compile_graph(gm, example_inputs, options, report)
+            return faster_than_the_fallback(compiled, gm, example_inputs, options, report)
         except NotCompiled as e:
             reason = str(e)
         except Exception as e:  # dice's failure must not become the user's
@@ -66,12 +69,37 @@ def _compile(gm, example_inputs, options, report):
     return fallback(gm, example_inputs, options.fallback)
 
 
+def faster_than_the_fallback(compiled, gm, example_inputs, options, report):
+    """The dice graph, where it beats Inductor's code for the whole graph on
+    the GPU (graph_check.py); else Inductor's, with the reason reported."""
+    device = example_inputs[0].device if example_inputs else None
+    if options.fallback != "inductor" or device is None or device.type != "cuda":
+        return GuardedGraph(compiled, gm, report)
+    inductor = fallback(gm, example_inputs, "inductor")
+    report.dice_graph_ms, report.inductor_graph_ms = graph_times(compiled, inductor,
+                                                                 example_inputs, device)
+    if report.dice_graph_ms <= report.inductor_graph_ms:
+        return GuardedGraph(compiled, gm, report)
+    report.used_dice = False
+    for request in report.requests:
+        request.used = False
+    report.fallback_reason = (f"with dice's kernels the graph takes {report.dice_graph_ms:.4f} "
+                              f"ms, Inductor's alone {report.inductor_graph_ms:.4f} ms")
+    return inductor
+
+
 def fallback(gm, example_inputs, kind):
-    """`gm` as the fallback runs it."""
+    """`gm` as the fallback runs it; the graph runs eagerly where Inductor
+    fails to compile it."""
     if kind == "eager":
         return gm.forward
     from torch._inductor.compile_fx import compile_fx
-    return compile_fx(gm, example_inputs)
+    try:
+        return compile_fx(gm, example_inputs)
+    except Exception as e:
+        warn_once(f"Inductor did not compile a graph, which runs eagerly: "
+                  f"{type(e).__name__}: {_first_lines(e)}")
+        return gm.forward
 
 
 class GuardedGraph:

@@ -16,6 +16,7 @@ import statistics
 
 import torch
 
+from dice.backend.isolation import outside_dynamo
 from dice.plan import DTYPES, python_model
 
 FLUSH_BYTES = 256 << 20  # more than the H200's 60 MB L2
@@ -62,21 +63,29 @@ def device_ms(fn, inputs, runs):
     return statistics.median(times)
 
 
-def partition_times(requests, device, runs=50):
-    """{fingerprint: {"eager_ms", "inductor_ms"}} of each request's reference
-    program on `device` (a CUDA device)."""
+def inductor_compiled(model, inputs, device):
+    """`model` (a reference program's Model) as Inductor compiles it for
+    `inputs` on `device`, outside any Dynamo compile in progress
+    (isolation.py)."""
     from torch._inductor.compile_fx import compile_fx
     from torch.fx.experimental.proxy_tensor import make_fx
 
+    with outside_dynamo(), torch.no_grad():
+        with torch.device(device):
+            graph = make_fx(model, tracing_mode="fake")(*inputs)
+        return compile_fx(graph, inputs)
+
+
+def partition_times(requests, device, runs=50):
+    """{fingerprint: {"eager_ms", "inductor_ms"}} of each request's reference
+    program on `device` (a CUDA device)."""
     generator = torch.Generator().manual_seed(0)
     times = {}
     for request in requests:
         model = python_model(request["python"])
         inputs = random_inputs(request["program"], device, generator)
+        inductor = inductor_compiled(model, inputs, device)
         with torch.no_grad():
-            with torch.device(device):
-                graph = make_fx(model, tracing_mode="fake")(*inputs)
-            inductor = compile_fx(graph, inputs)
             times[request["fingerprint"]] = {
                 "eager_ms": device_ms(model, inputs, runs),
                 "inductor_ms": device_ms(inductor, inputs, runs),

@@ -11,6 +11,7 @@ programs between kernels and calls each kernel as an external op.
 
 import torch
 
+from dice.backend.isolation import outside_dynamo
 from dice.plan import load_weight, python_model
 from dice.runtime import DiceRuntimeError, _operator, call_operator
 
@@ -118,8 +119,9 @@ def compile_runner(runner, example_inputs, fallback):
     def traced(*args):
         return runner.run(args[:count], dict(zip(keys, args[count:])))
 
-    graph = make_fx(traced, tracing_mode="fake")(*example_inputs, *weights)
-    compiled = compile_fx(graph, [*example_inputs, *weights])
+    with outside_dynamo():  # its own fake mode, not the user's frame's
+        graph = make_fx(traced, tracing_mode="fake")(*example_inputs, *weights)
+        compiled = compile_fx(graph, [*example_inputs, *weights])
 
     def with_weights(*inputs):
         return compiled(*inputs, *weights)

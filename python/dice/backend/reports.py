@@ -32,6 +32,10 @@ class GraphReport:
     fallback_reason: str | None = None  # why the whole graph took the fallback
     compile_seconds: float = 0.0
     verify_seconds: float | None = None  # the dice-opt pipeline's wall time
+    # One call of the whole graph with dice's kernels and as Inductor alone
+    # compiles it, timed in turns on the GPU (graph_check.py).
+    dice_graph_ms: float | None = None
+    inductor_graph_ms: float | None = None
     requests: list = field(default_factory=list)
 
     @property

@@ -12,41 +12,51 @@ WARMUP_RUNS = 3
 L2_FLUSH_BYTES = 256 * 1024 * 1024
 
 
-def _cuda_times(fn, inputs, runs, device):
+def _cuda_times(fns, inputs, runs, device):
     flush = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device=device)
-    times = []
+    times = [[] for _ in fns]
     for _ in range(runs):
-        flush.fill_(0)
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        torch.cuda.synchronize(device)
-        start.record()
-        fn(*inputs)
-        end.record()
-        torch.cuda.synchronize(device)
-        times.append(start.elapsed_time(end))
+        for fn, mine in zip(fns, times):
+            flush.fill_(0)
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            torch.cuda.synchronize(device)
+            start.record()
+            fn(*inputs)
+            end.record()
+            torch.cuda.synchronize(device)
+            mine.append(start.elapsed_time(end))
     return times
 
 
-def _cpu_times(fn, inputs, runs):
-    times = []
+def _cpu_times(fns, inputs, runs):
+    times = [[] for _ in fns]
     for _ in range(runs):
-        start = time.perf_counter()
-        fn(*inputs)
-        times.append((time.perf_counter() - start) * 1e3)
+        for fn, mine in zip(fns, times):
+            start = time.perf_counter()
+            fn(*inputs)
+            mine.append((time.perf_counter() - start) * 1e3)
     return times
+
+
+def time_forwards(fns, inputs, runs, device):
+    """Milliseconds of each of `runs` calls fn(*inputs) of each of `fns`,
+    after their warm-ups: one list per fn. The calls take turns, run by
+    run, so that a drift of the machine's speed falls on all of them."""
+    device = torch.device(device)
+    with torch.no_grad():
+        for fn in fns:
+            for _ in range(WARMUP_RUNS):
+                fn(*inputs)
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+            return _cuda_times(fns, inputs, runs, device)
+        return _cpu_times(fns, inputs, runs)
 
 
 def time_forward(fn, inputs, runs, device):
     """Milliseconds of each of `runs` calls fn(*inputs), after the warm-up."""
-    device = torch.device(device)
-    with torch.no_grad():
-        for _ in range(WARMUP_RUNS):
-            fn(*inputs)
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-            return _cuda_times(fn, inputs, runs, device)
-        return _cpu_times(fn, inputs, runs)
+    return time_forwards([fn], inputs, runs, device)[0]
 
 
 def timing_stats(times, hardware, device):
