@@ -77,7 +77,8 @@ GOOD = ["level1/2_relu_scale", "level1/10_linear_tanh"]
 BROKEN = "level2/1_broken"
 EVAL_KEYS = {"sample_id", "compiled", "correctness", "metadata", "runtime", "runtime_stats",
              "granularity", "eager_ms", "inductor_ms", "dice_ms", "speedup_vs_eager",
-             "speedup_vs_inductor", "requests", "compile_s", "verify_s"}
+             "speedup_vs_inductor", "noise", "slower_than_inductor", "requests",
+             "compile_s", "verify_s"}
 RUN_FLAGS = ["--device", "cpu", "--runs", "3", "--trials", "2", "--engine", "none"]
 
 
@@ -99,6 +100,17 @@ def test_geomean_speedup_of_correct_tasks_only():
     speedups = [2.0, 0.5, 100.0, 4.0]
     assert metrics.geomean_speedup(correct, speedups) == pytest.approx((2.0 * 0.5 * 4.0) ** (1 / 3))
     assert metrics.geomean_speedup([False, False], [3.0, 2.0]) == 0.0
+
+
+def test_slower_than_inductor_means_beyond_the_noise_measured_beside_it():
+    def result(name, dice_ms, inductor_ms, noise):
+        return TaskResult(name, "fusion", compiled=True, correct=True, dice_ms=dice_ms,
+                          inductor_ms=inductor_ms, noise=noise)
+    results = [result("inside the noise", 1.04, 1.0, 0.05),
+               result("beyond it", 1.06, 1.0, 0.05),
+               result("faster", 0.5, 1.0, 0.0),
+               TaskResult("not timed", "fusion", compiled=True)]
+    assert metrics.summarize(results)["slower_than_inductor"] == ["beyond it"]
 
 
 def test_rates_count_tasks_that_did_not_compile():
@@ -177,6 +189,9 @@ def test_correct_tasks_are_timed_against_both_baselines(main_run):
                     sample[f"{baseline}_ms"] / sample["dice_ms"])
             assert sample["requests"]["accepted"] <= sample["requests"]["total"]
             assert sample["compile_s"] >= 0
+            assert sample["noise"] >= 0
+            assert sample["slower_than_inductor"] == (
+                sample["dice_ms"] > sample["inductor_ms"] * (1 + sample["noise"]))
 
 
 def test_a_task_that_raises_is_not_compiled_and_the_run_goes_on(main_run):

@@ -58,6 +58,9 @@ def summarize(results):
         "requests": {"accepted": sum(r.requests_accepted for r in results),
                      "used": sum(r.requests_used for r in results),
                      "total": sum(r.requests_total for r in results)},
+        # The never-slower guarantee: tasks where dice lost to Inductor by
+        # more than the noise measured beside it (run.py).
+        "slower_than_inductor": [r.task for r in results if r.slower_than_inductor],
         "compile_s": sum(r.compile_s or 0.0 for r in results),
         "verify_s": sum(verify) if verify else None,
     }

@@ -13,7 +13,7 @@ from dice.bench import metrics
 from dice.bench.correctness import compare
 from dice.bench.environment import describe
 from dice.bench.tasks import find_tasks, load_task
-from dice.bench.timing import time_forward, timing_stats
+from dice.bench.timing import time_forwards, timing_stats
 from dice.errors import DiceError
 from dice.pipeline import first_line
 
@@ -55,6 +55,7 @@ class TaskResult:
     dice_stats: dict = None
     speedup_vs_eager: float = None
     speedup_vs_inductor: float = None
+    noise: float = None          # |Inductor's second median / its first - 1|, same run
     graphs: int = 0              # graphs Dynamo handed the backend
     graphs_dice: int = 0         # of those, the ones dice compiled
     fallback_reasons: list = field(default_factory=list)
@@ -65,6 +66,13 @@ class TaskResult:
     compile_s: float = None
     verify_s: float = None
     baseline_errors: dict = field(default_factory=dict)
+
+    @property
+    def slower_than_inductor(self):
+        """Slower than Inductor beyond the noise measured beside it."""
+        if self.dice_ms is None or self.inductor_ms is None:
+            return False
+        return self.dice_ms > self.inductor_ms * (1 + (self.noise or 0.0))
 
 
 def error_line(e):
@@ -146,28 +154,40 @@ def bench_granularity(result, model, inputs, timing_inputs, opts, device, hardwa
         check_trials(result, compiled, model, inputs, opts)
         # KernelBench times correct kernels only.
         if result.correct:
-            times = time_forward(compiled, timing_inputs, opts.runs, device)
-            result.dice_stats = timing_stats(times, hardware, device)
-            result.dice_ms = result.dice_stats["median"]
+            time_against_baselines(result, model, compiled, timing_inputs, opts, device,
+                                   hardware)
     except Exception as e:  # timing a correct kernel can still fail
         result.error = error_line(e)
     finally:
         record_reports(result)
 
 
-def baseline_ms(model, timing_inputs, opts, device):
-    """Median milliseconds of eager and of Inductor (None where it failed),
-    and the first line of each failure."""
-    found, errors = {}, {}
-    for name in metrics.BASELINES:
-        try:
-            torch._dynamo.reset()
-            fn = model if name == "eager" else torch.compile(model)
-            times = time_forward(fn, timing_inputs, opts.runs, device)
-            found[name] = statistics.median(times)
-        except Exception as e:
-            found[name], errors[name] = None, error_line(e)
-    return found, errors
+def time_against_baselines(result, model, compiled, timing_inputs, opts, device, hardware):
+    """Eager, Inductor and dice timed in turns in one loop, with Inductor
+    twice: how far its two medians differ is the noise of this measurement,
+    the band inside which dice and Inductor cannot be told apart. Dynamo
+    keeps the dice-compiled graphs beside Inductor's (its guards check the
+    backend), so both stay compiled while they take turns."""
+    fns = {"eager": model}
+    try:
+        inductor = torch.compile(model)
+        with torch.no_grad():
+            inductor(*timing_inputs)  # the compile, outside the timing
+        fns["inductor"] = inductor
+    except Exception as e:
+        result.baseline_errors["inductor"] = error_line(e)
+    names = [*fns, "dice"] + (["inductor again"] if "inductor" in fns else [])
+    order = [*fns.values(), compiled] + ([fns["inductor"]] if "inductor" in fns else [])
+    times = dict(zip(names, time_forwards(order, timing_inputs, opts.runs, device)))
+    result.dice_stats = timing_stats(times["dice"], hardware, device)
+    result.dice_ms = result.dice_stats["median"]
+    result.eager_ms = statistics.median(times["eager"])
+    result.speedup_vs_eager = result.eager_ms / result.dice_ms
+    if "inductor" in fns:
+        result.inductor_ms = statistics.median(times["inductor"])
+        again = statistics.median(times["inductor again"])
+        result.noise = abs(again / result.inductor_ms - 1)
+        result.speedup_vs_inductor = result.inductor_ms / result.dice_ms
 
 
 def bench_task(task, opts, device, hardware):
@@ -181,15 +201,6 @@ def bench_task(task, opts, device, hardware):
         return results
     for result in results:
         bench_granularity(result, model, inputs, timing_inputs, opts, device, hardware)
-    if any(r.correct for r in results):
-        found, errors = baseline_ms(model, timing_inputs, opts, device)
-        for result in results:
-            result.eager_ms, result.inductor_ms = found["eager"], found["inductor"]
-            result.baseline_errors = errors
-            if result.dice_ms:
-                for name in metrics.BASELINES:
-                    if found[name] is not None:
-                        setattr(result, f"speedup_vs_{name}", found[name] / result.dice_ms)
     torch._dynamo.reset()
     if device.type == "cuda":
         torch.cuda.empty_cache()
