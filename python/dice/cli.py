@@ -130,13 +130,34 @@ def max_relative_error(got, expected):
     return worst
 
 
+def exported(program, func_name, export_cache):
+    """(linalg-on-tensors text, how it was had): exported with torch-mlir,
+    recorded in `export_cache` (a folder) when one is named; where torch-mlir
+    is not installed, read from it (dice/export_cache.py). The cache's key
+    is the program's graph as torch.export captures it, its weights'
+    values and its inputs' shapes and dtypes, not their device."""
+    if export_cache is None:
+        return (export_linalg_on_tensors(program.module, program.inputs, func_name=func_name),
+                "exported with torch-mlir")
+    from dice.export_cache import ExportCache, ExportCacheMiss, torch_mlir_available
+    cache = ExportCache(export_cache)
+    graph = torch.export.export(program.module, tuple(program.inputs), strict=False).module()
+    if torch_mlir_available():
+        mlir = export_linalg_on_tensors(program.module, program.inputs, func_name=func_name)
+        cache.record(graph, program.inputs, mlir)
+        return mlir, f"exported with torch-mlir, recorded in {export_cache}"
+    try:
+        return cache.find(graph, program.inputs), f"export read from {export_cache}"
+    except ExportCacheMiss as e:
+        raise DiceError(str(e)) from None
+
+
 def compile_program(program, args, engine):
     """Everything `dice compile` prints, for one Program; `engine` may be None."""
     find_tool("dice-plan")
     func_name = python_identifier(program.name)
-    mlir = export_linalg_on_tensors(program.module, program.inputs, func_name=func_name)
-    print(f"'{program.name}': exported with torch-mlir "
-          f"({len(mlir.splitlines())} lines of linalg-on-tensors)")
+    mlir, how = exported(program, func_name, args.export_cache)
+    print(f"'{program.name}': {how} ({len(mlir.splitlines())} lines of linalg-on-tensors)")
 
     flags = [f"--dice-outline=granularity={args.granularity}", "--dice-scaffold"]
     with tempfile.TemporaryDirectory(prefix="dice-compile-") as tmp:
@@ -198,6 +219,10 @@ def compile_command(args):
                                 "write them with python/dice/example_kernels/make_replay.py")
             engine = f"replay:{replay}"
     else:
+        # Built under KernelBench's seed, as `dice bench tasks` builds it: the
+        # same weights and inputs every run, so a recorded export (whose
+        # weights are constants) is found again.
+        torch.manual_seed(42)
         program = load_program(args.program)
         engine = args.engine or "model"
         if engine == "replay":
@@ -310,6 +335,11 @@ def main(argv=None):
     compile_parser.add_argument("--jobs", type=int, default=2,
                                 help="kernel library builds at once")
     compile_parser.add_argument("--nvcc", help="nvcc to build candidates with")
+    compile_parser.add_argument("--export-cache", metavar="DIR",
+                                default=os.environ.get("DICE_EXPORT_CACHE") or None,
+                                help="torch-mlir's export: recorded here where torch-mlir "
+                                     "is installed, read from here where it is not "
+                                     "(default: $DICE_EXPORT_CACHE; docs/gpu-node.md)")
     compile_parser.set_defaults(run=compile_command)
     add_bench_parser(sub)
     add_train_parser(sub)

@@ -208,3 +208,53 @@ def test_record_exports_records_what_bench_tasks_compiles(tmp_path):
         model, inputs = load_task(task, torch.device("cpu"))
         (gm, example), = dynamo_graphs(model, *inputs(0))
         assert "linalg" in ExportCache(cache).find(gm, example)
+
+
+PROGRAM = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(16, 16)
+
+    def forward(self, x):
+        return torch.nn.functional.layer_norm(torch.relu(self.proj(x)) + x, (16,))
+
+
+def get_inputs():
+    return [torch.randn(4, 16)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_dice_compile_reads_its_export_from_the_cache_without_torch_mlir(
+        tmp_path, monkeypatch, capsys):
+    import dice.cli
+    program = tmp_path / "block.py"
+    program.write_text(PROGRAM)
+    cache = tmp_path / "exports"
+    args = ["compile", str(program), "--engine", "none", "--export-cache", str(cache)]
+    assert dice.cli.main(args) == 0
+    recorded = capsys.readouterr().out
+    assert f"recorded in {cache}" in recorded and len(list(cache.glob("*.mlir"))) == 1
+
+    with monkeypatch.context() as mp:
+        refuse_torch_mlir(mp)
+        mp.setattr(dice.cli, "export_linalg_on_tensors",
+                   lambda *a, **k: pytest.fail("torch-mlir's export ran"))
+        assert dice.cli.main(args) == 0
+        replayed = capsys.readouterr().out
+        assert f"export read from {cache}" in replayed
+        # The same requests, reference programs checked against PyTorch alike.
+        requests = [line for line in recorded.splitlines() if "k_" in line]
+        assert requests and requests == [line for line in replayed.splitlines()
+                                         if "k_" in line]
+
+        other = tmp_path / "other"
+        assert dice.cli.main([*args[:-1], str(other)]) == 1
+        assert "holds no export of this graph" in capsys.readouterr().err
