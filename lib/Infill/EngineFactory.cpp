@@ -26,16 +26,15 @@ std::string baseName(std::string path) {
 
 } // namespace
 
-Result<std::string> defaultModelDir() {
+Result<std::string> defaultModelDir(const std::string &binFolder) {
   if (const char *env = std::getenv("DICE_DEFAULT_MODEL_DIR"); env && *env) {
     if (!holdsModel(env))
       return Error(std::string("DICE_DEFAULT_MODEL_DIR names no model (no ") + env +
                    "/config.json)");
     return std::string(env);
   }
-  std::string bin = binaryFolder();
-  const std::string places[] = {bin + "/../../model/default",
-                                bin + "/../share/dice/model/default",
+  const std::string places[] = {binFolder + "/../../model/default",
+                                binFolder + "/../share/dice/model/default",
                                 DICE_DEFAULT_MODEL_DIR};
   for (const std::string &place : places)
     if (holdsModel(place)) {
@@ -71,7 +70,7 @@ Result<EngineSpec> parseEngineSpec(const std::string &spelling,
       return Error("engine 'model:' needs a directory: model:<dir>");
     if (spec.path.empty()) {
       // No model configured: the project's own, shipped with the sources.
-      Result<std::string> found = defaultModelDir();
+      Result<std::string> found = defaultModelDir(binaryFolder());
       if (!found)
         return found.error();
       spec.path = found.take();

@@ -59,7 +59,8 @@ std::string binaryFolder();
 /// the binary sits in (<checkout>/<build>/bin -> <checkout>/model/default),
 /// an installation's share/dice/model/default, and the source tree the
 /// build was made from; or an error naming every place looked at.
-Result<std::string> defaultModelDir();
+/// `binFolder` is the binary's folder (binaryFolder()).
+Result<std::string> defaultModelDir(const std::string &binFolder);
 
 } // namespace dice
 
