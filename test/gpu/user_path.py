@@ -104,6 +104,7 @@ def one(name, module, inputs, work):
     except Exception as e:  # the defect this run looks for: say it, go on
         result["raised"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
     reports = dice.backend.reports()
+    result["summary"] = dice.backend.summary()
     result["graphs"] = [{"used_dice": r.used_dice, "fallback_reason": r.fallback_reason,
                          "dice_graph_ms": r.dice_graph_ms,
                          "inductor_graph_ms": r.inductor_graph_ms,

@@ -473,3 +473,38 @@ def test_replayed_candidates_are_verified_and_reported(tmp_path):
     assert second.fallback_reason.startswith("no candidate was accepted")
     assert f"{len(fingerprints)} compile_error" in second.fallback_reason
     assert second.verify_seconds is not None and not second.used_dice
+
+
+def test_the_summary_counts_what_the_reports_hold():
+    from dice.backend import GraphReport, RequestReport, summary
+    kept = GraphReport("graph 0", used_dice=True, compile_seconds=12.0, verify_seconds=9.5,
+                       dice_graph_ms=0.5, inductor_graph_ms=0.75, requests=[
+                           RequestReport("a" * 16, "linear gelu", "accepted", used=True,
+                                         speedup=1.5, kernel_ms=0.2, eager_ms=0.6,
+                                         inductor_ms=0.3),
+                           RequestReport("b" * 16, "softmax", "slow")])
+    lost = GraphReport("graph 1", compile_seconds=3.0, dice_graph_ms=0.4,
+                       inductor_graph_ms=0.2, fallback_reason="with dice's kernels ...",
+                       requests=[RequestReport("c" * 16, "relu", "accepted", speedup=1.1)])
+    none = [GraphReport(f"graph {i}", compile_seconds=0.5,
+                        fallback_reason="no candidate was accepted (1 slow)") for i in (2, 3)]
+    lines = summary([kept, lost, *none]).splitlines()
+    assert lines[0] == ("dice: 4 graphs, 1 with dice kernels; 3 kernel requests "
+                        "(2 accepted, 1 slow), 1 kernels running")
+    assert lines[1].strip() == "compiling took 16.0 s, 9.5 s of it generating and verifying"
+    assert "graph 0: 0.5000 ms with dice's kernels, 0.7500 ms as Inductor alone (1.50x): " \
+           "dice's runs" in lines[2]
+    assert "k_aaaaaaaaaaaa linear gelu" in lines[3] and "eager 3.00x, Inductor 1.50x" in lines[3]
+    assert "(0.50x): Inductor's runs" in lines[4]
+    # The most frequent reason first.
+    assert [line.strip() for line in lines[-2:]] == [
+        "2 graphs on the fallback: no candidate was accepted (1 slow)",
+        "1 graph on the fallback: with dice's kernels ..."]
+
+
+def test_the_summary_after_a_real_compile():
+    compiled_matches_eager(MlpBlock(), (fresh(4, 16),),
+                           options={"fallback": "eager", "engine": "none"})
+    text = dice.backend.summary()
+    assert text.startswith("dice: 1 graphs, 0 with dice kernels; ")
+    assert "1 graph on the fallback: engine 'none': no candidates" in text

@@ -17,6 +17,7 @@ the options themselves is an error.
     with torch.no_grad():
         y = compiled(x)
     dice.backend.reports()   # what happened to each graph and request
+    print(dice.backend.summary())  # the same, on one screen
 """
 
 import itertools
@@ -28,10 +29,10 @@ from dice.backend.graph_check import graph_times
 from dice.backend.isolation import outside_dynamo
 from dice.backend.options import BackendOptions, parse_options
 from dice.backend.reports import GraphReport, RequestReport, clear_reports, record, reports, \
-    warn_once
+    summary, warn_once
 
-__all__ = ["dice_backend", "reports", "clear_reports", "GraphReport", "RequestReport",
-           "BackendOptions"]
+__all__ = ["dice_backend", "reports", "summary", "clear_reports", "GraphReport",
+           "RequestReport", "BackendOptions"]
 
 _GRAPHS = itertools.count()
 

@@ -60,6 +60,48 @@ def record(report):
     _REPORTS.append(report)
 
 
+def summary(graph_reports=None):
+    """One screen on what the backend did in this process (or with
+    `graph_reports`): graphs, kernel requests and their verdicts, the
+    kernels running, each graph's time with them against Inductor's alone,
+    and the time spent compiling."""
+    graph_reports = reports() if graph_reports is None else graph_reports
+    requests = [q for g in graph_reports for q in g.requests]
+    statuses = {}
+    for q in requests:
+        statuses[q.status] = statuses.get(q.status, 0) + 1
+    used = [g for g in graph_reports if g.used_dice]
+    lines = [f"dice: {len(graph_reports)} graphs, {len(used)} with dice kernels; "
+             f"{len(requests)} kernel requests ("
+             + (", ".join(f"{n} {s}" for s, n in sorted(statuses.items())) or "none")
+             + f"), {sum(bool(q.used) for q in requests)} kernels running",
+             f"      compiling took {sum(g.compile_seconds for g in graph_reports):.1f} s"
+             + (f", {sum(g.verify_seconds or 0 for g in graph_reports):.1f} s of it "
+                "generating and verifying" if any(g.verify_seconds for g in graph_reports)
+                else "")]
+    for g in graph_reports:
+        if g.dice_graph_ms is not None:
+            lines.append(f"      {g.graph_id}: {g.dice_graph_ms:.4f} ms with dice's kernels, "
+                         f"{g.inductor_graph_ms:.4f} ms as Inductor alone "
+                         f"({g.inductor_graph_ms / g.dice_graph_ms:.2f}x): "
+                         + ("dice's runs" if g.used_dice else "Inductor's runs"))
+        for q in g.requests:
+            if q.used and q.speedup:
+                vs = [f"{name} {ms / q.kernel_ms:.2f}x" for name, ms in
+                      (("eager", q.eager_ms), ("Inductor", q.inductor_ms))
+                      if ms and q.kernel_ms]
+                lines.append(f"      k_{q.fingerprint[:12]} {q.computes[:32]:<32} "
+                             + (", ".join(vs) if vs else f"{q.speedup:.2f}x"))
+    fallbacks = {}
+    for g in graph_reports:
+        if g.fallback_reason:
+            why = g.fallback_reason.splitlines()[0][:90]
+            fallbacks[why] = fallbacks.get(why, 0) + 1
+    for why, n in sorted(fallbacks.items(), key=lambda item: -item[1]):
+        lines.append(f"      {n} graph{'s' if n > 1 else ''} on the fallback: {why}")
+    return "\n".join(lines)
+
+
 def warn_once(message):
     """A UserWarning, unless this process has said `message` already."""
     if message in _SAID:
