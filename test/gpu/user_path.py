@@ -99,7 +99,8 @@ def one(name, module, inputs, work):
                 expected = module(*inputs)
         result["compile_seconds"] = time.monotonic() - start
         result["matches_eager"] = matches(got, expected)
-        result["dice_operators"], result["other_kernels"] = profiled_kernels(fn, inputs)
+        if inputs[0].is_cuda:
+            result["dice_operators"], result["other_kernels"] = profiled_kernels(fn, inputs)
         result["warnings"] = sorted({str(w.message).splitlines()[0] for w in seen})
     except Exception as e:  # the defect this run looks for: say it, go on
         result["raised"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
@@ -135,8 +136,8 @@ def with_failing_inductor_call(name, module, inputs, work):
 
 
 def markdown(results, injected):
-    lines = [f"# torch.compile(backend=\"dice\") as a user runs it, on "
-             f"{torch.cuda.get_device_name()}", "",
+    device = torch.cuda.get_device_name() if torch.cuda.is_available() else "the CPU"
+    lines = [f"# torch.compile(backend=\"dice\") as a user runs it, on {device}", "",
              "| program | raised | matches eager | compile s | requests (status: count) "
              "| dice operators run |", "| --- | --- | --- | ---: | --- | --- |"]
     for r in results:
@@ -148,35 +149,48 @@ def markdown(results, injected):
                      f"{r.get('matches_eager', '-')} | {r.get('compile_seconds', 0):.1f} | "
                      f"{', '.join(f'{k}: {v}' for k, v in sorted(statuses.items())) or '-'} | "
                      f"{len(r.get('dice_operators', {}))} |")
-    lines += ["", f"Injected failure of dice's Inductor call ({injected['program']}): "
-              f"raised: {injected.get('raised', 'no')}; fell back: {injected['fell_back']}; "
-              f"matches eager: {injected.get('matches_eager')}"]
+    if injected is not None:
+        lines += ["", f"Injected failure of dice's Inductor call ({injected['program']}): "
+                  f"raised: {injected.get('raised', 'no')}; fell back: "
+                  f"{injected['fell_back']}; matches eager: {injected.get('matches_eager')}"]
+    lines += ["", "```", *(r["summary"] for r in results), "```"]
     return "\n".join(lines) + "\n"
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="/tmp/dice-user-path")
+    parser.add_argument("--device", default="cuda",
+                        help="cpu: a dry run of this script (no verdicts, no profile)")
+    parser.add_argument("--programs", nargs="+", metavar="NAME",
+                        help="only these (example/convnet, level1/29_matmul_bt, ...): a "
+                             "second compile in a new process, from the kernel database "
+                             "the first one filled")
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     work = WORK / "user-path"
     results = []
-    for name, module, inputs in programs("cuda"):
+    for name, module, inputs in programs(args.device):
+        if args.programs and name not in args.programs:
+            continue
         results.append(one(name, module, inputs, work))
         print(json.dumps({k: results[-1].get(k) for k in
                           ("program", "raised", "matches_eager", "compile_seconds")}),
               flush=True)
-    name, module, inputs = next(p for p in programs("cuda") if p[0] == TASKS[0])
-    injected = with_failing_inductor_call(name, module, inputs, work / "injected")
+    injected = None
+    if not args.programs:
+        name, module, inputs = next(p for p in programs(args.device) if p[0] == TASKS[0])
+        injected = with_failing_inductor_call(name, module, inputs, work / "injected")
     (out / "user-path.json").write_text(json.dumps(
-        {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
+        {"gpu": torch.cuda.get_device_name() if torch.cuda.is_available() else None,
+         "torch": torch.__version__,
          "results": results, "injected": injected}, indent=1) + "\n")
     text = markdown(results, injected)
     (out / "user-path.md").write_text(text)
     print(text)
     failed = [r["program"] for r in results if "raised" in r or not r.get("matches_eager")]
-    if failed or not injected["fell_back"] or "raised" in injected:
+    if failed or (injected is not None and (not injected["fell_back"] or "raised" in injected)):
         sys.exit(f"FAIL: {', '.join(failed) or 'the injected failure did not fall back'}")
 
 
