@@ -488,18 +488,22 @@ def test_the_summary_counts_what_the_reports_hold():
                        requests=[RequestReport("c" * 16, "relu", "accepted", speedup=1.1)])
     none = [GraphReport(f"graph {i}", compile_seconds=0.5,
                         fallback_reason="no candidate was accepted (1 slow)") for i in (2, 3)]
-    lines = summary([kept, lost, *none]).splitlines()
-    assert lines[0] == ("dice: 4 graphs, 1 with dice kernels; 3 kernel requests "
+    failed = GraphReport("graph 4", fallback_reason="ToolFailed: dice-opt exited with 1:\n"
+                         "note: loading\nm.mlir:3:5: error: no model\nmore")
+    lines = summary([kept, lost, *none, failed]).splitlines()
+    assert lines[0] == ("dice: 5 graphs, 1 with dice kernels; 3 kernel requests "
                         "(2 accepted, 1 slow), 1 kernels running")
     assert lines[1].strip() == "compiling took 16.0 s, 9.5 s of it generating and verifying"
     assert "graph 0: 0.5000 ms with dice's kernels, 0.7500 ms as Inductor alone (1.50x): " \
            "dice's runs" in lines[2]
     assert "k_aaaaaaaaaaaa linear gelu" in lines[3] and "eager 3.00x, Inductor 1.50x" in lines[3]
     assert "(0.50x): Inductor's runs" in lines[4]
-    # The most frequent reason first.
-    assert [line.strip() for line in lines[-2:]] == [
+    # The most frequent reason first; a tool's failure by its error line.
+    assert [line.strip() for line in lines[-3:]] == [
         "2 graphs on the fallback: no candidate was accepted (1 slow)",
-        "1 graph on the fallback: with dice's kernels ..."]
+        "1 graph on the fallback: with dice's kernels ...",
+        "1 graph on the fallback: ToolFailed: dice-opt exited with 1: "
+        "m.mlir:3:5: error: no model"]
 
 
 def test_the_summary_after_a_real_compile():

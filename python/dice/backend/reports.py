@@ -60,6 +60,16 @@ def record(report):
     _REPORTS.append(report)
 
 
+def _headline(reason, width=140):
+    """A reason's first line; where it only introduces what follows (a
+    tool's "exited with 1:"), with the first error line below it."""
+    lines = [line.strip() for line in reason.splitlines() if line.strip()]
+    head = lines[0] if lines else ""
+    if head.endswith(":") and len(lines) > 1:
+        head += " " + next((line for line in lines[1:] if "error" in line), lines[1])
+    return head if len(head) <= width else head[:width - 3] + "..."
+
+
 def summary(graph_reports=None):
     """One screen on what the backend did in this process (or with
     `graph_reports`): graphs, kernel requests and their verdicts, the
@@ -95,7 +105,7 @@ def summary(graph_reports=None):
     fallbacks = {}
     for g in graph_reports:
         if g.fallback_reason:
-            why = g.fallback_reason.splitlines()[0][:90]
+            why = _headline(g.fallback_reason)
             fallbacks[why] = fallbacks.get(why, 0) + 1
     for why, n in sorted(fallbacks.items(), key=lambda item: -item[1]):
         lines.append(f"      {n} graph{'s' if n > 1 else ''} on the fallback: {why}")
