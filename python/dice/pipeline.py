@@ -21,6 +21,13 @@ def plan_of(mlir_text):
     return json.loads(run([find_tool("dice-plan")], stdin=mlir_text).stdout)
 
 
+def request_steps(mlir_text):
+    """The scaffolded kernel requests of a module's (only) function, as plan
+    steps without value numbers (`dice-plan --requests`): had even where the
+    function does not plan as a whole."""
+    return json.loads(run([find_tool("dice-plan"), "--requests"], stdin=mlir_text).stdout)["steps"]
+
+
 SCAFFOLD_TEXTS = ("prefix", "suffix", "infill_prompt", "end_to_end_prompt")
 
 
@@ -36,7 +43,7 @@ def requests(mlir_path, granularity="fusion", config=None):
         cmd.insert(2, f"--dice-config={config}")
     outlined = run(cmd)
     found = []
-    for step in plan_of(outlined.stdout)["steps"]:
+    for step in request_steps(outlined.stdout):
         if "request" in step:
             found.append({"fingerprint": step["request"], "level": step["level"],
                           "program": step["program"], "python": step["python"],

@@ -112,6 +112,39 @@ def test_engine_none_stops_after_the_requests(tmp_path):
     assert "--dice-pipeline" not in proc.stdout
 
 
+DATA_DEPENDENT = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        y = torch.relu(x) * 2.0
+        return y, (y > 1.0).nonzero()
+
+def get_inputs():
+    return [torch.randn(8, 16)]
+"""
+
+
+def test_a_data_dependent_shape_stays_outside_and_the_rest_compiles(tmp_path):
+    # nonzero's result has a size no input has: that op cannot be a request
+    # or a plan step, and the function does not plan as a whole; the
+    # requests around it are still formed and compiled.
+    program = tmp_path / "nonzero.py"
+    program.write_text(DATA_DEPENDENT)
+    empty = tmp_path / "none.jsonl"
+    empty.write_text("")
+    proc = dice("compile", program, "--engine", f"replay:{empty}", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    found = re.search(r"(\d+) kernel requests, (\d+) ops left outside", proc.stdout)
+    assert found and int(found.group(1)) >= 1 and int(found.group(2)) >= 1, proc.stdout
+    assert "dynamic dimension 0 of tensor<?xi64> is a size none of the inputs has" \
+        in proc.stdout
+    assert "reference programs not checked against PyTorch: the function does not plan " \
+        "as a whole" in proc.stdout
+    assert f"total: requests: {found.group(1)}" in proc.stdout
+
+
 def test_compile_a_factory_in_a_file_and_in_a_module(tmp_path):
     (tmp_path / "user_models.py").write_text(FACTORY_FILE)
     for spec, cwd, env in [(tmp_path / "user_models.py", None, None),

@@ -43,6 +43,12 @@ static llvm::cl::opt<std::string> outputFile("o", llvm::cl::desc("output JSON"),
 static llvm::cl::opt<std::string>
     functionName("function", llvm::cl::desc("function to plan (default: the first)"),
                  llvm::cl::value_desc("name"), llvm::cl::init(""));
+static llvm::cl::opt<bool> requestsOnly(
+    "requests",
+    llvm::cl::desc("write the function's scaffolded kernel requests only, not a "
+                   "plan: for a function that does not plan as a whole (an op "
+                   "outside the requests with a data-dependent shape)"),
+    llvm::cl::init(false));
 
 namespace {
 
@@ -295,6 +301,43 @@ private:
   }
 };
 
+/// `{"function", "steps"}` with one step a scaffolded kernel request, in
+/// order, as the plan writes it but without value numbers: what a request
+/// is, whatever the ops around it are.
+FailureOr<llvm::json::Value> requestSteps(func::FuncOp func) {
+  llvm::json::Array steps;
+  WalkResult walked = func.walk([&](mlir::dice::KernelRequestOp request) {
+    mlir::dice::ScaffoldAttr scaffold = request.getScaffoldAttr();
+    if (!scaffold) {
+      request.emitError() << "dice-plan: a request without a scaffold; run "
+                             "dice-scaffold first";
+      return WalkResult::interrupt();
+    }
+    auto program = llvm::json::parse(scaffold.getProgram().str());
+    if (!program) {
+      request.emitError() << "dice-plan: the scaffold's program: "
+                          << llvm::toString(program.takeError());
+      return WalkResult::interrupt();
+    }
+    steps.push_back(llvm::json::Object{
+        {"kind", "program"},
+        {"request", request.getFingerprint().str()},
+        {"level", request.getLevel()},
+        {"program", std::move(*program)},
+        {"python", scaffold.getReference().str()},
+        {"signature", scaffold.getSignature().str()},
+        {"prefix", scaffold.getPrefix().str()},
+        {"suffix", scaffold.getSuffix().str()},
+        {"infill_prompt", scaffold.getInfillPrompt().str()},
+        {"end_to_end_prompt", scaffold.getEndToEndPrompt().str()}});
+    return WalkResult::advance();
+  });
+  if (walked.wasInterrupted())
+    return failure();
+  return llvm::json::Value(llvm::json::Object{{"function", func.getSymName()},
+                                              {"steps", std::move(steps)}});
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -334,15 +377,24 @@ int main(int argc, char **argv) {
     return 1;
   }
 
-  Planner planner;
-  if (failed(planner.plan(func)))
-    return 1;
+  llvm::json::Value written = nullptr;
+  if (requestsOnly) {
+    FailureOr<llvm::json::Value> requests = requestSteps(func);
+    if (failed(requests))
+      return 1;
+    written = std::move(*requests);
+  } else {
+    Planner planner;
+    if (failed(planner.plan(func)))
+      return 1;
+    written = std::move(planner.result);
+  }
   auto output = openOutputFile(outputFile, &error);
   if (!output) {
     llvm::errs() << "dice-plan: " << error << "\n";
     return 1;
   }
-  output->os() << planner.result << "\n";
+  output->os() << written << "\n";
   output->keep();
   return 0;
 }

@@ -27,7 +27,8 @@ from dice.backend.rebuild import PlanRunner, compile_runner
 from dice.backend.reports import RequestReport, warn_once
 from dice.export_cache import ExportCache, torch_mlir_available
 from dice.pipeline import (compile_pipeline, find_tool, first_line, model_id, op_names,
-                           plan_of, report_and_remarks, run, stored_candidates)
+                           plan_of, report_and_remarks, request_steps, run,
+                           stored_candidates)
 from dice.torch_mlir_import import export_linalg_on_tensors
 
 STATUS_ORDER = ("accepted", "slow", "incorrect", "deceptive", "compile_error", "crashed",
@@ -104,7 +105,7 @@ def compile_graph(gm, example_inputs, options, report):
         outlined = run([find_tool("dice-opt"), source,
                         f"--dice-outline=granularity={options.granularity}",
                         "--dice-scaffold"])
-        requests = [s for s in plan_of(outlined.stdout)["steps"] if "request" in s]
+        requests = request_steps(outlined.stdout)
         report.requests = [RequestReport(s["request"], " ".join(op_names(s["program"])))
                            for s in requests]
         if not requests:
