@@ -22,4 +22,3 @@ def outside_dynamo():
     """No Dynamo tracing context while the block runs (restored after)."""
     with torch._guards.tracing(None):
         yield
-

@@ -1,7 +1,7 @@
 """speedups.png: per granularity, the correct tasks' speedups over eager
 and over Inductor, tasks sorted by their speedup over eager, on a log
 scale with the 1.0x line (the baseline's speed). Each task's noise (run.py)
-is a grey bar around 1.0x: a speedup over Inductor below it is a task
+is a shaded bar around 1.0x: a speedup over Inductor below it is a task
 slower than Inductor, whose name is then printed in red."""
 
 from dice.errors import DiceError
@@ -31,7 +31,6 @@ def speedup_plot(run, path):
         ax.set_yscale("log")
         as_ratio = FuncFormatter(lambda v, _: f"{v:g}x")
         ax.yaxis.set_major_formatter(as_ratio)
-
         ax.set_ylabel("speedup (x)")
         if not timed:
             ax.text(0.5, 0.5, "no correct, timed task", transform=ax.transAxes, ha="center")
