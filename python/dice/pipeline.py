@@ -87,8 +87,9 @@ def compile_pipeline(source, config, engine, lowered, jobs=2, granularity="fusio
     return run(cmd, check=check)
 
 
-# The model engine "model" loads when no dice.toml names one (dice-opt's
-# DICE_DEFAULT_MODEL_DIR is this folder of the source tree it was built from).
+# The model engine "model" loads when no dice.toml names one: dice-opt looks
+# for it beside itself (dice::defaultModelDir), which in a checkout is this
+# folder; only its name goes into the kernel database's model id.
 DEFAULT_MODEL_DIR = SOURCE_ROOT / "model" / "default"
 
 
