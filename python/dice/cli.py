@@ -136,18 +136,17 @@ def exported(program, func_name, export_cache):
     is not installed, read from it (dice/export_cache.py). The cache's key
     is the program's graph as torch.export captures it, its weights'
     values and its inputs' shapes and dtypes, not their device."""
+    def export():
+        return export_linalg_on_tensors(program.module, program.inputs, func_name=func_name)
+
     if export_cache is None:
-        return (export_linalg_on_tensors(program.module, program.inputs, func_name=func_name),
-                "exported with torch-mlir")
+        return export(), "exported with torch-mlir"
     from dice.export_cache import ExportCache, ExportCacheMiss, torch_mlir_available
-    cache = ExportCache(export_cache)
     graph = torch.export.export(program.module, tuple(program.inputs), strict=False).module()
-    if torch_mlir_available():
-        mlir = export_linalg_on_tensors(program.module, program.inputs, func_name=func_name)
-        cache.record(graph, program.inputs, mlir)
-        return mlir, f"exported with torch-mlir, recorded in {export_cache}"
+    how = (f"exported with torch-mlir, recorded in {export_cache}" if torch_mlir_available()
+           else f"export read from {export_cache}")
     try:
-        return cache.find(graph, program.inputs), f"export read from {export_cache}"
+        return ExportCache(export_cache).export(graph, program.inputs, export), how
     except ExportCacheMiss as e:
         raise DiceError(str(e)) from None
 

@@ -131,6 +131,16 @@ class ExportCache:
             partial.replace(final)
         return key
 
+    def export(self, gm, example_inputs, export):
+        """`export()` (torch-mlir's export of the graph), recorded here,
+        where torch-mlir is installed; where it is not, the recorded one
+        (ExportCacheMiss when there is none)."""
+        if not torch_mlir_available():
+            return self.find(gm, example_inputs)
+        mlir = export()
+        self.record(gm, example_inputs, mlir)
+        return mlir
+
     def find(self, gm, example_inputs):
         key = graph_key(gm, example_inputs)
         path = self.folder / f"{key}.mlir"

@@ -25,7 +25,7 @@ from dice.backend.baseline import partition_times, write_times
 from dice.backend.options import toml_text
 from dice.backend.rebuild import PlanRunner, compile_runner
 from dice.backend.reports import RequestReport, warn_once
-from dice.export_cache import ExportCache, torch_mlir_available
+from dice.export_cache import ExportCache
 from dice.pipeline import (compile_pipeline, find_tool, first_line, model_id, op_names,
                            plan_of, report_and_remarks, request_steps, run,
                            stored_candidates)
@@ -65,13 +65,12 @@ def export_graph(gm, example_inputs, export_cache=None):
     if signature.user_inputs_to_mutate or signature.buffers_to_mutate:
         raise NotCompiled("the graph writes to its inputs in place, which dice does "
                           "not compile yet")
-    cache = ExportCache(export_cache) if export_cache else None
-    if cache is not None and not torch_mlir_available():
-        return cache.find(gm, example_inputs)
-    mlir = export_linalg_on_tensors(program, example_inputs, func_name="forward")
-    if cache is not None:
-        cache.record(gm, example_inputs, mlir)
-    return mlir
+    def export():
+        return export_linalg_on_tensors(program, example_inputs, func_name="forward")
+
+    if not export_cache:
+        return export()
+    return ExportCache(export_cache).export(gm, example_inputs, export)
 
 
 def output_count(gm):

@@ -176,9 +176,10 @@ def time_against_baselines(result, model, compiled, timing_inputs, opts, device,
         fns["inductor"] = inductor
     except Exception as e:
         result.baseline_errors["inductor"] = error_line(e)
-    names = [*fns, "dice"] + (["inductor again"] if "inductor" in fns else [])
-    order = [*fns.values(), compiled] + ([fns["inductor"]] if "inductor" in fns else [])
-    times = dict(zip(names, time_forwards(order, timing_inputs, opts.runs, device)))
+    fns["dice"] = compiled
+    if "inductor" in fns:
+        fns["inductor again"] = fns["inductor"]
+    times = dict(zip(fns, time_forwards(list(fns.values()), timing_inputs, opts.runs, device)))
     result.dice_stats = timing_stats(times["dice"], hardware, device)
     result.dice_ms = result.dice_stats["median"]
     result.eager_ms = statistics.median(times["eager"])
