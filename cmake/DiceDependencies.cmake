@@ -4,6 +4,12 @@
 # the torch-mlir exporter run with this interpreter.
 set(DICE_PYTHON "${CMAKE_SOURCE_DIR}/.venv/bin/python" CACHE FILEPATH
     "Python interpreter of the project's virtual environment")
+# A FILEPATH given as a bare name (-DDICE_PYTHON=python3) is made absolute
+# against the folder cmake runs in, which names no interpreter.
+if(NOT EXISTS "${DICE_PYTHON}")
+  message(FATAL_ERROR "dice: DICE_PYTHON is '${DICE_PYTHON}', which does not "
+          "exist: run scripts/setup.sh, or pass the interpreter's absolute path")
+endif()
 
 # TOML++ (Debian: libtomlplusplus-dev) is header-only here; compiled without
 # exceptions so the same code serves LLVM-built and LibTorch-built targets.

@@ -7,7 +7,10 @@
 # Returns non-zero (after printing the log's tail) when the build fails.
 # Also defines dice_machine_info FILE.
 dice_build_gpu_half() {
-  local py=$1 log=$2
+  local py log=$2
+  # An absolute interpreter: cmake takes a bare name as a path in the build's
+  # working folder.
+  py=$(command -v "$1") || { echo "build-gpu-half: no interpreter '$1'" >&2; return 1; }
   shift 2
   local deps=()
   if [[ -d .deps/usr ]]; then

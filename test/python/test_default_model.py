@@ -22,11 +22,14 @@ from build_tree import BUILD_DIR, SOURCE_ROOT
 
 DICE_OPT = BUILD_DIR / "bin" / "dice-opt"
 DEFAULT_MODEL = SOURCE_ROOT / "model" / "default"
-# Every committed export but dynamic_layernorm, whose dynamic requests are
-# dynamic_mlp's kind again: decoding 8 candidates a request on the CPU is
-# this file's time.
-INPUTS = sorted(p for p in (SOURCE_ROOT / "test" / "Inputs" / "torch-mlir").glob("*.mlir")
-                if p.stem != "dynamic_layernorm")
+# A reduction (softmax, whose run the seed test reuses) and a dynamic-shape
+# program with matmuls: decoding 8 candidates a request on the CPU is this
+# file's time (the other exports cost up to 5 minutes each here), and what
+# the test checks (the shipped model is found, asked, its candidates stored,
+# every function left as it came) does not depend on which ops a request
+# holds; the round trip of every export is test_torch_mlir_exports'.
+INPUTS = [SOURCE_ROOT / "test" / "Inputs" / "torch-mlir" / f"{name}.mlir"
+          for name in ("softmax", "dynamic_mlp")]
 PLUGIN = BUILD_DIR / "lib" / "libDiceModelPlugin.so"
 
 pytestmark = [pytest.mark.skipif(not PLUGIN.exists(),
@@ -82,13 +85,7 @@ def test_default_settings_run_to_the_end_and_leave_each_function_as_it_came(
         pytest.skip("with a GPU, candidates run and may be accepted")
     workdir, run = default_compile(path)
     plain = dice_opt(path, cwd=workdir)
-    if plain.returncode != 0:
-        # An input dice-opt cannot parse (tm_tensor ops, whose dialect it does
-        # not load) is the same diagnostic with the pipeline, not a crash.
-        assert run.returncode == 1 and "Stack dump" not in run.stderr
-        first_error = plain.stderr.split("\n")[0]
-        assert first_error in run.stderr
-        return
+    assert plain.returncode == 0, plain.stderr
     assert run.returncode == 0, run.stderr
     assert "engine 'model'" not in run.stderr
     assert run.stdout.endswith(plain.stdout), "without a GPU the output is the plain round trip"
