@@ -63,7 +63,7 @@ def speedup_plot(run, path):
         for label, r in zip(labels, timed):
             if r.slower_than_inductor:
                 label.set_color("red")
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=8, loc="upper left")  # tasks are sorted, the tallest bars right
     env = run.environment
     cpu = "" if env["device"].startswith("cuda") else " (CPU times)"
     fig.suptitle(f"dice bench tasks on {env['hardware']}{cpu}: speedup of the dice "
