@@ -38,10 +38,10 @@ def random_inputs(program, device, generator):
     return made
 
 
-def device_ms(fn, inputs, runs):
-    """Median over `runs` of the GPU kernel time one call of `fn` launches."""
-    # A program's first argument may be a Python number.
-    device = next(x.device for x in inputs if isinstance(x, torch.Tensor))
+def device_ms(fn, inputs, runs, device):
+    """Median over `runs` of the GPU kernel time one call of `fn` launches on
+    `device`. Named, not read off the inputs: a program may take only Python
+    numbers, or nothing (a mask or position table built from constants)."""
     flush = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device=device)
     for _ in range(3):
         fn(*inputs)
@@ -87,8 +87,8 @@ def partition_times(requests, device, runs=50):
         inductor = inductor_compiled(model, inputs, device)
         with torch.no_grad():
             times[request["fingerprint"]] = {
-                "eager_ms": device_ms(model, inputs, runs),
-                "inductor_ms": device_ms(inductor, inputs, runs),
+                "eager_ms": device_ms(model, inputs, runs, device),
+                "inductor_ms": device_ms(inductor, inputs, runs, device),
             }
     return times
 

@@ -34,9 +34,9 @@ def program_times(pytorch_code, device, runs, inductor):
     inputs = [_on(device, x) for x in program.inputs]
     times = {}
     with torch.no_grad():
-        times["eager_ms"] = device_ms(module, inputs, runs)
+        times["eager_ms"] = device_ms(module, inputs, runs, device)
         if inductor:
-            times["inductor_ms"] = device_ms(torch.compile(module), inputs, runs)
+            times["inductor_ms"] = device_ms(torch.compile(module), inputs, runs, device)
     return times
 
 
