@@ -24,8 +24,9 @@ dice_build_gpu_half() {
   fi
   local torch_dir
   torch_dir=$("$py" -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')/Torch
+  # No precompiled LibTorch header: a node's many cores parse side by side.
   { cmake -G Ninja -B build-gpu -DDICE_ENABLE_COMPILER=OFF -DDICE_ENABLE_TESTS=OFF \
-      -DCMAKE_BUILD_TYPE=Release -DTorch_DIR="$torch_dir" -DDICE_PYTHON="$py" "${deps[@]}" &&
+      -DCMAKE_BUILD_TYPE=Release -DDICE_TORCH_PCH=OFF -DTorch_DIR="$torch_dir" -DDICE_PYTHON="$py" "${deps[@]}" &&
     ninja -C build-gpu "$@"; } > "$log" 2>&1 || { tail -40 "$log"; return 1; }
 }
 
