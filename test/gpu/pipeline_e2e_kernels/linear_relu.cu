@@ -1,6 +1,7 @@
 #include <torch/extension.h>
 
-// relu(x @ w + b), the epilogue fused into a tiled matmul.
+// relu(x @ w.T + b), w [N, K] as nn.Linear holds it; the epilogue fused
+// into a tiled matmul.
 constexpr int kTile = 16;
 
 __global__ void linear_kernel(const float *x, const float *w, const float *bias,
@@ -14,7 +15,7 @@ __global__ void linear_kernel(const float *x, const float *w, const float *bias,
     xs[threadIdx.y][threadIdx.x] =
         row < M && t + threadIdx.x < K ? x[row * K + t + threadIdx.x] : 0.f;
     ws[threadIdx.y][threadIdx.x] =
-        col < N && t + threadIdx.y < K ? w[(t + threadIdx.y) * N + col] : 0.f;
+        col < N && t + threadIdx.y < K ? w[col * K + t + threadIdx.y] : 0.f;
     __syncthreads();
     for (int k = 0; k < kTile; ++k)
       acc += xs[threadIdx.y][k] * ws[k][threadIdx.x];
@@ -28,7 +29,7 @@ __global__ void linear_kernel(const float *x, const float *w, const float *bias,
 
 torch::Tensor dice_forward(torch::Tensor x0, torch::Tensor x1, torch::Tensor x2) {
   auto x = x0.contiguous(), w = x1.contiguous(), b = x2.contiguous();
-  int M = (int)x.size(0), K = (int)x.size(1), N = (int)w.size(1);
+  int M = (int)x.size(0), K = (int)x.size(1), N = (int)w.size(0);
   auto y = torch::empty({M, N}, x.options());
   dim3 block(kTile, kTile);
   dim3 grid((N + kTile - 1) / kTile, (M + kTile - 1) / kTile);

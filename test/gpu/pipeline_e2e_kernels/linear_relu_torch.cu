@@ -10,7 +10,7 @@ __global__ void bias_relu_kernel(const float *in, const float *b, float *out, in
 }
 
 torch::Tensor dice_forward(torch::Tensor x0, torch::Tensor x1, torch::Tensor x2) {
-  auto prod = torch::matmul(x0, x1).contiguous();
+  auto prod = torch::matmul(x0, x1.t()).contiguous();
   int M = (int)prod.size(0), N = (int)prod.size(1);
   auto out = torch::empty_like(prod);
   bias_relu_kernel<<<(M * N + 127) / 128, 128>>>(prod.data_ptr<float>(),
