@@ -1,0 +1,146 @@
+"""Builds reference programs (docs/reference-program.md) in the compiler's
+canonical form, so that a drawn program is the one the compiler renders
+when it exports the program's own printed PyTorch form.
+
+What the form holds (held by test/python/test_engine.py through the
+torch-mlir export path, see also docs/corpus.md):
+
+- constants (`scalar`, `full`) come before every other op, and hold
+  values that the constant's dtype represents exactly (a float32 0.1 comes
+  back as a float64 constant and a cast);
+- the inputs are numbered in the order a depth-first walk from the outputs,
+  operands left to right, first reaches them;
+- an operand of lower rank is reshaped to the full rank, with leading 1s,
+  right before the op that broadcasts it; a constant that is not a Python
+  number beside a tensor (a `full`) has the full rank from the start;
+- no op is computed twice, and every op reaches an output.
+
+The builder also tracks a bound on each value's magnitude, which the
+grammar uses to keep functions inside their domains (the verifier's
+heavy-tailed trial draws inputs up to +-100).
+"""
+
+from dataclasses import dataclass, field
+
+FLOATS = ("float32", "float16", "bfloat16")
+# A bound on |input| under every trial distribution of the verifier.
+INPUT_BOUND = 100.0
+
+
+@dataclass(frozen=True)
+class Value:
+    """A value of the program being built: its number in the builder (not
+    the final numbering), shape, dtype, and bounds on what it holds."""
+    key: int
+    shape: tuple
+    dtype: str
+    lo: float = -INPUT_BOUND
+    hi: float = INPUT_BOUND
+
+    @property
+    def rank(self):
+        return len(self.shape)
+
+    @property
+    def bound(self):
+        return max(abs(self.lo), abs(self.hi))
+
+
+def broadcast_shape(*shapes):
+    rank = max(len(s) for s in shapes)
+    out = []
+    for d in range(rank):
+        sizes = {s[d - rank + len(s)] for s in shapes if d - rank + len(s) >= 0} - {1}
+        if len(sizes) > 1:
+            raise ValueError(f"shapes {shapes} do not broadcast")
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+
+
+@dataclass
+class _Node:
+    fn: str
+    args: tuple
+    shape: tuple
+    dtype: str
+    attrs: dict = field(default_factory=dict)
+
+
+class ProgramBuilder:
+    def __init__(self):
+        self._nodes = []          # ("input", ...) or ops, in creation order
+        self._memo = {}           # an op's identity -> its value, so none is computed twice
+
+    # --- values ------------------------------------------------------------
+    def input(self, shape, dtype, lo=-INPUT_BOUND, hi=INPUT_BOUND):
+        self._nodes.append(_Node("input", (), tuple(shape), dtype))
+        return Value(len(self._nodes) - 1, tuple(shape), dtype, lo, hi)
+
+    def scalar(self, value, dtype):
+        """A 0-d constant (a Python number in the printed program where
+        torch takes one, docs/reference-program.md "Constants")."""
+        return self._add("scalar", (), (), dtype, {"value": value}, value, value)
+
+    def full(self, value, shape, dtype):
+        return self._add("full", (), tuple(shape), dtype, {"value": value}, value, value)
+
+    def op(self, fn, args, dtype=None, lo=None, hi=None, **attrs):
+        """An elementwise op over `args`, broadcast together: operands of
+        lower rank than the result (0-d scalars aside) are reshaped first."""
+        shape = broadcast_shape(*(a.shape for a in args))
+        dtype = dtype or (args[1] if fn == "where" else args[0]).dtype
+        args = tuple(self._lift(a, len(shape)) for a in args)
+        lo = -INPUT_BOUND if lo is None else lo
+        hi = INPUT_BOUND if hi is None else hi
+        return self._add(fn, tuple(a.key for a in args), shape, dtype, attrs, lo, hi)
+
+    def _lift(self, value, rank):
+        if value.rank in (0, rank):
+            return value
+        shape = (1,) * (rank - value.rank) + value.shape
+        return self._add("reshape", (value.key,), shape, value.dtype, {}, value.lo, value.hi)
+
+    def _add(self, fn, args, shape, dtype, attrs, lo, hi):
+        identity = (fn, args, shape, dtype, tuple(sorted(attrs.items())))
+        if identity not in self._memo:
+            self._nodes.append(_Node(fn, args, shape, dtype, dict(attrs)))
+            self._memo[identity] = len(self._nodes) - 1
+        key = self._memo[identity]
+        return Value(key, shape, dtype, min(lo, hi), max(lo, hi))
+
+    # --- the program ---------------------------------------------------------
+    def build(self, outputs):
+        """The reference program (JSON-ready dict) returning `outputs`, in
+        canonical form: dead ops dropped, constants first, inputs numbered
+        by first use."""
+        live = set()
+        stack = [v.key for v in outputs]
+        while stack:
+            key = stack.pop()
+            if key not in live:
+                live.add(key)
+                stack.extend(self._nodes[key].args)
+        ops = [k for k, n in enumerate(self._nodes) if k in live and n.fn != "input"]
+        constants = [k for k in ops if self._nodes[k].fn in ("scalar", "full")]
+        rest = [k for k in ops if k not in constants]
+        inputs, seen = [], set()
+        stack = [v.key for v in reversed(outputs)]
+        while stack:  # depth first, operands left to right
+            key = stack.pop()
+            if key in seen:
+                continue
+            seen.add(key)
+            if self._nodes[key].fn == "input":
+                inputs.append(key)
+            stack.extend(reversed(self._nodes[key].args))
+        number = {k: i for i, k in enumerate(inputs + constants + rest)}
+        program = {"inputs": [{"shape": list(self._nodes[k].shape),
+                               "dtype": self._nodes[k].dtype} for k in inputs],
+                   "ops": [], "outputs": [number[v.key] for v in outputs]}
+        for k in constants + rest:
+            node = self._nodes[k]
+            op = {"fn": node.fn, "args": [number[a] for a in node.args],
+                  "type": {"shape": list(node.shape), "dtype": node.dtype}}
+            op.update(node.attrs)
+            program["ops"].append(op)
+        return program
