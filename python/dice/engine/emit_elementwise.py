@@ -1,0 +1,350 @@
+"""The CUDA kernel for any elementwise reference program with static
+shapes: one fused pass over the output's elements.
+
+Each value is computed in registers at the output element's index; an
+operand of a broadcast shape is read at the offset its own strides give
+that index (constant divisors, which nvcc turns into multiplies). Half and
+bfloat16 values live in float registers and are rounded to their dtype
+after every op, as PyTorch rounds after each of its kernels, so the kernel
+agrees with the reference program to the last bit wherever the math
+library does.
+
+A float32 program whose operands are the output's shape, rows along its
+last dimension, or constant along it reads float4 vectors when every
+pointer is 16-byte aligned (a scalar kernel takes the tail and the
+unaligned case).
+"""
+
+import math
+
+from dice.corpus.cuda_common import (DTYPES, HEADER, definition_head, float_literal,
+                                     input_checks, parameters)
+
+FLOAT_T = {"float32": "float", "float16": "float", "bfloat16": "float", "float64": "double",
+           "bool": "bool", "int64": "long long"}
+ROUND = {"float16": "round_half", "bfloat16": "round_bf16"}
+
+# name -> C expression over a (and the op's `value` as {v}), in float.
+UNARY_C = {
+    "neg": "-{a}", "exp": "expf({a})", "log": "logf({a})", "log1p": "log1pf({a})",
+    "expm1": "expm1f({a})", "tanh": "tanhf({a})", "sqrt": "sqrtf({a})",
+    "rsqrt": "rsqrtf({a})", "erf": "erff({a})", "abs": "fabsf({a})", "sin": "sinf({a})",
+    "cos": "cosf({a})", "tan": "tanf({a})", "floor": "floorf({a})", "ceil": "ceilf({a})",
+    "round": "rintf({a})", "trunc": "truncf({a})", "exp2": "exp2f({a})",
+    "reciprocal": "1.0f / {a}", "sigmoid": "1.0f / (1.0f + expf(-{a}))",
+    "silu": "{a} / (1.0f + expf(-{a}))",
+    "gelu": "0.5f * {a} * (1.0f + erff({a} * 0.70710678118654752f))",
+    "gelu_tanh": "0.5f * {a} * (1.0f + tanhf(0.79788456080286536f * ({a} + 0.044715f * {a} * "
+                 "{a} * {a})))",
+    "mish": "{a} * tanhf(log1pf(expf({a})))",
+    "hardsigmoid": "fminf(fmaxf({a} + 3.0f, 0.0f), 6.0f) / 6.0f",
+    "hardswish": "{a} * fminf(fmaxf({a} + 3.0f, 0.0f), 6.0f) / 6.0f",
+    "selu": "1.0507009873554805f * ({a} > 0.0f ? {a} : 1.6732632423543772f * expm1f({a}))",
+    "relu6": "fminf(fmaxf({a}, 0.0f), 6.0f)",
+    "logsigmoid": "fminf({a}, 0.0f) - log1pf(expf(-fabsf({a})))",
+    "leaky_relu": "({a} > 0.0f ? {a} : {a} * {v})",
+    "elu": "({a} > 0.0f ? {a} : {v} * expm1f({a}))",
+    "celu": "({a} > 0.0f ? {a} : {v} * expm1f({a} / {v}))",
+    "softplus": "({a} > {v} ? {a} : log1pf(expf({a})))",
+}
+BINARY_C = {
+    "add": "{a} + {b}", "sub": "{a} - {b}", "mul": "{a} * {b}", "div": "{a} / {b}",
+    "maximum": "fmaxf({a}, {b})", "minimum": "fminf({a}, {b})", "pow": "powf({a}, {b})",
+    "atan2": "atan2f({a}, {b})", "remainder": "fmodf({a}, {b})",
+    "gt": "{a} > {b}", "ge": "{a} >= {b}", "lt": "{a} < {b}", "le": "{a} <= {b}",
+    "eq": "{a} == {b}", "ne": "{a} != {b}", "logical_and": "{a} && {b}",
+    "logical_or": "{a} || {b}",
+}
+ELEMENTWISE = set(UNARY_C) | set(BINARY_C) | {"where", "to", "reshape", "scalar", "full",
+                                              "logical_not"}
+
+
+class NotElementwise(ValueError):
+    pass
+
+
+def _strides(shape):
+    out, step = [], 1
+    for size in reversed(shape):
+        out.append(step)
+        step *= size
+    return list(reversed(out))
+
+
+def _literal(value, c_type):
+    if c_type == "bool":
+        return "true" if value else "false"
+    if c_type == "long long":
+        return f"{int(value)}LL"
+    if c_type == "double":
+        return repr(float(value))
+    if math.isinf(value):
+        return "INFINITY" if value > 0 else "-INFINITY"
+    return float_literal(value)
+
+
+class _Kernel:
+    def __init__(self, program):
+        self.p = program
+        ops = program["ops"]
+        for op in ops:
+            if op["fn"] not in ELEMENTWISE:
+                raise NotElementwise(f"op {op['fn']} is not elementwise")
+        self.n_in = len(program["inputs"])
+        self.types = [i for i in program["inputs"]] + [op["type"] for op in ops]
+        self.out_shape = self.types[program["outputs"][0]]["shape"]
+        for o in program["outputs"]:
+            if self.types[o]["shape"] != self.out_shape:
+                raise NotElementwise("outputs of different shapes")
+        if any(not isinstance(s, int) for t in self.types for s in t["shape"]):
+            raise NotElementwise("dynamic sizes")
+        self.numel = math.prod(self.out_shape)
+        self.rank = len(self.out_shape)
+
+    def c_type(self, k):
+        return FLOAT_T[self.types[k]["dtype"]]
+
+    def in_view(self, k):
+        """Input k's shape as the output's rank sees it (leading 1s)."""
+        shape = self.types[k]["shape"]
+        return [1] * (self.rank - len(shape)) + list(shape)
+
+    def offset(self, k, index="i"):
+        """Input k's element offset for output element `index`: the output
+        coordinate of each dim the input does not broadcast, times the
+        input's stride there."""
+        view = self.in_view(k)
+        if view == list(self.out_shape):
+            return index
+        strides, out_strides = _strides(view), _strides(self.out_shape)
+        terms = []
+        for d, size in enumerate(view):
+            if size == 1:
+                continue
+            coord = index if out_strides[d] == 1 else f"{index} / {out_strides[d]}"
+            if d > 0:
+                coord = f"({coord}) % {size}" if " " in coord else f"{coord} % {size}"
+                coord = f"({coord})"
+            terms.append(coord if strides[d] == 1 else f"{coord} * {strides[d]}")
+        return " + ".join(terms) or "0"
+
+    # --- the per-element function ---------------------------------------------
+    def element_function(self):
+        """`fused(float v0, ..., float &o0, ...)`: the program on one element."""
+        ins = [f"{self.c_type(k)} v{k}" for k in range(self.n_in)]
+        outs = [f"{FLOAT_T[self.types[o]['dtype']]} &o{j}"
+                for j, o in enumerate(self.p["outputs"])]
+        lines = [f"__device__ __forceinline__ void fused({', '.join(ins + outs)}) {{"]
+        for i, op in enumerate(self.p["ops"]):
+            k = self.n_in + i
+            expr = self.expression(op)
+            if expr is None:
+                continue
+            rounding = ROUND.get(op["type"]["dtype"])
+            if rounding and op["fn"] not in ("scalar", "full", "reshape", "where") and \
+                    not (op["fn"] == "to" and self.types[op["args"][0]]["dtype"] in ROUND):
+                expr = f"{rounding}({expr})"
+            lines.append(f"  const {self.c_type(k)} v{k} = {expr};")
+        for j, o in enumerate(self.p["outputs"]):
+            lines.append(f"  o{j} = v{o};")
+        lines.append("}")
+        return "\n".join(lines)
+
+    def expression(self, op):
+        fn, args = op["fn"], [f"v{a}" for a in op["args"]]
+        c_type = FLOAT_T[op["type"]["dtype"]]
+        if fn in ("scalar", "full"):
+            value = op.get("value", 0.0)
+            if op["type"]["dtype"] in ROUND:  # the constant as its dtype holds it
+                return f"{ROUND[op['type']['dtype']]}({_literal(value, 'float')})"
+            return _literal(value, c_type)
+        if fn == "reshape":
+            return args[0]
+        if fn == "to":
+            return f"static_cast<{c_type}>({args[0]})"
+        if fn == "where":
+            return f"{args[0]} ? {args[1]} : {args[2]}"
+        if fn == "logical_not":
+            return f"!{args[0]}"
+        if fn in UNARY_C:
+            value = _literal(op.get("value", 0.0), "float")
+            expr = UNARY_C[fn].format(a=args[0], v=value)
+            return self.in_double(expr, op) if c_type == "double" else expr
+        a, b = args
+        expr = BINARY_C[fn].format(a=a, b=b)
+        operand_types = {FLOAT_T[self.types[x]["dtype"]] for x in op["args"]}
+        if "double" in operand_types and fn in ("maximum", "minimum", "pow", "atan2",
+                                                  "remainder"):
+            expr = expr.replace("f(", "(")
+        return expr
+
+    @staticmethod
+    def in_double(expr, op):
+        raise NotElementwise(f"{op['fn']} in float64")
+
+
+def _rounding_helpers(dtypes):
+    helpers = []
+    if "float16" in dtypes:
+        helpers.append("__device__ __forceinline__ float round_half(float v) {\n"
+                       "  return __half2float(__float2half_rn(v));\n}")
+    if "bfloat16" in dtypes:
+        helpers.append("__device__ __forceinline__ float round_bf16(float v) {\n"
+                       "  return __bfloat162float(__float2bfloat16_rn(v));\n}")
+    return helpers
+
+
+def _load(k, dtype, ptr_index):
+    storage = DTYPES.get(dtype)
+    value = f"x{k}[{ptr_index}]"
+    return storage.load.format(value) if storage else value
+
+
+def emit(program, signature):
+    """The CUDA source (kernels and `dice_forward` with exactly `signature`)
+    computing `program`. Raises NotElementwise for other programs."""
+    kernel = _Kernel(program)
+    names = parameters(signature)
+    if len(names) != kernel.n_in:
+        raise ValueError(f"signature has {len(names)} parameters, program {kernel.n_in} inputs")
+    in_dtypes = [t["dtype"] for t in program["inputs"]]
+    out_dtypes = [kernel.types[o]["dtype"] for o in program["outputs"]]
+    for d in in_dtypes + out_dtypes:
+        if d not in DTYPES:
+            raise NotElementwise(f"dtype {d}")
+    dtypes = set(in_dtypes + out_dtypes + [t["dtype"] for t in kernel.types])
+    head = HEADER + "#include <c10/cuda/CUDAException.h>\n" + "".join(
+        DTYPES[d].header for d in sorted(dtypes & set(DTYPES)))
+    parts = [head.rstrip("\n"), ""]
+    parts += [h + "\n" for h in _rounding_helpers(dtypes)]
+    parts += [kernel.element_function(), ""]
+
+    n_out = len(program["outputs"])
+    in_params = [f"const {DTYPES[d].c_type} *__restrict__ x{k}" for k, d in enumerate(in_dtypes)]
+    out_params = [f"{DTYPES[d].c_type} *__restrict__ y{j}" for j, d in enumerate(out_dtypes)]
+    loads = [f"    const {kernel.c_type(k)} a{k} = {_load(k, in_dtypes[k], kernel.offset(k))};"
+             for k in range(kernel.n_in)]
+    decls = [f"    {FLOAT_T[d]} r{j};" for j, d in enumerate(out_dtypes)]
+    call = ", ".join([f"a{k}" for k in range(kernel.n_in)] + [f"r{j}" for j in range(n_out)])
+    stores = [f"    y{j}[i] = {DTYPES[d].store.format(f'r{j}')};" for j, d in enumerate(out_dtypes)]
+    parts.append("// One output element a thread, grid-stride, from element `start`.")
+    parts.append(f"__global__ void fused_kernel({', '.join(in_params + out_params)}, "
+                 "int64_t start) {")
+    parts.append(f"  const int64_t n = {kernel.numel}LL;")
+    parts.append("  for (int64_t i = start + blockIdx.x * (int64_t)blockDim.x + threadIdx.x; "
+                 "i < n;\n       i += (int64_t)gridDim.x * blockDim.x) {")
+    parts += loads + decls
+    parts.append(f"    fused({call});")
+    parts += stores
+    parts += ["  }", "}", ""]
+
+    vector = _vector_plan(kernel, in_dtypes, out_dtypes)
+    if vector:
+        parts.append(_vector_kernel(kernel, vector, in_params, out_params, n_out))
+
+    parts.append(_host(kernel, signature, names, in_dtypes, out_dtypes, vector))
+    return "\n".join(parts) + "\n"
+
+
+def _vector_plan(kernel, in_dtypes, out_dtypes):
+    """How each input is read four elements at a time ('vec' or 'bcast'),
+    or None when the program is not float32 or its last dim does not allow."""
+    if set(in_dtypes + out_dtypes) != {"float32"} or kernel.numel < 4:
+        return None
+    last = kernel.out_shape[-1] if kernel.rank else 1
+    plan = []
+    for k in range(kernel.n_in):
+        view = kernel.in_view(k)
+        if view == list(kernel.out_shape):
+            plan.append("vec")
+        elif last % 4 == 0 and view[-1] == last:
+            plan.append("vec")
+        elif last % 4 == 0 and view[-1] == 1:
+            plan.append("bcast")
+        else:
+            return None
+    if last % 4 != 0 and not all(p == "vec" and kernel.in_view(k) == list(kernel.out_shape)
+                                 for k, p in enumerate(plan)):
+        return None
+    return plan
+
+
+def _vector_kernel(kernel, plan, in_params, out_params, n_out):
+    lines = ["// Four elements a thread as float4 (16-byte aligned pointers), up to",
+             "// the last multiple of four.",
+             f"__global__ void fused_kernel_vec4({', '.join(in_params + out_params)}) {{",
+             f"  const int64_t n4 = {kernel.numel // 4}LL;",
+             "  for (int64_t q = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; q < n4;",
+             "       q += (int64_t)gridDim.x * blockDim.x) {",
+             "    const int64_t i = q * 4;"]
+    for k, how in enumerate(plan):
+        off = kernel.offset(k)
+        if how == "vec":
+            lines.append(f"    const float4 a{k} = *reinterpret_cast<const float4 *>(x{k} + {off});")
+        else:
+            lines.append(f"    const float b{k} = x{k}[{off}];")
+    for j in range(n_out):
+        lines.append(f"    float4 r{j};")
+    for lane in "xyzw":
+        args = [f"a{k}.{lane}" if how == "vec" else f"b{k}" for k, how in enumerate(plan)]
+        args += [f"r{j}.{lane}" for j in range(n_out)]
+        lines.append(f"    fused({', '.join(args)});")
+    for j in range(n_out):
+        lines.append(f"    *reinterpret_cast<float4 *>(y{j} + i) = r{j};")
+    lines += ["  }", "}", ""]
+    return "\n".join(lines)
+
+
+def _host(kernel, signature, names, in_dtypes, out_dtypes, vector):
+    lines = [definition_head(signature) + " {",
+             input_checks(names, in_dtypes)]
+    for k, name in enumerate(names):
+        shape = kernel.types[k]["shape"]
+        lines.append(f"  TORCH_CHECK({name}.numel() == {math.prod(shape)}, "
+                     f"\"{name} must have {math.prod(shape)} elements\");")
+    shape = "{" + ", ".join(str(s) for s in kernel.out_shape) + "}"
+    outs = []
+    for j, d in enumerate(out_dtypes):
+        lines.append(f"  auto y{j} = torch::empty({shape}, {names[0]}.options()"
+                     f".dtype({DTYPES[d].kind}));")
+        outs.append(f"y{j}")
+    in_ptrs = [_ptr(names[k], d) for k, d in enumerate(in_dtypes)]
+    out_ptrs = [_ptr(f"y{j}", d, const=False) for j, d in enumerate(out_dtypes)]
+    lines += [f"  const int64_t n = {kernel.numel}LL;",
+              "  const int threads = 256;",
+              "  cudaStream_t stream = c10::cuda::getCurrentCUDAStream();",
+              "  int64_t done = 0;"]
+    if vector:
+        aligned = " && ".join(f"reinterpret_cast<uintptr_t>({p}) % 16 == 0"
+                              for p in in_ptrs + out_ptrs)
+        lines += [f"  if ({aligned}) {{",
+                  "    const int64_t n4 = n / 4;",
+                  "    if (n4 > 0) {",
+                  "      const int blocks = (int)std::min<int64_t>((n4 + threads - 1) / threads,"
+                  " 65535);",
+                  f"      fused_kernel_vec4<<<blocks, threads, 0, stream>>>("
+                  f"{', '.join(in_ptrs + out_ptrs)});",
+                  "    }",
+                  "    done = n4 * 4;",
+                  "  }"]
+    lines += ["  if (done < n) {",
+              "    const int blocks = (int)std::min<int64_t>((n - done + threads - 1) / threads,"
+              " 65535);",
+              f"    fused_kernel<<<blocks, threads, 0, stream>>>("
+              f"{', '.join(in_ptrs + out_ptrs)}, done);",
+              "  }",
+              "  C10_CUDA_KERNEL_LAUNCH_CHECK();"]
+    if len(outs) == 1 and not signature.strip().startswith("std::vector"):
+        lines.append(f"  return {outs[0]};")
+    else:
+        lines.append(f"  return {{{', '.join(outs)}}};")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def _ptr(name, dtype, const=True):
+    s = DTYPES[dtype]
+    if s.c_type == s.at_type:
+        return f"{name}.data_ptr<{s.at_type}>()"
+    qualifier = "const " if const else ""
+    return f"reinterpret_cast<{qualifier}{s.c_type} *>({name}.data_ptr<{s.at_type}>())"
