@@ -8,7 +8,7 @@
 # (docs/gpu-node.md). Returns non-zero when a step fails.
 dice_gpu_node() {
   local py=$1 log=$2
-  source test/gpu/build-gpu-half.sh "$py" "$log" dice-verify-worker dice-verify \
+  source test/gpu/build-gpu-half.sh "$py" "$log" dice-verify-worker dice-verify dice-scaffold-programs \
     DiceLightBridge DiceRuntime DiceModelPlugin dice-reference-run || return 1
   local tool
   for tool in dice-opt dice-plan; do

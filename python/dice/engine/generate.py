@@ -1,0 +1,169 @@
+"""The data engine's driver: draws programs from the grammar, writes the
+kernel for each with the emitters and the compiler's scaffold for each with
+`dice-scaffold-programs`, and splits them honestly.
+
+Runs where the GPU node's tools are (Python, torch not needed, the static
+`dice-scaffold-programs`): no LLVM, no torch-mlir. Work is cut into chunks
+of `CHUNK` programs, each drawn from its own seeded generator, so the
+corpus is the same for any number of jobs.
+
+Splits, by construction:
+- `heldout-primitives`: programs using a production of HELDOUT_PRIMITIVES,
+  which no other split contains;
+- `heldout-compositions`: programs combining two op classes of a pair in
+  HELDOUT_PAIRS (each class alone is in training);
+- `val`: a seeded 2% of the rest (by fingerprint);
+- `train`: the rest.
+A request (fingerprint) is kept once, in the first chunk that drew it.
+"""
+
+import hashlib
+import json
+import random
+import subprocess
+import sys
+import time
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from dice.engine.elementwise import UNARY, Grammar
+from dice.engine.emit_elementwise import emit
+
+CHUNK = 500
+SPLITS = ("train", "val", "heldout-primitives", "heldout-compositions")
+HELDOUT_PRIMITIVES = ("mish", "softsign", "hardswish", "atan2")
+HELDOUT_PAIRS = (frozenset(("trig", "select")), frozenset(("rounding", "smooth")))
+VAL_SHARE = 0.02
+# The op class of each production that is not a unary function.
+PRODUCTION_CLASS = {"add": "arith", "sub": "arith", "mul": "arith", "div": "arith",
+                    "lerp": "arith", "maximum": "select", "minimum": "select",
+                    "where": "select", "pow": "exponential", "atan2": "trig",
+                    "cast": "cast"}
+
+
+def class_of(production):
+    return UNARY[production].cls if production in UNARY else PRODUCTION_CLASS[production]
+
+
+def split_of(used, fingerprint):
+    if any(p in HELDOUT_PRIMITIVES for p in used):
+        return "heldout-primitives"
+    classes = {class_of(p) for p in used}
+    if any(pair <= classes for pair in HELDOUT_PAIRS):
+        return "heldout-compositions"
+    share = int(hashlib.sha256(fingerprint.encode()).hexdigest()[:8], 16) / 2 ** 32
+    return "val" if share < VAL_SHARE else "train"
+
+
+def difficulty(program, used):
+    """The curriculum's order, 1 (one op on one input) upward: productions,
+    broadcast operands, half precision and extra results each add."""
+    out_shape = output_type(program)["shape"]
+    broadcast = sum(1 for i in program["inputs"] if i["shape"] != out_shape)
+    half = program["inputs"][0]["dtype"] != "float32"
+    return len([p for p in used if p != "cast"]) + broadcast + half + \
+        ("cast" in used) + 2 * (len(program["outputs"]) - 1)
+
+
+def hole(cuda_source):
+    return f'source = """\n{cuda_source}"""'
+
+
+def scaffold(programs, tool):
+    """dice-scaffold-programs' output line for each program."""
+    lines = "".join(json.dumps({"program": p}) + "\n" for p in programs)
+    proc = subprocess.run([tool], input=lines, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"dice-scaffold-programs failed: {proc.stderr.strip()}")
+    return [json.loads(line) for line in proc.stdout.splitlines()]
+
+
+def output_type(program):
+    return program["ops"][program["outputs"][0] - len(program["inputs"])]["type"]
+
+
+def chunk_rows(seed, chunk, count, tool, packs=False, exclude=()):
+    """The rows of one chunk: `count` programs from generator (seed, chunk)."""
+    grammar = Grammar(random.Random(f"dice-engine/{seed}/{chunk}"), exclude)
+    drawn = [grammar.draw() for _ in range(count)]
+    rows = []
+    for n, ((program, used), s) in enumerate(zip(drawn, scaffold([d[0] for d in drawn], tool))):
+        middle = hole(emit(program, s["signature"]))
+        productions = [p for p in used if p != "cast"]
+        rows.append({
+            "id": f"ew-{seed}-{chunk}-{n}", "level": 1 if len(productions) == 1 else 2,
+            "pytorch_code": s["reference"],
+            "cuda_code": s["prefix"] + middle + s["suffix"],
+            "prefix": s["prefix"], "middle": middle, "suffix": s["suffix"],
+            "reference": s["reference"], "signature": s["signature"],
+            "fingerprint": s["fingerprint"], "program": s["program"],
+            **({"infill_prompt": s["infill_prompt"], "end_to_end_prompt": s["end_to_end_prompt"]}
+               if packs else {}),
+            "family": "elementwise", "productions": used,
+            "classes": sorted({class_of(p) for p in used}),
+            "dtype": program["inputs"][0]["dtype"],
+            "rank": len(output_type(program)["shape"]),
+            "difficulty": difficulty(program, used),
+            "split": split_of(used, s["fingerprint"])})
+    return rows
+
+
+SFT_FIELDS = ("id", "level", "pytorch_code", "cuda_code", "prefix", "middle", "suffix",
+              "reference", "signature", "fingerprint", "program", "family", "productions",
+              "classes", "dtype", "rank", "difficulty")
+PACK_FIELDS = ("id", "level", "pytorch_code", "fingerprint", "signature", "program",
+               "reference", "prefix", "suffix", "infill_prompt", "end_to_end_prompt",
+               "difficulty")
+
+
+def generate(out_dir, count, seed=0, jobs=1, tool="dice-scaffold-programs", packs=False,
+             log=None):
+    """Writes corpus-<split>.jsonl (SFT rows, easiest first), with --packs
+    packs-<split>.jsonl (RL task packs), and summary.json to out_dir.
+    Returns the summary."""
+    log = log or sys.stderr
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    rows = {split: [] for split in SPLITS}
+    seen = set()
+    drawn = 0
+    chunk = 0
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        while len(seen) < count:
+            need = count - len(seen)
+            chunks = max(1, min(jobs * 4, -(-need * 11 // 10 // CHUNK)))
+            futures = [pool.submit(chunk_rows, seed, chunk + k, CHUNK, tool, packs)
+                       for k in range(chunks)]
+            chunk += chunks
+            for future in futures:
+                for row in future.result():
+                    drawn += 1
+                    if row["fingerprint"] in seen or len(seen) >= count:
+                        continue
+                    seen.add(row["fingerprint"])
+                    rows[row.pop("split")].append(row)
+                elapsed = time.monotonic() - started
+                print(f"[{len(seen)}/{count}] distinct requests from {drawn} drawn, "
+                      f"{elapsed:.0f} s", file=log, flush=True)
+    summary = {"count": len(seen), "drawn": drawn, "seed": seed,
+               "seconds": round(time.monotonic() - started, 1), "splits": {}}
+    for split, items in rows.items():
+        items.sort(key=lambda r: (r["difficulty"], r["id"]))  # the curriculum's order
+        with open(out_dir / f"corpus-{split}.jsonl", "w") as f:
+            for row in items:
+                f.write(json.dumps({k: row[k] for k in SFT_FIELDS}) + "\n")
+        if packs:
+            with open(out_dir / f"packs-{split}.jsonl", "w") as f:
+                for row in items:
+                    f.write(json.dumps({k: row[k] for k in PACK_FIELDS}) + "\n")
+        summary["splits"][split] = {
+            "rows": len(items),
+            "dtype": dict(Counter(r["dtype"] for r in items)),
+            "rank": dict(sorted(Counter(r["rank"] for r in items).items())),
+            "difficulty": dict(sorted(Counter(r["difficulty"] for r in items).items())),
+            "productions": dict(Counter(p for r in items for p in r["productions"])
+                                .most_common())}
+    (out_dir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    return summary

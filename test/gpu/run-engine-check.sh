@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The data engine on a GPU node (docs/corpus.md, "The data engine"), from
+# the repository root, with .gpu-tools and .deps carried along. Results go
+# to $OUT:
+#   $OUT/engine-summary.json   100,000 distinct requests drawn on this
+#       node's cores (the corpus itself stays on the node: it is ~1 GB)
+#   $OUT/engine-verify.{jsonl,md}   dice-verify on a stratified sample:
+#       PER_CELL rows of every emitter x dtype x shape class
+set -uo pipefail
+OUT=${OUT:-/tmp/dice-engine-check}
+COUNT=${COUNT:-100000}
+PER_CELL=${PER_CELL:-5}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+start=$SECONDS
+source scripts/gpu-node.sh python3 "$OUT/build.log" || exit 1
+echo "node set up in $((SECONDS - start)) s"
+dice_machine_info "$OUT/machine.txt"
+corpus=/tmp/dice-engine-corpus
+rm -rf "$corpus"
+t=$SECONDS
+python3 -m dice corpus engine "$corpus" --count "$COUNT" --jobs "$(nproc)" 2>&1 | tail -2
+echo "engine: $COUNT requests in $((SECONDS - t)) s on $(nproc) cores"
+cp "$corpus/summary.json" "$OUT/engine-summary.json"
+t=$SECONDS
+python3 -m dice corpus engine-check "$corpus" "$OUT/engine-verify.jsonl" \
+  --per-cell "$PER_CELL" --build --jobs "$(nproc)" 2>&1 | tail -3
+echo "verify: $((SECONDS - t)) s"
+cat "$OUT/engine-verify.md"
+echo "done in $((SECONDS - start)) s"
