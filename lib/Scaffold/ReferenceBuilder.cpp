@@ -1904,6 +1904,51 @@ static ReferenceProgram pruneDeadOps(const ReferenceProgram &program) {
   return pruned;
 }
 
+/// Constants (`scalar`, `full`) first, in the order the other ops first read
+/// them; every other op where it stood. The block's constants stand where
+/// MLIR's folding and hoisting left them, which reverses them each time a
+/// printed program is exported again: ordered by use, a program rendered
+/// from its own printed form comes back as itself (the data engine's
+/// prompts rest on this, docs/corpus.md).
+static ReferenceProgram orderConstantsByUse(const ReferenceProgram &program) {
+  int numInputs = static_cast<int>(program.inputs.size());
+  int numOps = static_cast<int>(program.ops.size());
+  auto isConstant = [&](int i) {
+    const RefOp &op = program.ops[i];
+    return op.args.empty() && (op.fn == "scalar" || op.fn == "full");
+  };
+  std::vector<int> firstReader(numOps, numOps);
+  for (int i = 0; i < numOps; ++i)
+    if (!isConstant(i))
+      for (int a : program.ops[i].args)
+        if (a >= numInputs && firstReader[a - numInputs] == numOps)
+          firstReader[a - numInputs] = i;
+  std::vector<int> order;
+  for (int i = 0; i < numOps; ++i)
+    if (isConstant(i))
+      order.push_back(i);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return firstReader[a] < firstReader[b]; });
+  for (int i = 0; i < numOps; ++i)
+    if (!isConstant(i))
+      order.push_back(i);
+  ReferenceProgram ordered;
+  ordered.inputs = program.inputs;
+  ordered.symbols = program.symbols;
+  std::vector<int> renumber(numInputs + numOps, -1);
+  for (int i = 0; i < numInputs; ++i)
+    renumber[i] = i;
+  for (int i : order) {
+    RefOp op = program.ops[i];
+    for (int &a : op.args)
+      a = renumber[a];
+    renumber[numInputs + i] = ordered.add(std::move(op));
+  }
+  for (int out : program.outputs)
+    ordered.outputs.push_back(renumber[out]);
+  return ordered;
+}
+
 std::optional<ReferenceProgram>
 buildOpProgram(Operation *op, SmallVectorImpl<Value> &inputs,
                SmallVectorImpl<Value> &outputs, std::string &whyNot,
@@ -2016,7 +2061,7 @@ buildOpProgram(Operation *op, SmallVectorImpl<Value> &inputs,
   }
   ReferenceProgram program = pruneDeadOps(builder.program);
   raiseCompoundOps(program);
-  return program;
+  return orderConstantsByUse(program);
 }
 
 std::optional<std::string> whyNotRenderable(Operation *op, DynamicSizes *sizes) {
@@ -2059,6 +2104,7 @@ std::optional<ReferenceProgram> buildReferenceProgram(Region &region,
   // What the model reads and the verifier times is the user's function
   // (softmax), not torch-mlir's decomposition of it.
   raiseCompoundOps(builder.program);
+  builder.program = orderConstantsByUse(builder.program);
   std::string invalid = builder.program.validate();
   if (!invalid.empty()) {
     whyNot = "internal error: " + invalid;

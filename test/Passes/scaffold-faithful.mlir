@@ -86,8 +86,8 @@ func.func @sum_i8(%a: tensor<4x6xi8>) -> tensor<4xi8> {
 
 // Unsigned comparison and zero extension, composed from signed ops.
 // CHECK-LABEL: func.func @unsigned
-// CHECK: reference = "{{.*}}t3 = torch.lt(x0, 0)\0A        t4 = torch.lt(x1, 0)\0A        t5 = torch.eq(t3, t4)\0A        t6 = torch.lt(x0, x1)\0A        t7 = torch.where(t5, t6, t4)\0A
-// CHECK-SAME: t10 = x0.to(torch.int32)\0A        t12 = torch.add(t10, 256)\0A        t13 = torch.where(t9, t12, t10)\0A
+// CHECK: reference = "{{.*}}t5 = torch.lt(x0, 0)\0A        t6 = torch.lt(x1, 0)\0A        t7 = torch.eq(t5, t6)\0A        t8 = torch.lt(x0, x1)\0A        t9 = torch.where(t7, t8, t6)\0A
+// CHECK-SAME: t11 = x0.to(torch.int32)\0A        t12 = torch.add(t11, 256)\0A        t13 = torch.where(t10, t12, t11)\0A
 func.func @unsigned(%a: tensor<4xi8>, %b: tensor<4xi8>) -> (tensor<4xi1>, tensor<4xi32>) {
   %e = tensor.empty() : tensor<4xi1>
   %e2 = tensor.empty() : tensor<4xi32>

@@ -12,7 +12,7 @@ too; the bounds come from the builder.
 """
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dice.engine.program import FLOATS, INPUT_BOUND, ProgramBuilder
 from dice.engine.shapes import broadcast_pattern, draw_shape
@@ -176,6 +176,7 @@ class Grammar:
     def __init__(self, rng, exclude=()):
         self.rng = rng
         self.unaries = [name for name in UNARY if name not in exclude]
+        self.smooth_unaries = [name for name in self.unaries if UNARY[name].cls != "rounding"]
         self.binaries = [op for op in ("add", "sub", "mul", "div", "maximum", "minimum",
                                        "pow", "atan2") if op not in exclude]
         self.exclude = set(exclude)
@@ -206,13 +207,18 @@ class Grammar:
 
     # --- productions -----------------------------------------------------------
     def unary(self, b, v, name=None):
-        name = name or self.rng.choice(self.unaries)
+        # A rounding function jumps at every integer: after a function that
+        # PyTorch and a kernel may round differently in the last place, the
+        # two would disagree by 1 wherever the value sits at an integer
+        # (floor(erf(x)) at erf's saturation), so it takes exact values only.
+        choices = self.unaries if v.exact else self.smooth_unaries
+        name = name or self.rng.choice(choices)
         u = UNARY[name]
         v = self.into_domain(b, name, self.squash(b, v, self.limit(v)))
         lo, hi = _range(u.py, v.lo, v.hi)
         if u.build:
             out = u.build(b, v)
-            out = type(out)(out.key, out.shape, out.dtype, lo, hi)
+            out = replace(out, lo=lo, hi=hi)
         else:
             out = b.op(name, [v], lo=lo, hi=hi, **dict(u.attrs))
         self.used.append(name)
@@ -261,7 +267,7 @@ class Grammar:
             return b.op("atan2", [v, w], lo=-math.pi, hi=math.pi)
         # pow: a positive base, a bounded exponent
         base = _scalar_op(b, "add", b.op("abs", [self.squash(b, v, 4.0)]), 0.5)
-        base = type(base)(base.key, base.shape, base.dtype, 0.5, 4.5)
+        base = replace(base, lo=0.5, hi=4.5)
         exponent = self.squash(b, w, 2.0)
         return b.op("pow", [base, exponent], lo=0, hi=4.5 ** 2)
 
@@ -325,15 +331,18 @@ class Grammar:
         self.used = []
         self.dtype = rng.choice(FLOATS + ("float32",))
         half = self.dtype != "float32"
-        # Half programs compute in float32 between casts a third of the time.
-        self.compute_dtype = "float32" if half and rng.random() < 0.33 else self.dtype
-        if self.compute_dtype != self.dtype:
+        size = size or rng.randint(1, 6)
+        # Half programs compute in float32 between casts a third of the time
+        # (with one production, f(x.to(float32)).to(x.dtype) is f(x): the
+        # compiler renders it so).
+        cast = half and size > 1 and rng.random() < 0.33
+        self.compute_dtype = "float32" if cast else self.dtype
+        if cast:
             self.used.append("cast")
         self.shape = draw_shape(rng)
         b = ProgramBuilder()
         v = self.new_input(b, self.shape)
         pool = [v]
-        size = size or rng.randint(1, 6)
         while len([u for u in self.used if u not in ("scale", "cast")]) < size:
             r = rng.random()
             if r < 0.45:

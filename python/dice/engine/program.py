@@ -5,15 +5,20 @@ when it exports the program's own printed PyTorch form.
 What the form holds (held by test/python/test_engine.py through the
 torch-mlir export path, see also docs/corpus.md):
 
-- constants (`scalar`, `full`) come before every other op, and hold
-  values that the constant's dtype represents exactly (a float32 0.1 comes
+- constants (`scalar`, `full`) come before every other op, in the order
+  the other ops first read them, and hold values that the constant's dtype
+  represents exactly (a float32 0.1 comes
   back as a float64 constant and a cast);
 - the inputs are numbered in the order a depth-first walk from the outputs,
   operands left to right, first reaches them;
 - an operand of lower rank is reshaped to the full rank, with leading 1s,
-  right before the op that broadcasts it; a constant that is not a Python
-  number beside a tensor (a `full`) has the full rank from the start;
-- no op is computed twice, and every op reaches an output.
+  right before each op that broadcasts it (a reshape of its own for every
+  such op); a constant that is not a Python number beside a tensor (a
+  `full`) has the full rank from the start;
+- apart from those reshapes no op is computed twice (the compiler's CSE
+  merges equal ops), and every op reaches an output;
+- the other ops stand in the order they were drawn, which is the order the
+  printed program computes them.
 
 The builder also tracks a bound on each value's magnitude, which the
 grammar uses to keep functions inside their domains (the verifier's
@@ -25,6 +30,13 @@ from dataclasses import dataclass, field
 FLOATS = ("float32", "float16", "bfloat16")
 # A bound on |input| under every trial distribution of the verifier.
 INPUT_BOUND = 100.0
+# Ops that every implementation computes alike (IEEE-rounded arithmetic,
+# selects, casts): a value made only of them is the same bits in a kernel
+# and in PyTorch; a transcendental function's may differ in the last place.
+EXACT = {"neg", "abs", "floor", "ceil", "round", "trunc", "where", "gt", "ge", "lt", "le",
+         "eq", "ne", "logical_and", "logical_or", "logical_not", "to", "reshape", "add",
+         "sub", "mul", "div", "maximum", "minimum", "relu6", "hardsigmoid", "hardswish",
+         "leaky_relu"}
 
 
 @dataclass(frozen=True)
@@ -36,6 +48,7 @@ class Value:
     dtype: str
     lo: float = -INPUT_BOUND
     hi: float = INPUT_BOUND
+    exact: bool = True  # only EXACT ops between the inputs and it
 
     @property
     def rank(self):
@@ -92,21 +105,25 @@ class ProgramBuilder:
         args = tuple(self._lift(a, len(shape)) for a in args)
         lo = -INPUT_BOUND if lo is None else lo
         hi = INPUT_BOUND if hi is None else hi
-        return self._add(fn, tuple(a.key for a in args), shape, dtype, attrs, lo, hi)
+        exact = fn in EXACT and all(a.exact for a in args)
+        return self._add(fn, tuple(a.key for a in args), shape, dtype, attrs, lo, hi, exact)
 
     def _lift(self, value, rank):
         if value.rank in (0, rank):
             return value
         shape = (1,) * (rank - value.rank) + value.shape
-        return self._add("reshape", (value.key,), shape, value.dtype, {}, value.lo, value.hi)
+        return self._add("reshape", (value.key,), shape, value.dtype, {}, value.lo, value.hi,
+                         value.exact, shared=False)
 
-    def _add(self, fn, args, shape, dtype, attrs, lo, hi):
+    def _add(self, fn, args, shape, dtype, attrs, lo, hi, exact=True, shared=True):
         identity = (fn, args, shape, dtype, tuple(sorted(attrs.items())))
+        if not shared:  # a new op even where an equal one exists
+            identity += (len(self._nodes),)
         if identity not in self._memo:
             self._nodes.append(_Node(fn, args, shape, dtype, dict(attrs)))
             self._memo[identity] = len(self._nodes) - 1
         key = self._memo[identity]
-        return Value(key, shape, dtype, min(lo, hi), max(lo, hi))
+        return Value(key, shape, dtype, min(lo, hi), max(lo, hi), exact)
 
     # --- the program ---------------------------------------------------------
     def build(self, outputs):
@@ -123,6 +140,11 @@ class ProgramBuilder:
         ops = [k for k, n in enumerate(self._nodes) if k in live and n.fn != "input"]
         constants = [k for k in ops if self._nodes[k].fn in ("scalar", "full")]
         rest = [k for k in ops if k not in constants]
+        first_reader = {}
+        for position, k in enumerate(rest):
+            for a in self._nodes[k].args:
+                first_reader.setdefault(a, position)
+        constants.sort(key=lambda k: first_reader.get(k, len(rest)))
         inputs, seen = [], set()
         stack = [v.key for v in reversed(outputs)]
         while stack:  # depth first, operands left to right

@@ -1,0 +1,165 @@
+"""The data engine (python/dice/engine, docs/corpus.md "The data engine").
+
+Oracles: the compiler itself (a drawn program, printed, exported with
+torch-mlir and outlined, is the same request: fingerprint, signature and
+prompt), PyTorch (the emitted kernels, run on the host, against the printed
+reference program), and the verifier's static analysis."""
+
+import json
+import math
+import random
+from collections import Counter
+
+import pytest
+import torch
+
+import engine_host
+from build_tree import BIN
+from dice.engine.elementwise import UNARY, Grammar
+from dice.engine.generate import (HELDOUT_PAIRS, HELDOUT_PRIMITIVES, SFT_FIELDS, SPLITS,
+                                  chunk_rows, class_of, generate)
+from dice.engine.shapes import broadcast_pattern
+from dice.train.prepare import program_requests
+
+TOOL = BIN / "dice-scaffold-programs"
+
+
+@pytest.fixture(scope="module")
+def rows():
+    # Two chunks of a seed no other test uses.
+    return chunk_rows(17, 0, 300, TOOL) + chunk_rows(17, 1, 300, TOOL)
+
+
+def test_drawn_programs_are_the_compilers(rows):
+    """What the engine writes for a program is what the compiler writes for
+    the program's PyTorch form: a random sample, through the export path."""
+    sample = random.Random(3).sample(rows, 8)
+    for row in sample:
+        found = program_requests(row["pytorch_code"], "engine_sample")
+        assert len(found) == 1, row["pytorch_code"]
+        (request,) = found
+        assert request["fingerprint"] == row["fingerprint"], row["pytorch_code"]
+        assert request["signature"] == row["signature"]
+        assert request["prefix"] == row["prefix"] and request["suffix"] == row["suffix"]
+        assert request["python"] == row["reference"]
+
+
+def test_kernels_compute_the_reference_program(rows, tmp_path):
+    """Every kernel of a sample, run on the host over every element (its
+    vector path too), against PyTorch running the printed program, on the
+    verifier's input distributions."""
+    if not engine_host.available():
+        pytest.skip(f"no CUDA half-precision headers at {engine_host.CUDA_INCLUDE}")
+    small = [r for r in rows if math.prod(r["program"]["inputs"][0]["shape"]) <= 1 << 17]
+    sample = small[:120]
+    library = engine_host.build(sample, tmp_path)
+    generator = torch.Generator().manual_seed(0)
+    draws = {
+        "normal": lambda s: torch.randn(s, generator=generator),
+        "heavy": lambda s: (torch.randn(s, generator=generator) / torch.rand(
+            s, generator=generator).clamp(0.01, 1).sqrt()).clamp(-100, 100),
+        "uniform(1, 2)": lambda s: 1 + torch.rand(s, generator=generator),
+    }
+    checked = Counter()
+    for index, row in enumerate(sample):
+        model = engine_host.reference_model(row)
+        for name, draw in draws.items():
+            inputs = [draw(i["shape"]).to(engine_host.TORCH_DTYPES[i["dtype"]])
+                      for i in row["program"]["inputs"]]
+            expected = model(*inputs)
+            expected = expected if isinstance(expected, tuple) else (expected,)
+            for vector in (False, True) if "fused_kernel_vec4" in row["middle"] else (False,):
+                got = engine_host.run(library, index, row, inputs, vector)
+                for want, have in zip(expected, got):
+                    assert have.dtype == want.dtype and have.shape == want.shape
+                    tol = 1e-4 if want.dtype == torch.float32 else 1e-2
+                    scale = max(1.0, want.double().abs().nan_to_num(0, 0, 0).max().item())
+                    assert torch.allclose(have.double(), want.double(), rtol=tol,
+                                          atol=tol * scale, equal_nan=True), \
+                        (row["id"], name, vector, row["reference"])
+                checked["vector" if vector else "scalar"] += 1
+    assert checked["scalar"] >= 300 and checked["vector"] >= 30, checked
+
+
+def test_every_answer_declares_its_requests_signature(rows):
+    for row in rows:
+        head = row["signature"].strip().rstrip(";")
+        assert head + " {" in row["middle"], row["id"]
+        assert row["cuda_code"] == row["prefix"] + row["middle"] + row["suffix"]
+        assert row["middle"].startswith('source = """\n') and row["middle"].endswith('"""')
+
+
+def test_the_grammar_covers_its_classes():
+    grammar = Grammar(random.Random(0))
+    used, dtypes, ranks, patterns = Counter(), Counter(), Counter(), Counter()
+    for _ in range(3000):
+        program, productions = grammar.draw()
+        used.update(productions)
+        dtypes[program["inputs"][0]["dtype"]] += 1
+        out = program["ops"][program["outputs"][0] - len(program["inputs"])]["type"]["shape"]
+        ranks[len(out)] += 1
+        for i in program["inputs"]:
+            shape = i["shape"]
+            patterns["same" if shape == out else "lower rank" if len(shape) < len(out)
+                     else "ones"] += 1
+    assert len(UNARY) >= 40 and set(UNARY) <= set(used)
+    assert {"add", "sub", "mul", "div", "maximum", "minimum", "pow", "atan2", "where",
+            "lerp", "cast"} <= set(used)
+    assert set(dtypes) == {"float32", "float16", "bfloat16"}
+    assert set(ranks) == {1, 2, 3, 4, 5}
+    assert min(patterns.values()) > 100, patterns
+
+
+def test_broadcast_patterns_broadcast():
+    rng = random.Random(1)
+    for shape in [(7,), (3, 5), (2, 3, 4), (2, 1, 3, 5, 4)]:
+        for _ in range(50):
+            pattern = broadcast_pattern(rng, shape)
+            assert torch.broadcast_shapes(pattern, shape) == torch.Size(shape)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    out = tmp_path_factory.mktemp("engine")
+    summary = generate(out, 1200, seed=5, jobs=2, tool=TOOL)
+    return out, summary
+
+
+def read(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_splits_are_honest(corpus):
+    out, summary = corpus
+    splits = {split: read(out / f"corpus-{split}.jsonl") for split in SPLITS}
+    assert sum(len(r) for r in splits.values()) == summary["count"] == 1200
+    assert all(splits.values()), {s: len(r) for s, r in splits.items()}
+    fingerprints = [r["fingerprint"] for rows in splits.values() for r in rows]
+    assert len(fingerprints) == len(set(fingerprints))
+    for split in ("train", "val"):
+        for row in splits[split]:
+            assert not set(row["productions"]) & set(HELDOUT_PRIMITIVES), row["id"]
+            classes = {class_of(p) for p in row["productions"]}
+            assert not any(pair <= classes for pair in HELDOUT_PAIRS), row["id"]
+    for row in splits["heldout-compositions"]:
+        assert not set(row["productions"]) & set(HELDOUT_PRIMITIVES)
+    # every held-out class occurs alone in training
+    trained = {class_of(p) for row in splits["train"] for p in row["productions"]}
+    assert set().union(*HELDOUT_PAIRS) <= trained
+
+
+def test_rows_are_sft_rows_in_curriculum_order(corpus):
+    out, _ = corpus
+    rows = read(out / "corpus-train.jsonl")
+    assert all(set(SFT_FIELDS) == set(r) for r in rows)
+    difficulties = [r["difficulty"] for r in rows]
+    assert difficulties == sorted(difficulties) and difficulties[0] < difficulties[-1]
+    assert {r["level"] for r in rows} == {1, 2}
+
+
+def test_any_number_of_jobs_writes_the_same_corpus(corpus, tmp_path):
+    out, _ = corpus
+    generate(tmp_path, 1200, seed=5, jobs=1, tool=TOOL)
+    for split in SPLITS:
+        name = f"corpus-{split}.jsonl"
+        assert (tmp_path / name).read_text() == (out / name).read_text(), name
