@@ -4,7 +4,8 @@ thread a block and one block a grid, so each grid-stride loop covers every
 element in turn (the vector kernel too). The launch configuration and the
 real device are the GPU checks' job (dice corpus engine-check --build);
 this checks what the kernels compute: offsets, formulas and rounding,
-against PyTorch.
+against PyTorch. Block-wide reductions run with one thread, so their warp
+shuffles (behind `blockDim.x >= 32`) are the GPU checks' alone.
 
 Needs g++ and CUDA's half and bfloat16 headers (host-capable), not nvcc.
 """
@@ -29,13 +30,17 @@ PRELUDE = r"""
 #define __global__ static
 #define __device__
 #define __forceinline__ inline
+#define __shared__ static
 struct HostDim { unsigned x; };
 static HostDim blockIdx = {0}, threadIdx = {0}, blockDim = {1}, gridDim = {1};
 static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+static inline void __syncthreads() {}
+// Never called: every block-wide step checks blockDim.x >= 32 first.
+template <typename T> T __shfl_down_sync(unsigned, T v, int) { return v; }
 """
 
 TORCH_DTYPES = {"float32": torch.float32, "float16": torch.float16,
-                "bfloat16": torch.bfloat16}
+                "bfloat16": torch.bfloat16, "int64": torch.int64}
 
 
 def available():
@@ -59,14 +64,17 @@ def host_unit(index, row):
     ins = [DTYPES[i["dtype"]].c_type for i in program["inputs"]]
     n_in = len(ins)
     types = program["inputs"] + [op["type"] for op in program["ops"]]
-    outs = [DTYPES[types[o]["dtype"]].c_type for o in program["outputs"]]
+    outs = ["int64_t" if types[o]["dtype"] == "int64" else DTYPES[types[o]["dtype"]].c_type
+            for o in program["outputs"]]
     args = [f"(const {t} *)p[{k}]" for k, t in enumerate(ins)] + \
         [f"({t} *)p[{n_in + j}]" for j, t in enumerate(outs)]
     numel = 1
     for size in types[program["outputs"][0]]["shape"]:
         numel *= size
+    launch = (f"k{index}::reduce_kernel({', '.join(args)})" if "reduce_kernel" in body
+              else f"k{index}::fused_kernel({', '.join(args)}, 0)")
     unit = [f"namespace k{index} {{", "struct float4 { float x, y, z, w; };", body, "}",
-            f'extern "C" void run_{index}(void **p) {{ k{index}::fused_kernel({", ".join(args)}, 0); }}']
+            f'extern "C" void run_{index}(void **p) {{ {launch}; }}']
     if "fused_kernel_vec4" in body:
         unit.append(f'extern "C" void runvec_{index}(void **p) {{ '
                     f'k{index}::fused_kernel_vec4({", ".join(args)}); '

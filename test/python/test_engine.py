@@ -16,8 +16,9 @@ import torch
 import engine_host
 from build_tree import BIN
 from dice.engine.elementwise import UNARY, Grammar
-from dice.engine.generate import (HELDOUT_PAIRS, HELDOUT_PRIMITIVES, SFT_FIELDS, SPLITS,
-                                  chunk_rows, class_of, generate)
+from dice.engine.generate import (FAMILIES, HELDOUT_PAIRS, HELDOUT_PRIMITIVES, SFT_FIELDS,
+                                  SPLITS, chunk_rows, class_of, generate)
+from dice.engine.reduction import REDUCTIONS, ReductionGrammar
 from dice.engine.shapes import broadcast_pattern
 from dice.train.prepare import program_requests
 
@@ -32,8 +33,11 @@ def rows():
 
 def test_drawn_programs_are_the_compilers(rows):
     """What the engine writes for a program is what the compiler writes for
-    the program's PyTorch form: a random sample, through the export path."""
-    sample = random.Random(3).sample(rows, 8)
+    the program's PyTorch form: a random sample of each family, through the
+    export path."""
+    rng = random.Random(3)
+    sample = [row for family in FAMILIES
+              for row in rng.sample([r for r in rows if r["family"] == family], 5)]
     for row in sample:
         found = program_requests(row["pytorch_code"], "engine_sample")
         assert len(found) == 1, row["pytorch_code"]
@@ -51,7 +55,7 @@ def test_kernels_compute_the_reference_program(rows, tmp_path):
     if not engine_host.available():
         pytest.skip(f"no CUDA half-precision headers at {engine_host.CUDA_INCLUDE}")
     small = [r for r in rows if math.prod(r["program"]["inputs"][0]["shape"]) <= 1 << 17]
-    sample = small[:120]
+    sample = small[:160]
     library = engine_host.build(sample, tmp_path)
     generator = torch.Generator().manual_seed(0)
     draws = {
@@ -77,8 +81,9 @@ def test_kernels_compute_the_reference_program(rows, tmp_path):
                     assert torch.allclose(have.double(), want.double(), rtol=tol,
                                           atol=tol * scale, equal_nan=True), \
                         (row["id"], name, vector, row["reference"])
-                checked["vector" if vector else "scalar"] += 1
-    assert checked["scalar"] >= 300 and checked["vector"] >= 30, checked
+                checked[row["family"] + (" vector" if vector else "")] += 1
+    assert checked["elementwise"] >= 150 and checked["elementwise vector"] >= 20 and \
+        checked["reduction"] >= 100, checked
 
 
 def test_every_answer_declares_its_requests_signature(rows):
@@ -108,6 +113,21 @@ def test_the_grammar_covers_its_classes():
     assert set(dtypes) == {"float32", "float16", "bfloat16"}
     assert set(ranks) == {1, 2, 3, 4, 5}
     assert min(patterns.values()) > 100, patterns
+
+
+def test_the_reduction_grammar_covers_its_classes():
+    grammar = ReductionGrammar(random.Random(0))
+    used, keepdim, multi = Counter(), 0, 0
+    for _ in range(1500):
+        program, productions = grammar.draw()
+        used.update(productions)
+        reducing = [op for op in program["ops"] if op["fn"] in REDUCTIONS]
+        out = program["ops"][program["outputs"][0] - len(program["inputs"])]["type"]["shape"]
+        keepdim += len(out) == len(program["inputs"][0]["shape"]) and \
+            len(reducing[0]["type"]["shape"]) < len(out)
+        multi += len(reducing[0]["ints"].get("dims", [])) > 1
+    assert set(REDUCTIONS) <= set(used) and used["broadcast_back"] > 50
+    assert keepdim > 100 and multi > 50, (keepdim, multi)
 
 
 def test_broadcast_patterns_broadcast():

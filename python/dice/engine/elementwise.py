@@ -231,7 +231,7 @@ class Grammar:
         others = [p for p in pool if p.key != v.key]
         if r < 0.25 and others:
             return self.rng.choice(others)
-        if r < 0.75:
+        if r < 0.75 and self.shape:  # (a 0-d result takes scalars)
             shape = broadcast_pattern(self.rng, self.shape)
             return self.new_input(b, shape)
         return None

@@ -2,6 +2,9 @@
 kernel for each with the emitters and the compiler's scaffold for each with
 `dice-scaffold-programs`, and splits them honestly.
 
+Families: elementwise DAGs (dice.engine.elementwise) and reductions with
+prologues and epilogues (dice.engine.reduction), each with its emitter.
+
 Runs where the GPU node's tools are (Python, torch not needed, the static
 `dice-scaffold-programs`): no LLVM, no torch-mlir. Work is cut into chunks
 of `CHUNK` programs, each drawn from its own seeded generator, so the
@@ -27,19 +30,24 @@ from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from dice.engine import emit_elementwise, emit_reduction
 from dice.engine.elementwise import UNARY, Grammar
-from dice.engine.emit_elementwise import emit
+from dice.engine.reduction import REDUCTIONS, ReductionGrammar
 
 CHUNK = 500
 SPLITS = ("train", "val", "heldout-primitives", "heldout-compositions")
-HELDOUT_PRIMITIVES = ("mish", "softsign", "hardswish", "atan2")
+HELDOUT_PRIMITIVES = ("mish", "softsign", "hardswish", "atan2", "amin", "argmin")
 HELDOUT_PAIRS = (frozenset(("trig", "select")), frozenset(("rounding", "smooth")))
 VAL_SHARE = 0.02
 # The op class of each production that is not a unary function.
 PRODUCTION_CLASS = {"add": "arith", "sub": "arith", "mul": "arith", "div": "arith",
                     "lerp": "arith", "maximum": "select", "minimum": "select",
                     "where": "select", "pow": "exponential", "atan2": "trig",
-                    "cast": "cast"}
+                    "cast": "cast", "broadcast_back": "arith",
+                    **{r: "reduction" for r in REDUCTIONS}}
+# The program families: their grammar, their emitter, and their share of draws.
+FAMILIES = {"elementwise": (Grammar, emit_elementwise.emit, 0.6),
+            "reduction": (ReductionGrammar, emit_reduction.emit, 0.4)}
 
 
 def class_of(production):
@@ -58,12 +66,14 @@ def split_of(used, fingerprint):
 
 def difficulty(program, used):
     """The curriculum's order, 1 (one op on one input) upward: productions,
-    broadcast operands, half precision and extra results each add."""
+    broadcast operands, half precision, casts and extra results each add,
+    and a reduction two more."""
     out_shape = output_type(program)["shape"]
     broadcast = sum(1 for i in program["inputs"] if i["shape"] != out_shape)
     half = program["inputs"][0]["dtype"] != "float32"
+    reduction = any(class_of(p) == "reduction" for p in used)
     return len([p for p in used if p != "cast"]) + broadcast + half + \
-        ("cast" in used) + 2 * (len(program["outputs"]) - 1)
+        ("cast" in used) + 2 * (len(program["outputs"]) - 1) + 2 * reduction
 
 
 def hole(cuda_source):
@@ -85,14 +95,19 @@ def output_type(program):
 
 def chunk_rows(seed, chunk, count, tool, packs=False, exclude=()):
     """The rows of one chunk: `count` programs from generator (seed, chunk)."""
-    grammar = Grammar(random.Random(f"dice-engine/{seed}/{chunk}"), exclude)
-    drawn = [grammar.draw() for _ in range(count)]
+    rng = random.Random(f"dice-engine/{seed}/{chunk}")
+    grammars = {name: grammar(random.Random(rng.random()), exclude)
+                for name, (grammar, _, _) in FAMILIES.items()}
+    names, weights = zip(*((name, share) for name, (_, _, share) in FAMILIES.items()))
+    families = rng.choices(names, weights, k=count)
+    drawn = [grammars[family].draw() for family in families]
     rows = []
-    for n, ((program, used), s) in enumerate(zip(drawn, scaffold([d[0] for d in drawn], tool))):
-        middle = hole(emit(program, s["signature"]))
+    scaffolds = scaffold([d[0] for d in drawn], tool)
+    for n, (family, (program, used), s) in enumerate(zip(families, drawn, scaffolds)):
+        middle = hole(FAMILIES[family][1](program, s["signature"]))
         productions = [p for p in used if p != "cast"]
         rows.append({
-            "id": f"ew-{seed}-{chunk}-{n}", "level": 1 if len(productions) == 1 else 2,
+            "id": f"{family}-{seed}-{chunk}-{n}", "level": 1 if len(productions) == 1 else 2,
             "pytorch_code": s["reference"],
             "cuda_code": s["prefix"] + middle + s["suffix"],
             "prefix": s["prefix"], "middle": middle, "suffix": s["suffix"],
@@ -100,7 +115,7 @@ def chunk_rows(seed, chunk, count, tool, packs=False, exclude=()):
             "fingerprint": s["fingerprint"], "program": s["program"],
             **({"infill_prompt": s["infill_prompt"], "end_to_end_prompt": s["end_to_end_prompt"]}
                if packs else {}),
-            "family": "elementwise", "productions": used,
+            "family": family, "productions": used,
             "classes": sorted({class_of(p) for p in used}),
             "dtype": program["inputs"][0]["dtype"],
             "rank": len(output_type(program)["shape"]),

@@ -25,6 +25,7 @@ grammar uses to keep functions inside their domains (the verifier's
 heavy-tailed trial draws inputs up to +-100).
 """
 
+import json
 from dataclasses import dataclass, field
 
 FLOATS = ("float32", "float16", "bfloat16")
@@ -108,6 +109,21 @@ class ProgramBuilder:
         exact = fn in EXACT and all(a.exact for a in args)
         return self._add(fn, tuple(a.key for a in args), shape, dtype, attrs, lo, hi, exact)
 
+    def reduce(self, fn, value, dims, dtype=None, lo=None, hi=None):
+        """A reduction of `value` over `dims` (no keepdim): `sum amax amin
+        prod logsumexp` take `dims`, `argmax argmin` one `dim`."""
+        dims = sorted(d % value.rank for d in dims)
+        shape = tuple(s for d, s in enumerate(value.shape) if d not in dims)
+        key = "dim" if fn in ("argmax", "argmin") else "dims"
+        dtype = dtype or ("int64" if key == "dim" else value.dtype)
+        lo = -INPUT_BOUND if lo is None else lo
+        hi = INPUT_BOUND if hi is None else hi
+        return self._add(fn, (value.key,), shape, dtype, {"ints": {key: dims}}, lo, hi, False)
+
+    def reshape(self, value, shape):
+        return self._add("reshape", (value.key,), tuple(shape), value.dtype, {}, value.lo,
+                         value.hi, value.exact)
+
     def _lift(self, value, rank):
         if value.rank in (0, rank):
             return value
@@ -116,7 +132,7 @@ class ProgramBuilder:
                          value.exact, shared=False)
 
     def _add(self, fn, args, shape, dtype, attrs, lo, hi, exact=True, shared=True):
-        identity = (fn, args, shape, dtype, tuple(sorted(attrs.items())))
+        identity = (fn, args, shape, dtype, json.dumps(attrs, sort_keys=True))
         if not shared:  # a new op even where an equal one exists
             identity += (len(self._nodes),)
         if identity not in self._memo:

@@ -8,6 +8,8 @@ from collections import defaultdict
 def emitter_of(row):
     """Which code path of the emitter the row's kernel takes."""
     source = row["middle"]
+    if "reduce_kernel" in source:
+        return "reduction"
     return "elementwise-vec4" if "fused_kernel_vec4" in source else "elementwise-scalar"
 
 

@@ -1,0 +1,385 @@
+"""The CUDA kernel for a reference program with reductions: every
+reduction over the same dims of the same full shape (a `var` is two sums),
+elementwise ops before, between and after them.
+
+One block a kept index (grid-stride over them). For each reduction in
+order, the block's threads stride over the reduced elements, compute the
+reduction's operand there (the prologue, fused, reading earlier
+reductions' results from registers), and combine: warp shuffles, then one
+shared-memory step across warps. Results of the reduced shape are written
+by the block's first thread; results of the full shape (`x - max`) in a
+last pass over the reduced elements.
+
+Values are addressed by their own shapes: an op reads each operand at the
+coordinates that broadcasting (right-aligned) gives it, a reshape maps
+through the linear index, so keepdim reshapes and broadcasts need no
+special case.
+"""
+
+import math
+
+from dice.corpus.cuda_common import DTYPES, HEADER, definition_head, input_checks, parameters
+from dice.engine.emit_elementwise import (BINARY_C, FLOAT_T, ROUND, UNARY_C, NotElementwise,
+                                          _literal, _ptr, _rounding_helpers, _strides)
+
+REDUCING = {"sum", "amax", "amin", "prod", "logsumexp", "argmax", "argmin"}
+IDENTITY = {"sum": "0", "prod": "1", "amax": "-INFINITY", "amin": "INFINITY"}
+COMBINE = {"sum": "SumOp", "prod": "ProdOp", "amax": "MaxOp", "amin": "MinOp"}
+
+BLOCK_REDUCE = r"""struct SumOp {
+  template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
+};
+struct ProdOp {
+  template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a * b; }
+};
+// NaN wins, as in torch.amax and torch.amin.
+struct MaxOp {
+  template <typename T> __device__ __forceinline__ T operator()(T a, T b) const {
+    return (a > b || a != a) ? a : b;
+  }
+};
+struct MinOp {
+  template <typename T> __device__ __forceinline__ T operator()(T a, T b) const {
+    return (a < b || a != a) ? a : b;
+  }
+};
+
+// The block's combined value, in every thread. Warp shuffles, then the
+// warps' partials in shared memory, combined by the first warp.
+template <typename T, typename Op>
+__device__ T block_reduce(T v, Op op, T identity) {
+  __shared__ T partial[32];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  if (blockDim.x >= 32)
+    for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_down_sync(0xffffffffu, v, o));
+  if (lane == 0) partial[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < (int)((blockDim.x + 31) / 32) ? partial[lane] : identity;
+    if (blockDim.x >= 32)
+      for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_down_sync(0xffffffffu, v, o));
+    if (lane == 0) partial[0] = v;
+  }
+  __syncthreads();
+  v = partial[0];
+  __syncthreads();
+  return v;
+}
+
+// (value, index) of the block's extremum, the first index among equals
+// and NaN as the extreme, as torch.argmax and torch.argmin.
+template <typename T>
+__device__ __forceinline__ bool arg_better(T a, int64_t ia, T b, int64_t ib, bool is_max) {
+  if (a != a || b != b) return a != a && (b == b || ia < ib);
+  if (a == b) return ia < ib;
+  return is_max ? a > b : a < b;
+}
+template <typename T>
+__device__ int64_t block_arg_reduce(T v, int64_t i, bool is_max) {
+  __shared__ T partial_v[32];
+  __shared__ int64_t partial_i[32];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  if (blockDim.x >= 32)
+    for (int o = 16; o > 0; o >>= 1) {
+      T ov = __shfl_down_sync(0xffffffffu, v, o);
+      int64_t oi = __shfl_down_sync(0xffffffffu, i, o);
+      if (arg_better(ov, oi, v, i, is_max)) { v = ov; i = oi; }
+    }
+  if (lane == 0) { partial_v[warp] = v; partial_i[warp] = i; }
+  __syncthreads();
+  if (warp == 0) {
+    const int warps = (blockDim.x + 31) / 32;
+    v = partial_v[lane < warps ? lane : 0];
+    i = partial_i[lane < warps ? lane : 0];
+    if (blockDim.x >= 32)
+      for (int o = 16; o > 0; o >>= 1) {
+        T ov = __shfl_down_sync(0xffffffffu, v, o);
+        int64_t oi = __shfl_down_sync(0xffffffffu, i, o);
+        if (arg_better(ov, oi, v, i, is_max)) { v = ov; i = oi; }
+      }
+    if (lane == 0) partial_i[0] = i;
+  }
+  __syncthreads();
+  i = partial_i[0];
+  __syncthreads();
+  return i;
+}
+"""
+
+
+def _unravel(linear, shape):
+    """C expressions of the coordinates of `linear` in `shape` ("0" where
+    the size is 1)."""
+    strides = _strides(shape)
+    coords = []
+    for d, size in enumerate(shape):
+        if size == 1:
+            coords.append("0")
+            continue
+        c = linear if strides[d] == 1 else f"({linear}) / {strides[d]}"
+        if d > 0:
+            c = f"({c}) % {size}"
+        coords.append(f"({c})")
+    return coords
+
+
+def _linear(coords, shape):
+    strides = _strides(shape)
+    terms = [c if strides[d] == 1 else f"{c} * {strides[d]}"
+             for d, c in enumerate(coords) if shape[d] != 1 and c != "0"]
+    return " + ".join(terms) or "0"
+
+
+class _Emitter:
+    def __init__(self, program):
+        self.p = program
+        self.n_in = len(program["inputs"])
+        self.types = list(program["inputs"]) + [op["type"] for op in program["ops"]]
+        if any(not isinstance(s, int) for t in self.types for s in t["shape"]):
+            raise NotElementwise("dynamic sizes")
+        self.reductions = [self.n_in + i for i, op in enumerate(program["ops"])
+                           if op["fn"] in REDUCING]
+        if not self.reductions:
+            raise NotElementwise("no reduction")
+        first = self.op(self.reductions[0])
+        self.full = self.shape(first["args"][0])
+        self.dims = self.dims_of(first)
+        for r in self.reductions:
+            if self.shape(self.op(r)["args"][0]) != self.full or self.dims_of(self.op(r)) != \
+                    self.dims:
+                raise NotElementwise("reductions over different shapes or dims")
+        self.kept_dims = [d for d in range(len(self.full)) if d not in self.dims]
+        self.kept_shape = [self.full[d] for d in self.kept_dims]
+        self.reduced_shape = [self.full[d] for d in self.dims]
+        self.kept = math.prod(self.kept_shape)
+        self.extent = math.prod(self.reduced_shape)
+        self.lines = []
+        self.memo = {}
+        self.counter = 0
+
+    def op(self, value):
+        return self.p["ops"][value - self.n_in]
+
+    def shape(self, value):
+        return self.types[value]["shape"]
+
+    def c_type(self, value):
+        return FLOAT_T[self.types[value]["dtype"]]
+
+    @staticmethod
+    def dims_of(op):
+        ints = op.get("ints", {})
+        return sorted(ints.get("dims", ints.get("dim", [])))
+
+    # --- values at coordinates -----------------------------------------------
+    def value(self, v, coords):
+        """The name of a C variable holding value v at `coords` (of v's own
+        shape), emitting its computation into self.lines once."""
+        key = (v, tuple(coords))
+        if key in self.memo:
+            return self.memo[key]
+        if v < self.n_in:
+            dtype = self.types[v]["dtype"]
+            expr = DTYPES[dtype].load.format(f"x{v}[{_linear(coords, self.shape(v))}]")
+        else:
+            expr = self.expression(v, coords)
+        if v in self.reductions:
+            self.memo[key] = expr
+            return expr
+        self.counter += 1
+        name = f"v{v}_{self.counter}"
+        self.lines.append(f"{self.c_type(v)} {name} = {expr};")
+        self.memo[key] = name
+        return name
+
+    def operand_coords(self, coords, shape, operand_shape):
+        """Broadcasting: an operand's coordinates, right-aligned."""
+        offset = len(shape) - len(operand_shape)
+        return ["0" if size == 1 else coords[offset + d] for d, size in enumerate(operand_shape)]
+
+    def expression(self, v, coords):
+        op = self.op(v)
+        fn, args = op["fn"], op["args"]
+        c_type = self.c_type(v)
+        if v in self.reductions:
+            return f"red{self.reductions.index(v)}"
+        if fn in ("scalar", "full"):
+            value = op.get("value", 0.0)
+            if op["type"]["dtype"] in ROUND:
+                return f"{ROUND[op['type']['dtype']]}({_literal(value, 'float')})"
+            return _literal(value, c_type)
+        if fn == "reshape":
+            source = self.shape(args[0])
+            linear = _linear(coords, self.shape(v))
+            return self.value(args[0], _unravel(linear, source) if source else [])
+        names = [self.value(a, self.operand_coords(coords, self.shape(v), self.shape(a)))
+                 for a in args]
+        if fn == "to":
+            expr = f"static_cast<{c_type}>({names[0]})"
+        elif fn == "where":
+            expr = f"{names[0]} ? {names[1]} : {names[2]}"
+        elif fn == "logical_not":
+            expr = f"!{names[0]}"
+        elif fn in UNARY_C:
+            if c_type == "double" and fn != "sqrt":
+                raise NotElementwise(f"{fn} in float64")
+            expr = UNARY_C[fn].format(a=names[0], v=_literal(op.get("value", 0.0), "float"))
+            if c_type == "double":
+                expr = f"sqrt({names[0]})"
+        elif fn in BINARY_C:
+            expr = BINARY_C[fn].format(a=names[0], b=names[1])
+        else:
+            raise NotElementwise(f"op {fn}")
+        rounding = ROUND.get(op["type"]["dtype"])
+        if rounding and fn != "where" and not (
+                fn == "to" and self.types[args[0]]["dtype"] in ROUND):
+            expr = f"{rounding}({expr})"
+        return expr
+
+    def full_coords(self, r):
+        """Coordinates in the full shape of reduced element r of this block's
+        kept index k."""
+        kept = dict(zip(self.kept_dims, _unravel("k", self.kept_shape)))
+        reduced = dict(zip(self.dims, _unravel(r, self.reduced_shape)))
+        return [kept.get(d, reduced.get(d)) for d in range(len(self.full))]
+
+    def out_coords(self, out):
+        """The block's coordinates in a result of the reduced shape."""
+        shape = self.shape(out)
+        kept = _unravel("k", self.kept_shape)
+        if list(shape) == self.kept_shape:
+            return kept
+        if len(shape) == len(self.full):  # keepdim
+            it = iter(kept)
+            return ["0" if d in self.dims else next(it) for d in range(len(self.full))]
+        raise NotElementwise(f"result of shape {shape}")
+
+    # --- the kernel ---------------------------------------------------------------
+    def loop(self, body_of, indent="    "):
+        """A pass of the block's threads over the reduced elements."""
+        self.lines, self.memo = [], {}
+        tail = body_of("r")
+        body = self.lines + tail
+        return ([f"{indent}for (int64_t r = threadIdx.x; r < {self.extent}LL; "
+                 "r += blockDim.x) {"] + [f"{indent}  {line}" for line in body] +
+                [f"{indent}}}"])
+
+    def reduction_code(self, j, v):
+        op = self.op(v)
+        fn, operand = op["fn"], op["args"][0]
+        acc_t = self.c_type(operand)
+        out = [f"    // reduction {j}: {fn} over dims {self.dims}"]
+        coords = self.full_coords("r")
+
+        if fn in ("argmax", "argmin"):
+            out += [f"    {acc_t} best_v{j} = {'-INFINITY' if fn == 'argmax' else 'INFINITY'};",
+                    f"    int64_t best_i{j} = {self.extent}LL;"]
+            out += self.loop(lambda r: [
+                f"const {acc_t} x = {self.value(operand, coords)};",
+                f"if (arg_better(x, {r}, best_v{j}, best_i{j}, {str(fn == 'argmax').lower()})) "
+                f"{{ best_v{j} = x; best_i{j} = {r}; }}"])
+            out.append(f"    const int64_t red{j} = block_arg_reduce(best_v{j}, best_i{j}, "
+                       f"{str(fn == 'argmax').lower()});")
+            return out
+        if fn == "logsumexp":
+            out.append(f"    {acc_t} m{j} = -INFINITY;")
+            out += self.loop(lambda r: [f"m{j} = MaxOp()(m{j}, {self.value(operand, coords)});"])
+            out.append(f"    m{j} = block_reduce(m{j}, MaxOp(), ({acc_t})-INFINITY);")
+            out.append(f"    const {acc_t} shift{j} = isinf(m{j}) ? ({acc_t})0 : m{j};")
+            out.append(f"    {acc_t} s{j} = 0;")
+            out += self.loop(lambda r: [f"s{j} += expf({self.value(operand, coords)} - "
+                                        f"shift{j});"])
+            out.append(f"    s{j} = block_reduce(s{j}, SumOp(), ({acc_t})0);")
+            result = f"logf(s{j}) + shift{j}"
+        else:
+            out.append(f"    {acc_t} acc{j} = {IDENTITY[fn]};")
+            out += self.loop(lambda r: [
+                f"acc{j} = {COMBINE[fn]}()(acc{j}, {self.value(operand, coords)});"])
+            out.append(f"    acc{j} = block_reduce(acc{j}, {COMBINE[fn]}(), "
+                       f"({acc_t}){IDENTITY[fn]});")
+            result = f"acc{j}"
+        rounding = ROUND.get(op["type"]["dtype"])
+        if rounding:
+            result = f"{rounding}({result})"
+        out.append(f"    const {self.c_type(v)} red{j} = {result};")
+        return out
+
+    def kernel(self, in_params, out_params):
+        body = []
+        for j, v in enumerate(self.reductions):
+            body += self.reduction_code(j, v)
+        outputs = self.p["outputs"]
+        for slot, o in enumerate(outputs):
+            dtype = self.types[o]["dtype"]
+            store = DTYPES[dtype].store if dtype in DTYPES else "{}"
+            if list(self.shape(o)) == list(self.full):
+                coords = self.full_coords("r")
+                body.append(f"    // result {slot}: the full shape")
+                body += self.loop(lambda r: [
+                    f"y{slot}[{_linear(coords, self.full)}] = "
+                    f"{store.format(self.value(o, coords))};"])
+            else:
+                self.lines, self.memo = [], {}
+                name = self.value(o, self.out_coords(o))
+                body.append(f"    // result {slot}: the reduced shape, by the first thread")
+                body.append("    if (threadIdx.x == 0) {")
+                body += [f"      {line}" for line in self.lines]
+                body.append(f"      y{slot}[k] = {store.format(name)};")
+                body.append("    }")
+        return "\n".join(
+            ["// One block a kept index; its threads stride over the reduced elements.",
+             f"__global__ void reduce_kernel({', '.join(in_params + out_params)}) {{",
+             f"  for (int64_t k = blockIdx.x; k < {self.kept}LL; k += gridDim.x) {{"]
+            + body + ["  }", "}", ""])
+
+
+def emit(program, signature):
+    """The CUDA source (kernels and `dice_forward` with exactly `signature`)
+    computing `program`. Raises NotElementwise for programs it does not take."""
+    e = _Emitter(program)
+    names = parameters(signature)
+    if len(names) != e.n_in:
+        raise ValueError(f"signature has {len(names)} parameters, program {e.n_in} inputs")
+    in_dtypes = [t["dtype"] for t in program["inputs"]]
+    out_dtypes = [e.types[o]["dtype"] for o in program["outputs"]]
+    for d in in_dtypes:
+        if d not in DTYPES:
+            raise NotElementwise(f"dtype {d}")
+    out_c = {"int64": "int64_t"}
+    dtypes = {t["dtype"] for t in e.types}
+    head = HEADER + "#include <c10/cuda/CUDAException.h>\n#include <cmath>\n" + "".join(
+        DTYPES[d].header for d in sorted(dtypes & set(DTYPES)))
+    in_params = [f"const {DTYPES[d].c_type} *__restrict__ x{k}" for k, d in enumerate(in_dtypes)]
+    out_params = [f"{out_c.get(d) or DTYPES[d].c_type} *__restrict__ y{j}"
+                  for j, d in enumerate(out_dtypes)]
+    parts = [head.rstrip("\n"), ""] + [h + "\n" for h in _rounding_helpers(dtypes)]
+    parts += [BLOCK_REDUCE, e.kernel(in_params, out_params)]
+
+    threads = 32
+    while threads < 256 and threads < e.extent:
+        threads *= 2
+    lines = [definition_head(signature) + " {", input_checks(names, in_dtypes)]
+    for k, name in enumerate(names):
+        count = math.prod(e.types[k]["shape"])
+        lines.append(f"  TORCH_CHECK({name}.numel() == {count}, "
+                     f"\"{name} must have {count} elements\");")
+    outs = []
+    for j, (o, d) in enumerate(zip(program["outputs"], out_dtypes)):
+        shape = "{" + ", ".join(str(s) for s in e.shape(o)) + "}"
+        kind = "at::kLong" if d == "int64" else DTYPES[d].kind
+        lines.append(f"  auto y{j} = torch::empty({shape}, {names[0]}.options().dtype({kind}));")
+        outs.append(f"y{j}")
+    in_ptrs = [_ptr(names[k], d) for k, d in enumerate(in_dtypes)]
+    out_ptrs = [f"y{j}.data_ptr<int64_t>()" if d == "int64" else _ptr(f"y{j}", d, const=False)
+                for j, d in enumerate(out_dtypes)]
+    lines += [f"  const int blocks = (int)std::min<int64_t>({e.kept}LL, 65535);",
+              f"  reduce_kernel<<<blocks, {threads}, 0, c10::cuda::getCurrentCUDAStream()>>>("
+              f"{', '.join(in_ptrs + out_ptrs)});",
+              "  C10_CUDA_KERNEL_LAUNCH_CHECK();"]
+    if len(outs) == 1 and not signature.strip().startswith("std::vector"):
+        lines.append(f"  return {outs[0]};")
+    else:
+        lines.append(f"  return {{{', '.join(outs)}}};")
+    lines.append("}")
+    parts.append("\n".join(lines))
+    return "\n".join(parts) + "\n"
