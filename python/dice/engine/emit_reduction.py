@@ -1,4 +1,5 @@
-"""The CUDA kernel for a reference program with reductions: every
+"""The CUDA kernel for a reference program with reductions (and the
+normalizations, written as theirs): every
 reduction over the same dims of the same full shape (a `var` is two sums),
 elementwise ops before, between and after them.
 
@@ -333,13 +334,81 @@ class _Emitter:
             + body + ["  }", "}", ""])
 
 
+HALF = ("float16", "bfloat16")
+
+
+def lower_norms(program):
+    """The program with each softmax, log-softmax, layer norm and RMS norm
+    written as the reductions and elementwise ops that compute it, as
+    PyTorch's kernels do: in float32 for half-precision inputs, rounded
+    once at the end; layer norm's biased variance from the mean."""
+    n_in = len(program["inputs"])
+    types = list(program["inputs"])
+    ops, number = [], {i: i for i in range(n_in)}
+
+    def add(fn, args, shape, dtype, **attrs):
+        ops.append({"fn": fn, "args": list(args), "type": {"shape": list(shape),
+                                                           "dtype": dtype}, **attrs})
+        types.append(ops[-1]["type"])
+        return n_in + len(ops) - 1
+
+    def reduce(fn, value, dims, keep):
+        shape = [s for d, s in enumerate(types[value]["shape"]) if d not in dims]
+        out = add(fn, [value], shape, types[value]["dtype"], ints={"dims": dims})
+        return add("reshape", [out], keep, types[value]["dtype"])
+
+    for i, op in enumerate(program["ops"]):
+        args = [number[a] for a in op["args"]]
+        if op["fn"] not in ("softmax", "log_softmax", "layer_norm", "rms_norm"):
+            number[n_in + i] = add(op["fn"], args, op["type"]["shape"], op["type"]["dtype"],
+                                   **{k: v for k, v in op.items()
+                                      if k not in ("fn", "args", "type")})
+            continue
+        shape, dtype = op["type"]["shape"], op["type"]["dtype"]
+        x = add("to", [args[0]], shape, "float32") if dtype in HALF else args[0]
+        ints = op.get("ints", {})
+        if op["fn"] in ("softmax", "log_softmax"):
+            dims = [ints["dim"][0] % len(shape)]
+        else:
+            dims = list(range(len(shape) - ints["normalized"][0], len(shape)))
+        keep = [1 if d in dims else s for d, s in enumerate(shape)]
+        count = add("scalar", [], [], "float32", value=float(math.prod(shape[d] for d in dims)))
+        if op["fn"] in ("softmax", "log_softmax"):
+            shifted = add("sub", [x, reduce("amax", x, dims, keep)], shape, "float32")
+            e = add("exp", [shifted], shape, "float32")
+            total = reduce("sum", e, dims, keep)
+            y = add("div", [e, total], shape, "float32") if op["fn"] == "softmax" else \
+                add("sub", [shifted, add("log", [total], keep, "float32")], shape, "float32")
+        else:
+            eps = add("scalar", [], [], "float32", value=op.get("value", 0.0))
+            if op["fn"] == "layer_norm":
+                mean = add("div", [reduce("sum", x, dims, keep), count], keep, "float32")
+                centred = add("sub", [x, mean], shape, "float32")
+                square = add("mul", [centred, centred], shape, "float32")
+            else:
+                centred = x
+                square = add("mul", [x, x], shape, "float32")
+            var = add("div", [reduce("sum", square, dims, keep), count], keep, "float32")
+            scale = add("rsqrt", [add("add", [var, eps], keep, "float32")], keep, "float32")
+            y = add("mul", [centred, scale], shape, "float32")
+            affine = ints.get("affine", [0, 0])
+            if affine[0]:
+                y = add("mul", [y, args[1]], shape, "float32")
+            if affine[1]:
+                y = add("add", [y, args[2]], shape, "float32")
+        number[n_in + i] = add("to", [y], shape, dtype) if dtype in HALF else y
+    return {"inputs": program["inputs"], "ops": ops,
+            "outputs": [number[o] for o in program["outputs"]]}
+
+
 def emit(program, signature):
     """The CUDA source (kernels and `dice_forward` with exactly `signature`)
     computing `program`. Raises NotElementwise for programs it does not take."""
-    e = _Emitter(program)
+    e = _Emitter(lower_norms(program))
     names = parameters(signature)
     if len(names) != e.n_in:
         raise ValueError(f"signature has {len(names)} parameters, program {e.n_in} inputs")
+    program = e.p
     in_dtypes = [t["dtype"] for t in program["inputs"]]
     out_dtypes = [e.types[o]["dtype"] for o in program["outputs"]]
     for d in in_dtypes:

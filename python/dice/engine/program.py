@@ -98,12 +98,17 @@ class ProgramBuilder:
     def full(self, value, shape, dtype):
         return self._add("full", (), tuple(shape), dtype, {"value": value}, value, value)
 
-    def op(self, fn, args, dtype=None, lo=None, hi=None, **attrs):
+    def op(self, fn, args, dtype=None, lo=None, hi=None, shaped_like_first=False, **attrs):
         """An elementwise op over `args`, broadcast together: operands of
-        lower rank than the result (0-d scalars aside) are reshaped first."""
-        shape = broadcast_shape(*(a.shape for a in args))
+        lower rank than the result (0-d scalars aside) are reshaped first.
+        `shaped_like_first`: an op whose result has its first operand's
+        shape and whose other operands keep theirs (a norm's weight)."""
+        if shaped_like_first:
+            shape = args[0].shape
+        else:
+            shape = broadcast_shape(*(a.shape for a in args))
+            args = tuple(self._lift(a, len(shape)) for a in args)
         dtype = dtype or (args[1] if fn == "where" else args[0]).dtype
-        args = tuple(self._lift(a, len(shape)) for a in args)
         lo = -INPUT_BOUND if lo is None else lo
         hi = INPUT_BOUND if hi is None else hi
         exact = fn in EXACT and all(a.exact for a in args)

@@ -8,8 +8,8 @@ from collections import defaultdict
 def emitter_of(row):
     """Which code path of the emitter the row's kernel takes."""
     source = row["middle"]
-    if "reduce_kernel" in source:
-        return "reduction"
+    if row["family"] != "elementwise":
+        return row["family"]
     return "elementwise-vec4" if "fused_kernel_vec4" in source else "elementwise-scalar"
 
 

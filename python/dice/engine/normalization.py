@@ -1,0 +1,70 @@
+"""The normalization grammar: softmax and log-softmax along any dim, layer
+norm over the last 1-2 dims and RMS norm over the last dim, with or
+without weight and bias, an elementwise prologue (0-1 productions) and an
+epilogue (0-2, an activation after a norm among them).
+
+These are the functions the compiler raises back from torch-mlir's
+decompositions (docs/reference-program.md, "Raised functions"), so each is
+one op of the reference program; what it does not raise is not drawn: a
+half-precision layer norm, a half-precision norm's weight and bias."""
+
+from dice.engine.elementwise import Grammar
+from dice.engine.program import FLOATS, ProgramBuilder
+from dice.engine.shapes import draw_shape
+
+NORMS = ("softmax", "log_softmax", "layer_norm", "rms_norm")
+
+
+class NormalizationGrammar(Grammar):
+    def __init__(self, rng, exclude=()):
+        super().__init__(rng, exclude)
+        self.norms = [n for n in NORMS if n not in exclude]
+
+    def norm(self, b, kind, v):
+        rng = self.rng
+        shape = v.shape
+        if kind in ("softmax", "log_softmax"):
+            dim = rng.choice([d for d, s in enumerate(shape) if s > 1] or [len(shape) - 1])
+            hi = 1.0 if kind == "softmax" else 0.0
+            return b.op(kind, [v], lo=-v.bound * 2 - 30 if hi == 0 else 0, hi=hi,
+                        ints={"dim": [dim]})
+        k = rng.choice((1, 2)) if kind == "layer_norm" and len(shape) > 1 else 1
+        trailing = shape[-k:]
+        args = [v]
+        affine = [0, 0]
+        if v.dtype == "float32" and rng.random() < 0.6:
+            affine[0] = 1
+            args.append(b.input(trailing, v.dtype))
+            if kind == "layer_norm" and rng.random() < 0.7:
+                affine[1] = 1
+                args.append(b.input(trailing, v.dtype))
+        eps = rng.choice((1e-5, 1e-6)) if kind == "layer_norm" else rng.choice((1e-6, 1e-5))
+        bound = 4.0 * (1 + 100.0 * affine[0]) + 100.0 * affine[1]
+        return b.op(kind, args, lo=-bound, hi=bound, value=eps, shaped_like_first=True,
+                    ints={"normalized": [k], "affine": affine})
+
+    def draw(self, size=None):
+        rng = self.rng
+        self.used = []
+        kind = rng.choice(self.norms)
+        self.dtype = self.compute_dtype = "float32" if kind == "layer_norm" else \
+            rng.choice(FLOATS + ("float32",))
+        for _ in range(100):
+            shape = draw_shape(rng)
+            if shape[-1] > 1 and (len(shape) < 2 or shape[-2] > 1):
+                break
+        self.shape = shape
+        b = ProgramBuilder()
+        v = self.new_input(b, shape)
+        pool = [v]
+        if rng.random() < 0.5:
+            v = self.unary(b, v) if rng.random() < 0.5 else self.binary(b, v, pool)
+            pool.append(v)
+        v = self.squash(b, v, self.limit(v))
+        self.used.append(kind)
+        v = self.norm(b, kind, v)
+        pool = [v]
+        for _ in range(rng.choice((0, 1, 1, 2))):
+            v = self.unary(b, v) if rng.random() < 0.6 else self.binary(b, v, pool)
+            pool.append(v)
+        return b.build([v]), [u for u in self.used if u != "scale"]
