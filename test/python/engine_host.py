@@ -119,6 +119,11 @@ def host_unit(index, row):
 
     if "reduce_kernel" in body:
         run = launch(f"reduce_kernel({a})", grid=(3, 1, 1))
+    elif "matmul_kernel" in body:  # the launch dice_forward makes
+        (mm,) = [op for op in program["ops"] if op["fn"] == "matmul"]
+        *batch, m, n = mm["type"]["shape"]
+        run = launch(f"matmul_kernel({a})", block=(16, 16, 1),
+                     grid=(-(-n // 16), -(-m // 16), batch[0] if batch else 1))
     else:
         run = launch(f"fused_kernel({a}, 0)")
     unit = [f"namespace k{index} {{", "struct float4 { float x, y, z, w; };", body, "}",

@@ -18,6 +18,7 @@ from build_tree import BIN
 from dice.engine.elementwise import UNARY, Grammar
 from dice.engine.generate import (FAMILIES, HELDOUT_PAIRS, HELDOUT_PRIMITIVES, SFT_FIELDS,
                                   SPLITS, chunk_rows, class_of, generate)
+from dice.engine.matmul import FORMS, MatmulGrammar
 from dice.engine.normalization import NORMS, NormalizationGrammar
 from dice.engine.reduction import REDUCTIONS, ReductionGrammar
 from dice.engine.shapes import broadcast_pattern
@@ -38,7 +39,7 @@ def test_drawn_programs_are_the_compilers(rows):
     export path."""
     rng = random.Random(3)
     sample = [row for family in FAMILIES
-              for row in rng.sample([r for r in rows if r["family"] == family], 4)]
+              for row in rng.sample([r for r in rows if r["family"] == family], 3)]
     for row in sample:
         found = program_requests(row["pytorch_code"], "engine_sample")
         assert len(found) == 1, row["pytorch_code"]
@@ -57,9 +58,10 @@ def test_kernels_compute_the_reference_program(rows, tmp_path):
         pytest.skip(f"no CUDA half-precision headers at {engine_host.CUDA_INCLUDE}")
     # Small programs: every CUDA thread is an OS thread here.
     small = [r for r in rows if math.prod(r["program"]["inputs"][0]["shape"]) <=
-             (1 << 14 if r["family"] == "elementwise" else 1 << 11)]
+             (1 << 14 if r["family"] == "elementwise" else 1 << 11) or r["family"] == "matmul"
+             and math.prod(r["program"]["ops"][-1]["type"]["shape"]) <= 4096]
     sample = [r for family, count in (("elementwise", 60), ("reduction", 30),
-                                      ("normalization", 30))
+                                      ("normalization", 30), ("matmul", 10))
               for r in [r for r in small if r["family"] == family][:count]]
     library = engine_host.build(sample, tmp_path)
     generator = torch.Generator().manual_seed(0)
@@ -88,7 +90,8 @@ def test_kernels_compute_the_reference_program(rows, tmp_path):
                         (row["id"], name, vector, row["reference"])
                 checked[row["family"] + (" vector" if vector else "")] += 1
     assert checked["elementwise"] == 180 and checked["elementwise vector"] >= 15 and \
-        checked["reduction"] == 90 and checked["normalization"] == 90, checked
+        checked["reduction"] == 90 and checked["normalization"] == 90 and \
+        checked["matmul"] == 30, checked
 
 
 def test_every_answer_declares_its_requests_signature(rows):
@@ -148,6 +151,16 @@ def test_the_normalization_grammar_covers_its_classes():
     assert set(affine) == {(0, 0), (1, 0), (1, 1)}
     assert {("softmax", "float16"), ("log_softmax", "bfloat16"), ("rms_norm", "float16")} <= \
         set(dtypes)
+
+
+def test_the_matmul_grammar_covers_its_forms():
+    grammar = MatmulGrammar(random.Random(0))
+    seen = Counter()
+    for _ in range(300):
+        program, productions = grammar.draw()
+        (form,) = [p for p in productions if p in FORMS]
+        seen[(form, program["inputs"][0]["dtype"])] += 1
+    assert {("matmul", "float16"), ("bmm", "bfloat16"), ("linear", "float32")} <= set(seen)
 
 
 def test_broadcast_patterns_broadcast():

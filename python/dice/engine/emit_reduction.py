@@ -131,29 +131,20 @@ def _linear(coords, shape):
     return " + ".join(terms) or "0"
 
 
-class _Emitter:
+class ValueEmitter:
+    """C code for the values of a static program at given coordinates:
+    the shared part of the emitters whose kernels index the program's
+    values (reductions, matmuls). `leaves` maps the values a kernel
+    computes itself (a reduction's result, a matmul's accumulator) to the
+    C expression holding them."""
+
     def __init__(self, program):
         self.p = program
         self.n_in = len(program["inputs"])
         self.types = list(program["inputs"]) + [op["type"] for op in program["ops"]]
         if any(not isinstance(s, int) for t in self.types for s in t["shape"]):
             raise NotElementwise("dynamic sizes")
-        self.reductions = [self.n_in + i for i, op in enumerate(program["ops"])
-                           if op["fn"] in REDUCING]
-        if not self.reductions:
-            raise NotElementwise("no reduction")
-        first = self.op(self.reductions[0])
-        self.full = self.shape(first["args"][0])
-        self.dims = self.dims_of(first)
-        for r in self.reductions:
-            if self.shape(self.op(r)["args"][0]) != self.full or self.dims_of(self.op(r)) != \
-                    self.dims:
-                raise NotElementwise("reductions over different shapes or dims")
-        self.kept_dims = [d for d in range(len(self.full)) if d not in self.dims]
-        self.kept_shape = [self.full[d] for d in self.kept_dims]
-        self.reduced_shape = [self.full[d] for d in self.dims]
-        self.kept = math.prod(self.kept_shape)
-        self.extent = math.prod(self.reduced_shape)
+        self.leaves = {}
         self.lines = []
         self.memo = {}
         self.counter = 0
@@ -184,7 +175,7 @@ class _Emitter:
             expr = DTYPES[dtype].load.format(f"x{v}[{_linear(coords, self.shape(v))}]")
         else:
             expr = self.expression(v, coords)
-        if v in self.reductions:
+        if v in self.leaves:
             self.memo[key] = expr
             return expr
         self.counter += 1
@@ -202,13 +193,19 @@ class _Emitter:
         op = self.op(v)
         fn, args = op["fn"], op["args"]
         c_type = self.c_type(v)
-        if v in self.reductions:
-            return f"red{self.reductions.index(v)}"
+        if v in self.leaves:
+            return self.leaves[v]
         if fn in ("scalar", "full"):
             value = op.get("value", 0.0)
             if op["type"]["dtype"] in ROUND:
                 return f"{ROUND[op['type']['dtype']]}({_literal(value, 'float')})"
             return _literal(value, c_type)
+        if fn == "permute":
+            dims = op["ints"]["dims"]
+            source = [None] * len(dims)
+            for d, p in enumerate(dims):
+                source[p] = coords[d]
+            return self.value(args[0], source)
         if fn == "reshape":
             source = self.shape(args[0])
             linear = _linear(coords, self.shape(v))
@@ -236,6 +233,28 @@ class _Emitter:
                 fn == "to" and self.types[args[0]]["dtype"] in ROUND):
             expr = f"{rounding}({expr})"
         return expr
+
+
+class _Emitter(ValueEmitter):
+    def __init__(self, program):
+        super().__init__(program)
+        self.reductions = [self.n_in + i for i, op in enumerate(program["ops"])
+                           if op["fn"] in REDUCING]
+        if not self.reductions:
+            raise NotElementwise("no reduction")
+        self.leaves = {v: f"red{j}" for j, v in enumerate(self.reductions)}
+        first = self.op(self.reductions[0])
+        self.full = self.shape(first["args"][0])
+        self.dims = self.dims_of(first)
+        for r in self.reductions:
+            if self.shape(self.op(r)["args"][0]) != self.full or self.dims_of(self.op(r)) != \
+                    self.dims:
+                raise NotElementwise("reductions over different shapes or dims")
+        self.kept_dims = [d for d in range(len(self.full)) if d not in self.dims]
+        self.kept_shape = [self.full[d] for d in self.kept_dims]
+        self.reduced_shape = [self.full[d] for d in self.dims]
+        self.kept = math.prod(self.kept_shape)
+        self.extent = math.prod(self.reduced_shape)
 
     def full_coords(self, r):
         """Coordinates in the full shape of reduced element r of this block's

@@ -3,8 +3,9 @@ kernel for each with the emitters and the compiler's scaffold for each with
 `dice-scaffold-programs`, and splits them honestly.
 
 Families: elementwise DAGs (dice.engine.elementwise), reductions
-(dice.engine.reduction) and normalizations (dice.engine.normalization)
-with prologues and epilogues, each with its emitter.
+(dice.engine.reduction), normalizations (dice.engine.normalization) and
+matmuls (dice.engine.matmul) with prologues and epilogues, each with its
+emitter.
 
 Runs where the GPU node's tools are (Python, torch not needed, the static
 `dice-scaffold-programs`): no LLVM, no torch-mlir. Work is cut into chunks
@@ -31,8 +32,9 @@ from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from dice.engine import emit_elementwise, emit_reduction
+from dice.engine import emit_elementwise, emit_matmul, emit_reduction
 from dice.engine.elementwise import UNARY, Grammar
+from dice.engine.matmul import FORMS, MatmulGrammar
 from dice.engine.normalization import NORMS, NormalizationGrammar
 from dice.engine.reduction import REDUCTIONS, ReductionGrammar
 
@@ -40,7 +42,8 @@ CHUNK = 500
 SPLITS = ("train", "val", "heldout-primitives", "heldout-compositions")
 HELDOUT_PRIMITIVES = ("mish", "softsign", "hardswish", "atan2", "amin", "argmin",
                       "log_softmax")
-HELDOUT_PAIRS = (frozenset(("trig", "select")), frozenset(("rounding", "smooth")))
+HELDOUT_PAIRS = (frozenset(("trig", "select")), frozenset(("rounding", "smooth")),
+                 frozenset(("matmul", "trig")))
 VAL_SHARE = 0.02
 # The op class of each production that is not a unary function.
 PRODUCTION_CLASS = {"add": "arith", "sub": "arith", "mul": "arith", "div": "arith",
@@ -48,11 +51,13 @@ PRODUCTION_CLASS = {"add": "arith", "sub": "arith", "mul": "arith", "div": "arit
                     "where": "select", "pow": "exponential", "atan2": "trig",
                     "cast": "cast", "broadcast_back": "arith",
                     **{r: "reduction" for r in REDUCTIONS},
-                    **{n: "normalization" for n in NORMS}}
+                    **{n: "normalization" for n in NORMS},
+                    **{f: "matmul" for f in FORMS}}
 # The program families: their grammar, their emitter, and their share of draws.
-FAMILIES = {"elementwise": (Grammar, emit_elementwise.emit, 0.5),
-            "reduction": (ReductionGrammar, emit_reduction.emit, 0.3),
-            "normalization": (NormalizationGrammar, emit_reduction.emit, 0.2)}
+FAMILIES = {"elementwise": (Grammar, emit_elementwise.emit, 0.45),
+            "reduction": (ReductionGrammar, emit_reduction.emit, 0.25),
+            "normalization": (NormalizationGrammar, emit_reduction.emit, 0.15),
+            "matmul": (MatmulGrammar, emit_matmul.emit, 0.15)}
 
 
 def class_of(production):
@@ -72,11 +77,11 @@ def split_of(used, fingerprint):
 def difficulty(program, used):
     """The curriculum's order, 1 (one op on one input) upward: productions,
     broadcast operands, half precision, casts and extra results each add,
-    and a reduction or normalization two more."""
+    and a reduction, normalization or matmul two more."""
     out_shape = output_type(program)["shape"]
     broadcast = sum(1 for i in program["inputs"] if i["shape"] != out_shape)
     half = program["inputs"][0]["dtype"] != "float32"
-    reduction = any(class_of(p) in ("reduction", "normalization") for p in used)
+    reduction = any(class_of(p) in ("reduction", "normalization", "matmul") for p in used)
     return len([p for p in used if p != "cast"]) + broadcast + half + \
         ("cast" in used) + 2 * (len(program["outputs"]) - 1) + 2 * reduction
 

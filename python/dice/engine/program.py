@@ -125,6 +125,18 @@ class ProgramBuilder:
         hi = INPUT_BOUND if hi is None else hi
         return self._add(fn, (value.key,), shape, dtype, {"ints": {key: dims}}, lo, hi, False)
 
+    def permute(self, value, dims):
+        shape = tuple(value.shape[d] for d in dims)
+        return self._add("permute", (value.key,), shape, value.dtype,
+                         {"ints": {"dims": list(dims)}}, value.lo, value.hi, value.exact)
+
+    def matmul(self, a, b, lo=None, hi=None):
+        """a @ b, 2-D or batched with the same batch."""
+        shape = a.shape[:-1] + b.shape[-1:]
+        lo = -INPUT_BOUND if lo is None else lo
+        hi = INPUT_BOUND if hi is None else hi
+        return self._add("matmul", (a.key, b.key), shape, a.dtype, {}, lo, hi, False)
+
     def reshape(self, value, shape):
         return self._add("reshape", (value.key,), tuple(shape), value.dtype, {}, value.lo,
                          value.hi, value.exact)

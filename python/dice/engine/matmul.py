@@ -1,0 +1,52 @@
+"""The matmul grammar: `x @ w`, `F.linear(x, w, b)` and batched `a @ b`,
+then an elementwise epilogue of 0-3 productions (a bias, an activation, a
+residual, a scale), as the compiler renders them: linear's weight through
+a permute and its bias as a broadcast add; a half-precision matmul as
+float32 operands, a float32 matmul and a cast back, the epilogue in half."""
+
+from dice.engine.elementwise import Grammar
+from dice.engine.program import INPUT_BOUND, ProgramBuilder
+from dice.engine.shapes import draw_size
+
+FORMS = ("matmul", "linear", "bmm")
+
+
+class MatmulGrammar(Grammar):
+    def __init__(self, rng, exclude=()):
+        super().__init__(rng, exclude)
+        self.forms = [f for f in FORMS if f not in exclude]
+
+    def draw(self, size=None):
+        rng = self.rng
+        self.used = []
+        form = rng.choice(self.forms)
+        self.dtype = "float32" if form == "linear" else rng.choice(
+            ("float32", "float32", "float16", "bfloat16"))
+        self.compute_dtype = self.dtype
+        m, n, k = draw_size(rng, 512), draw_size(rng, 1024), draw_size(rng, 1024)
+        batch = (draw_size(rng, 16),) if form == "bmm" else ()
+        b = ProgramBuilder()
+        a = b.input(batch + (m, k), self.dtype)
+        half = self.dtype != "float32"
+        if form == "linear":
+            w = b.permute(b.input((n, k), self.dtype), (1, 0))
+        else:
+            w = b.input(batch + (k, n), self.dtype)
+        if half:
+            a = b.op("to", [a], dtype="float32")
+            w = b.op("to", [w], dtype="float32")
+        bound = INPUT_BOUND * INPUT_BOUND * k
+        v = b.matmul(a, w, lo=-bound, hi=bound)
+        if half:
+            v = b.op("to", [v], dtype=self.dtype, lo=v.lo, hi=v.hi)
+        self.used.append(form)
+        self.shape = v.shape
+        if form == "linear":
+            bias = b.input((n,), self.dtype)
+            v = b.op("add", [v, bias], lo=v.lo - 100, hi=v.hi + 100)
+        pool = [v]
+        for _ in range(rng.choice((0, 1, 1, 2, 3))):
+            v = self.unary(b, v) if rng.random() < 0.5 else self.binary(b, v, pool)
+            pool.append(v)
+        return b.build([v]), [u for u in self.used if u != "scale"]
+
