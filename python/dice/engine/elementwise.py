@@ -14,7 +14,7 @@ too; the bounds come from the builder.
 import math
 from dataclasses import dataclass, replace
 
-from dice.engine.program import FLOATS, INPUT_BOUND, ProgramBuilder
+from dice.engine.program import FLOATS, ProgramBuilder
 from dice.engine.shapes import broadcast_pattern, draw_shape
 
 # |value| above which a half-precision value is scaled down before the next

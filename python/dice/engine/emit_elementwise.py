@@ -17,8 +17,8 @@ unaligned case).
 
 import math
 
-from dice.corpus.cuda_common import (DTYPES, HEADER, definition_head, float_literal,
-                                     input_checks, parameters)
+from dice.corpus.cuda_common import DTYPES, float_literal
+from dice.engine.emit_host import HostFunction, Unsupported, kernel_parameters, source_head
 
 FLOAT_T = {"float32": "float", "float16": "float", "bfloat16": "float", "float64": "double",
            "bool": "bool", "int64": "long long"}
@@ -59,8 +59,6 @@ ELEMENTWISE = set(UNARY_C) | set(BINARY_C) | {"where", "to", "reshape", "scalar"
                                               "logical_not"}
 
 
-class NotElementwise(ValueError):
-    pass
 
 
 def _strides(shape):
@@ -89,15 +87,15 @@ class _Kernel:
         ops = program["ops"]
         for op in ops:
             if op["fn"] not in ELEMENTWISE:
-                raise NotElementwise(f"op {op['fn']} is not elementwise")
+                raise Unsupported(f"op {op['fn']} is not elementwise")
         self.n_in = len(program["inputs"])
         self.types = [i for i in program["inputs"]] + [op["type"] for op in ops]
         self.out_shape = self.types[program["outputs"][0]]["shape"]
         for o in program["outputs"]:
             if self.types[o]["shape"] != self.out_shape:
-                raise NotElementwise("outputs of different shapes")
+                raise Unsupported("outputs of different shapes")
         if any(not isinstance(s, int) for t in self.types for s in t["shape"]):
-            raise NotElementwise("dynamic sizes")
+            raise Unsupported("dynamic sizes")
         self.numel = math.prod(self.out_shape)
         self.rank = len(self.out_shape)
 
@@ -180,18 +178,7 @@ class _Kernel:
 
     @staticmethod
     def in_double(expr, op):
-        raise NotElementwise(f"{op['fn']} in float64")
-
-
-def _rounding_helpers(dtypes):
-    helpers = []
-    if "float16" in dtypes:
-        helpers.append("__device__ __forceinline__ float round_half(float v) {\n"
-                       "  return __half2float(__float2half_rn(v));\n}")
-    if "bfloat16" in dtypes:
-        helpers.append("__device__ __forceinline__ float round_bf16(float v) {\n"
-                       "  return __bfloat162float(__float2bfloat16_rn(v));\n}")
-    return helpers
+        raise Unsupported(f"{op['fn']} in float64")
 
 
 def _load(k, dtype, ptr_index):
@@ -202,26 +189,16 @@ def _load(k, dtype, ptr_index):
 
 def emit(program, signature):
     """The CUDA source (kernels and `dice_forward` with exactly `signature`)
-    computing `program`. Raises NotElementwise for other programs."""
+    computing `program`. Raises Unsupported for other programs."""
     kernel = _Kernel(program)
-    names = parameters(signature)
-    if len(names) != kernel.n_in:
-        raise ValueError(f"signature has {len(names)} parameters, program {kernel.n_in} inputs")
+    names, head = source_head(program, signature)
     in_dtypes = [t["dtype"] for t in program["inputs"]]
     out_dtypes = [kernel.types[o]["dtype"] for o in program["outputs"]]
-    for d in in_dtypes + out_dtypes:
-        if d not in DTYPES:
-            raise NotElementwise(f"dtype {d}")
-    dtypes = set(in_dtypes + out_dtypes + [t["dtype"] for t in kernel.types])
-    head = HEADER + "#include <c10/cuda/CUDAException.h>\n" + "".join(
-        DTYPES[d].header for d in sorted(dtypes & set(DTYPES)))
-    parts = [head.rstrip("\n"), ""]
-    parts += [h + "\n" for h in _rounding_helpers(dtypes)]
+    parts = [head]
     parts += [kernel.element_function(), ""]
 
     n_out = len(program["outputs"])
-    in_params = [f"const {DTYPES[d].c_type} *__restrict__ x{k}" for k, d in enumerate(in_dtypes)]
-    out_params = [f"{DTYPES[d].c_type} *__restrict__ y{j}" for j, d in enumerate(out_dtypes)]
+    in_params, out_params = kernel_parameters(program)
     loads = [f"    const {kernel.c_type(k)} a{k} = {_load(k, in_dtypes[k], kernel.offset(k))};"
              for k in range(kernel.n_in)]
     decls = [f"    {FLOAT_T[d]} r{j};" for j, d in enumerate(out_dtypes)]
@@ -242,7 +219,8 @@ def emit(program, signature):
     if vector:
         parts.append(_vector_kernel(kernel, vector, in_params, out_params, n_out))
 
-    parts.append(_host(kernel, signature, names, in_dtypes, out_dtypes, vector))
+    host = HostFunction(program, signature, names)
+    parts.append(host.text(_launches(kernel, host.pointers, vector)))
     return "\n".join(parts) + "\n"
 
 
@@ -295,56 +273,25 @@ def _vector_kernel(kernel, plan, in_params, out_params, n_out):
     return "\n".join(lines)
 
 
-def _host(kernel, signature, names, in_dtypes, out_dtypes, vector):
-    lines = [definition_head(signature) + " {",
-             input_checks(names, in_dtypes)]
-    for k, name in enumerate(names):
-        shape = kernel.types[k]["shape"]
-        lines.append(f"  TORCH_CHECK({name}.numel() == {math.prod(shape)}, "
-                     f"\"{name} must have {math.prod(shape)} elements\");")
-    shape = "{" + ", ".join(str(s) for s in kernel.out_shape) + "}"
-    outs = []
-    for j, d in enumerate(out_dtypes):
-        lines.append(f"  auto y{j} = torch::empty({shape}, {names[0]}.options()"
-                     f".dtype({DTYPES[d].kind}));")
-        outs.append(f"y{j}")
-    in_ptrs = [_ptr(names[k], d) for k, d in enumerate(in_dtypes)]
-    out_ptrs = [_ptr(f"y{j}", d, const=False) for j, d in enumerate(out_dtypes)]
-    lines += [f"  const int64_t n = {kernel.numel}LL;",
-              "  const int threads = 256;",
-              "  cudaStream_t stream = c10::cuda::getCurrentCUDAStream();",
-              "  int64_t done = 0;"]
+def _launches(kernel, pointers, vector):
+    lines = [f"  const int64_t n = {kernel.numel}LL;",
+             "  const int threads = 256;",
+             "  cudaStream_t stream = c10::cuda::getCurrentCUDAStream();",
+             "  int64_t done = 0;"]
     if vector:
-        aligned = " && ".join(f"reinterpret_cast<uintptr_t>({p}) % 16 == 0"
-                              for p in in_ptrs + out_ptrs)
+        aligned = " && ".join(f"reinterpret_cast<uintptr_t>({p}) % 16 == 0" for p in pointers)
         lines += [f"  if ({aligned}) {{",
                   "    const int64_t n4 = n / 4;",
                   "    if (n4 > 0) {",
                   "      const int blocks = (int)std::min<int64_t>((n4 + threads - 1) / threads,"
                   " 65535);",
-                  f"      fused_kernel_vec4<<<blocks, threads, 0, stream>>>("
-                  f"{', '.join(in_ptrs + out_ptrs)});",
+                  f"      fused_kernel_vec4<<<blocks, threads, 0, stream>>>({', '.join(pointers)});",
                   "    }",
                   "    done = n4 * 4;",
                   "  }"]
     lines += ["  if (done < n) {",
               "    const int blocks = (int)std::min<int64_t>((n - done + threads - 1) / threads,"
               " 65535);",
-              f"    fused_kernel<<<blocks, threads, 0, stream>>>("
-              f"{', '.join(in_ptrs + out_ptrs)}, done);",
-              "  }",
-              "  C10_CUDA_KERNEL_LAUNCH_CHECK();"]
-    if len(outs) == 1 and not signature.strip().startswith("std::vector"):
-        lines.append(f"  return {outs[0]};")
-    else:
-        lines.append(f"  return {{{', '.join(outs)}}};")
-    lines.append("}")
-    return "\n".join(lines)
-
-
-def _ptr(name, dtype, const=True):
-    s = DTYPES[dtype]
-    if s.c_type == s.at_type:
-        return f"{name}.data_ptr<{s.at_type}>()"
-    qualifier = "const " if const else ""
-    return f"reinterpret_cast<{qualifier}{s.c_type} *>({name}.data_ptr<{s.at_type}>())"
+              f"    fused_kernel<<<blocks, threads, 0, stream>>>({', '.join(pointers)}, done);",
+              "  }"]
+    return lines

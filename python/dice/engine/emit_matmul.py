@@ -4,10 +4,9 @@ program's own views of the operands (a linear weight's permute, a half
 operand's cast), with zero-filled edge tiles so any M, N and K work, and
 the epilogue fused into the store."""
 
-import math
-
-from dice.corpus.cuda_common import DTYPES, HEADER, definition_head, input_checks, parameters
-from dice.engine.emit_elementwise import NotElementwise, _ptr, _rounding_helpers
+from dice.corpus.cuda_common import DTYPES
+from dice.engine.emit_host import Unsupported
+from dice.engine.emit_host import HostFunction, kernel_parameters, source_head
 from dice.engine.emit_reduction import ValueEmitter
 
 TILE = 16
@@ -18,18 +17,18 @@ class _Emitter(ValueEmitter):
         super().__init__(program)
         matmuls = [self.n_in + i for i, op in enumerate(program["ops"]) if op["fn"] == "matmul"]
         if len(matmuls) != 1:
-            raise NotElementwise(f"{len(matmuls)} matmuls")
+            raise Unsupported(f"{len(matmuls)} matmuls")
         self.mm = matmuls[0]
         self.a, self.b = self.op(self.mm)["args"]
         self.out = self.shape(self.mm)
         if len(self.out) not in (2, 3):
-            raise NotElementwise("matmul of rank other than 2 or 3")
+            raise Unsupported("matmul of rank other than 2 or 3")
         self.m, self.n = self.out[-2:]
         self.k = self.shape(self.a)[-1]
         self.batch = self.out[0] if len(self.out) == 3 else 1
         for o in program["outputs"]:
             if self.shape(o) != self.out:
-                raise NotElementwise("a result not of the matmul's shape")
+                raise Unsupported("a result not of the matmul's shape")
         self.leaves = {self.mm: "acc"}
 
     def block(self, target, coords, guard, assign):
@@ -84,45 +83,18 @@ class _Emitter(ValueEmitter):
 
 def emit(program, signature):
     """The CUDA source (kernels and `dice_forward` with exactly `signature`)
-    computing `program`. Raises NotElementwise for programs it does not take."""
+    computing `program`. Raises Unsupported for programs it does not take."""
     e = _Emitter(program)
-    names = parameters(signature)
-    if len(names) != e.n_in:
-        raise ValueError(f"signature has {len(names)} parameters, program {e.n_in} inputs")
-    in_dtypes = [t["dtype"] for t in program["inputs"]]
+    names, head = source_head(program, signature)
     out_dtypes = [e.types[o]["dtype"] for o in program["outputs"]]
-    for d in in_dtypes + out_dtypes:
-        if d not in DTYPES:
-            raise NotElementwise(f"dtype {d}")
-    dtypes = {t["dtype"] for t in e.types}
-    head = HEADER + "#include <c10/cuda/CUDAException.h>\n" + "".join(
-        DTYPES[d].header for d in sorted(dtypes & set(DTYPES)))
-    in_params = [f"const {DTYPES[d].c_type} *__restrict__ x{k}" for k, d in enumerate(in_dtypes)]
-    out_params = [f"{DTYPES[d].c_type} *__restrict__ y{j}" for j, d in enumerate(out_dtypes)]
-    parts = [head.rstrip("\n"), ""] + [h + "\n" for h in _rounding_helpers(dtypes)]
+    in_params, out_params = kernel_parameters(program)
+    parts = [head]
     parts.append(e.kernel(in_params, out_params, out_dtypes))
-    lines = [definition_head(signature) + " {", input_checks(names, in_dtypes)]
-    for k, name in enumerate(names):
-        count = math.prod(e.types[k]["shape"])
-        lines.append(f"  TORCH_CHECK({name}.numel() == {count}, "
-                     f"\"{name} must have {count} elements\");")
-    shape = "{" + ", ".join(str(s) for s in e.out) + "}"
-    outs = []
-    for j, d in enumerate(out_dtypes):
-        lines.append(f"  auto y{j} = torch::empty({shape}, {names[0]}.options()"
-                     f".dtype({DTYPES[d].kind}));")
-        outs.append(f"y{j}")
-    in_ptrs = [_ptr(names[k], d) for k, d in enumerate(in_dtypes)]
-    out_ptrs = [_ptr(f"y{j}", d, const=False) for j, d in enumerate(out_dtypes)]
-    lines += [f"  const dim3 grid(({e.n} + kTile - 1) / kTile, ({e.m} + kTile - 1) / kTile, "
-              f"{e.batch});",
-              "  const dim3 block(kTile, kTile);",
-              "  matmul_kernel<<<grid, block, 0, c10::cuda::getCurrentCUDAStream()>>>("
-              f"{', '.join(in_ptrs + out_ptrs)});",
-              "  C10_CUDA_KERNEL_LAUNCH_CHECK();"]
-    lines.append(f"  return {outs[0]};" if len(outs) == 1 and
-                 not signature.strip().startswith("std::vector") else
-                 f"  return {{{', '.join(outs)}}};")
-    lines.append("}")
-    parts.append("\n".join(lines))
+    host = HostFunction(program, signature, names)
+    parts.append(host.text([
+        f"  const dim3 grid(({e.n} + kTile - 1) / kTile, ({e.m} + kTile - 1) / kTile, "
+        f"{e.batch});",
+        "  const dim3 block(kTile, kTile);",
+        "  matmul_kernel<<<grid, block, 0, c10::cuda::getCurrentCUDAStream()>>>("
+        f"{', '.join(host.pointers)});"]))
     return "\n".join(parts) + "\n"

@@ -19,9 +19,9 @@ special case.
 
 import math
 
-from dice.corpus.cuda_common import DTYPES, HEADER, definition_head, input_checks, parameters
-from dice.engine.emit_elementwise import (BINARY_C, FLOAT_T, ROUND, UNARY_C, NotElementwise,
-                                          _literal, _ptr, _rounding_helpers, _strides)
+from dice.corpus.cuda_common import DTYPES
+from dice.engine.emit_elementwise import BINARY_C, FLOAT_T, ROUND, UNARY_C, _literal, _strides
+from dice.engine.emit_host import HostFunction, Unsupported, kernel_parameters, source_head
 
 REDUCING = {"sum", "amax", "amin", "prod", "logsumexp", "argmax", "argmin"}
 IDENTITY = {"sum": "0", "prod": "1", "amax": "-INFINITY", "amin": "INFINITY"}
@@ -143,7 +143,7 @@ class ValueEmitter:
         self.n_in = len(program["inputs"])
         self.types = list(program["inputs"]) + [op["type"] for op in program["ops"]]
         if any(not isinstance(s, int) for t in self.types for s in t["shape"]):
-            raise NotElementwise("dynamic sizes")
+            raise Unsupported("dynamic sizes")
         self.leaves = {}
         self.lines = []
         self.memo = {}
@@ -220,14 +220,14 @@ class ValueEmitter:
             expr = f"!{names[0]}"
         elif fn in UNARY_C:
             if c_type == "double" and fn != "sqrt":
-                raise NotElementwise(f"{fn} in float64")
+                raise Unsupported(f"{fn} in float64")
             expr = UNARY_C[fn].format(a=names[0], v=_literal(op.get("value", 0.0), "float"))
             if c_type == "double":
                 expr = f"sqrt({names[0]})"
         elif fn in BINARY_C:
             expr = BINARY_C[fn].format(a=names[0], b=names[1])
         else:
-            raise NotElementwise(f"op {fn}")
+            raise Unsupported(f"op {fn}")
         rounding = ROUND.get(op["type"]["dtype"])
         if rounding and fn != "where" and not (
                 fn == "to" and self.types[args[0]]["dtype"] in ROUND):
@@ -241,7 +241,7 @@ class _Emitter(ValueEmitter):
         self.reductions = [self.n_in + i for i, op in enumerate(program["ops"])
                            if op["fn"] in REDUCING]
         if not self.reductions:
-            raise NotElementwise("no reduction")
+            raise Unsupported("no reduction")
         self.leaves = {v: f"red{j}" for j, v in enumerate(self.reductions)}
         first = self.op(self.reductions[0])
         self.full = self.shape(first["args"][0])
@@ -249,7 +249,7 @@ class _Emitter(ValueEmitter):
         for r in self.reductions:
             if self.shape(self.op(r)["args"][0]) != self.full or self.dims_of(self.op(r)) != \
                     self.dims:
-                raise NotElementwise("reductions over different shapes or dims")
+                raise Unsupported("reductions over different shapes or dims")
         self.kept_dims = [d for d in range(len(self.full)) if d not in self.dims]
         self.kept_shape = [self.full[d] for d in self.kept_dims]
         self.reduced_shape = [self.full[d] for d in self.dims]
@@ -272,7 +272,7 @@ class _Emitter(ValueEmitter):
         if len(shape) == len(self.full):  # keepdim
             it = iter(kept)
             return ["0" if d in self.dims else next(it) for d in range(len(self.full))]
-        raise NotElementwise(f"result of shape {shape}")
+        raise Unsupported(f"result of shape {shape}")
 
     # --- the kernel ---------------------------------------------------------------
     def loop(self, body_of, indent="    "):
@@ -422,52 +422,20 @@ def lower_norms(program):
 
 def emit(program, signature):
     """The CUDA source (kernels and `dice_forward` with exactly `signature`)
-    computing `program`. Raises NotElementwise for programs it does not take."""
+    computing `program`. Raises Unsupported for programs it does not take."""
     e = _Emitter(lower_norms(program))
-    names = parameters(signature)
-    if len(names) != e.n_in:
-        raise ValueError(f"signature has {len(names)} parameters, program {e.n_in} inputs")
     program = e.p
-    in_dtypes = [t["dtype"] for t in program["inputs"]]
-    out_dtypes = [e.types[o]["dtype"] for o in program["outputs"]]
-    for d in in_dtypes:
-        if d not in DTYPES:
-            raise NotElementwise(f"dtype {d}")
-    out_c = {"int64": "int64_t"}
-    dtypes = {t["dtype"] for t in e.types}
-    head = HEADER + "#include <c10/cuda/CUDAException.h>\n#include <cmath>\n" + "".join(
-        DTYPES[d].header for d in sorted(dtypes & set(DTYPES)))
-    in_params = [f"const {DTYPES[d].c_type} *__restrict__ x{k}" for k, d in enumerate(in_dtypes)]
-    out_params = [f"{out_c.get(d) or DTYPES[d].c_type} *__restrict__ y{j}"
-                  for j, d in enumerate(out_dtypes)]
-    parts = [head.rstrip("\n"), ""] + [h + "\n" for h in _rounding_helpers(dtypes)]
+    names, head = source_head(program, signature)
+    in_params, out_params = kernel_parameters(program)
+    parts = [head]
     parts += [BLOCK_REDUCE, e.kernel(in_params, out_params)]
 
     threads = 32
     while threads < 256 and threads < e.extent:
         threads *= 2
-    lines = [definition_head(signature) + " {", input_checks(names, in_dtypes)]
-    for k, name in enumerate(names):
-        count = math.prod(e.types[k]["shape"])
-        lines.append(f"  TORCH_CHECK({name}.numel() == {count}, "
-                     f"\"{name} must have {count} elements\");")
-    outs = []
-    for j, (o, d) in enumerate(zip(program["outputs"], out_dtypes)):
-        shape = "{" + ", ".join(str(s) for s in e.shape(o)) + "}"
-        kind = "at::kLong" if d == "int64" else DTYPES[d].kind
-        lines.append(f"  auto y{j} = torch::empty({shape}, {names[0]}.options().dtype({kind}));")
-        outs.append(f"y{j}")
-    in_ptrs = [_ptr(names[k], d) for k, d in enumerate(in_dtypes)]
-    out_ptrs = [f"y{j}.data_ptr<int64_t>()" if d == "int64" else _ptr(f"y{j}", d, const=False)
-                for j, d in enumerate(out_dtypes)]
-    lines += [f"  const int blocks = (int)std::min<int64_t>({e.kept}LL, 65535);",
-              f"  reduce_kernel<<<blocks, {threads}, 0, c10::cuda::getCurrentCUDAStream()>>>("
-              f"{', '.join(in_ptrs + out_ptrs)});",
-              "  C10_CUDA_KERNEL_LAUNCH_CHECK();"]
-    if len(outs) == 1 and not signature.strip().startswith("std::vector"):
-        lines.append(f"  return {outs[0]};")
-    else:
-        lines.append(f"  return {{{', '.join(outs)}}};")
-    lines.append("}")
-    parts.append("\n".join(lines))
+    host = HostFunction(program, signature, names)
+    launches = [f"  const int blocks = (int)std::min<int64_t>({e.kept}LL, 65535);",
+                f"  reduce_kernel<<<blocks, {threads}, 0, c10::cuda::getCurrentCUDAStream()>>>("
+                f"{', '.join(host.pointers)});"]
+    parts.append(host.text(launches))
     return "\n".join(parts) + "\n"

@@ -1,0 +1,86 @@
+"""What every emitter's `dice_forward` shares: the input checks, the
+outputs' allocation, the kernels' pointers and the return."""
+
+import math
+
+from dice.corpus.cuda_common import (DTYPES, HEADER, definition_head, input_checks, parameters,
+                                     pointer)
+
+ROUNDING = {
+    "float16": "__device__ __forceinline__ float round_half(float v) {\n"
+               "  return __half2float(__float2half_rn(v));\n}",
+    "bfloat16": "__device__ __forceinline__ float round_bf16(float v) {\n"
+                "  return __bfloat162float(__float2bfloat16_rn(v));\n}",
+}
+
+
+class Unsupported(ValueError):
+    """A program an emitter does not take."""
+
+
+def source_head(program, signature):
+    """(the `dice_forward` parameter names, the source's opening: includes
+    and the rounding helpers of the program's half-precision dtypes).
+    Raises Unsupported for a dtype the inputs or results cannot have."""
+    names = parameters(signature)
+    if len(names) != len(program["inputs"]):
+        raise ValueError(f"signature has {len(names)} parameters, "
+                         f"program {len(program['inputs'])} inputs")
+    types = list(program["inputs"]) + [op["type"] for op in program["ops"]]
+    for t in program["inputs"]:
+        if t["dtype"] not in DTYPES:
+            raise Unsupported(f"dtype {t['dtype']}")
+    for o in program["outputs"]:
+        if types[o]["dtype"] not in DTYPES and types[o]["dtype"] != "int64":
+            raise Unsupported(f"dtype {types[o]['dtype']}")
+    dtypes = sorted({t["dtype"] for t in types} & set(DTYPES))
+    head = HEADER + "#include <c10/cuda/CUDAException.h>\n#include <cmath>\n" + "".join(
+        DTYPES[d].header for d in dtypes)
+    return names, "\n".join([head.rstrip("\n"), ""] + [ROUNDING[d] + "\n" for d in dtypes
+                                                       if d in ROUNDING])
+
+
+class HostFunction:
+    """`dice_forward` of a program with static shapes, up to its launches."""
+
+    def __init__(self, program, signature, names):
+        self.signature = signature
+        types = list(program["inputs"]) + [op["type"] for op in program["ops"]]
+        in_dtypes = [t["dtype"] for t in program["inputs"]]
+        self.out_types = [types[o] for o in program["outputs"]]
+        self.lines = [definition_head(signature) + " {", input_checks(names, in_dtypes)]
+        for name, t in zip(names, program["inputs"]):
+            count = math.prod(t["shape"])
+            self.lines.append(f"  TORCH_CHECK({name}.numel() == {count}, "
+                              f"\"{name} must have {count} elements\");")
+        self.outs = []
+        for j, t in enumerate(self.out_types):
+            shape = "{" + ", ".join(str(s) for s in t["shape"]) + "}"
+            kind = "at::kLong" if t["dtype"] == "int64" else DTYPES[t["dtype"]].kind
+            self.lines.append(f"  auto y{j} = torch::empty({shape}, {names[0]}.options()"
+                              f".dtype({kind}));")
+            self.outs.append(f"y{j}")
+        self.pointers = [pointer(n, d) for n, d in zip(names, in_dtypes)] + [
+            f"y{j}.data_ptr<int64_t>()" if t["dtype"] == "int64"
+            else pointer(f"y{j}", t["dtype"], const=False)
+            for j, t in enumerate(self.out_types)]
+
+    def text(self, launches):
+        """The whole function, `launches` (lines) between the allocation
+        and the return."""
+        if len(self.outs) == 1 and not self.signature.strip().startswith("std::vector"):
+            result = f"  return {self.outs[0]};"
+        else:
+            result = f"  return {{{', '.join(self.outs)}}};"
+        return "\n".join(self.lines + launches +
+                         ["  C10_CUDA_KERNEL_LAUNCH_CHECK();", result, "}"])
+
+
+def kernel_parameters(program):
+    """The kernels' pointer parameters: x<k> for inputs, y<j> for results."""
+    types = list(program["inputs"]) + [op["type"] for op in program["ops"]]
+    ins = [f"const {DTYPES[t['dtype']].c_type} *__restrict__ x{k}"
+           for k, t in enumerate(program["inputs"])]
+    outs = [f"{'int64_t' if types[o]['dtype'] == 'int64' else DTYPES[types[o]['dtype']].c_type}"
+            f" *__restrict__ y{j}" for j, o in enumerate(program["outputs"])]
+    return ins, outs
