@@ -1,7 +1,8 @@
 """The CUDA kernel for a program with one matmul (2-D or batched) and an
 elementwise epilogue: a tiled GEMM whose tiles are loaded through the
 program's own views of the operands (a linear weight's permute, a half
-operand's cast), with zero-filled edge tiles so any M, N and K work, and
+operand's cast; a transposed one read along k, so loads stay coalesced),
+with zero-filled edge tiles so any M, N and K work, and
 the epilogue fused into the store."""
 
 from dice.corpus.cuda_common import DTYPES
@@ -31,6 +32,17 @@ class _Emitter(ValueEmitter):
                 raise Unsupported("a result not of the matmul's shape")
         self.leaves = {self.mm: "acc"}
 
+    def k_contiguous(self, v):
+        """Whether operand v is a view whose memory runs along k: a permute
+        that swaps the last two dims, behind casts."""
+        while v >= self.n_in and self.op(v)["fn"] == "to":
+            v = self.op(v)["args"][0]
+        if v < self.n_in or self.op(v)["fn"] != "permute":
+            return False
+        dims = self.op(v)["ints"]["dims"]
+        rank = len(dims)
+        return dims[-2:] == [rank - 1, rank - 2] and dims[:-2] == list(range(rank - 2))
+
     def block(self, target, coords, guard, assign):
         """`assign` the value `target` at `coords`, or 0 outside `guard`."""
         self.lines, self.memo = [], {}
@@ -59,12 +71,23 @@ class _Emitter(ValueEmitter):
             f"      {acc_t} a_value = 0;"]
         lines += [f"      {line}" for line in self.block(
             self.a, b + ["row", "kk"], f"row < {self.m} && kk < {self.k}", "a_value = ")]
-        lines += ["      a_tile[threadIdx.y][threadIdx.x] = a_value;", "    }", "    {",
-                  "      const int64_t kk = t + threadIdx.y;",
-                  f"      {acc_t} b_value = 0;"]
-        lines += [f"      {line}" for line in self.block(
-            self.b, b + ["kk", "col"], f"kk < {self.k} && col < {self.n}", "b_value = ")]
-        lines += ["      b_tile[threadIdx.y][threadIdx.x] = b_value;", "    }",
+        lines += ["      a_tile[threadIdx.y][threadIdx.x] = a_value;", "    }", "    {"]
+        if self.k_contiguous(self.b):
+            # B is a transposed view (a linear weight, [N, K] in memory):
+            # consecutive threads read consecutive k, and store transposed.
+            lines += ["      const int64_t kk = t + threadIdx.x;",
+                      "      const int64_t cc = (int64_t)blockIdx.x * kTile + threadIdx.y;",
+                      f"      {acc_t} b_value = 0;"]
+            lines += [f"      {line}" for line in self.block(
+                self.b, b + ["kk", "cc"], f"kk < {self.k} && cc < {self.n}", "b_value = ")]
+            lines += ["      b_tile[threadIdx.x][threadIdx.y] = b_value;", "    }"]
+        else:
+            lines += ["      const int64_t kk = t + threadIdx.y;",
+                      f"      {acc_t} b_value = 0;"]
+            lines += [f"      {line}" for line in self.block(
+                self.b, b + ["kk", "col"], f"kk < {self.k} && col < {self.n}", "b_value = ")]
+            lines += ["      b_tile[threadIdx.y][threadIdx.x] = b_value;", "    }"]
+        lines += [
                   "    __syncthreads();",
                   "    for (int i = 0; i < kTile; ++i)",
                   "      acc += a_tile[threadIdx.y][i] * b_tile[i][threadIdx.x];",
