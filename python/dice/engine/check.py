@@ -47,7 +47,7 @@ def check(corpus_dir, out_path, per_cell, total=None, build=False, jobs=2, seed=
                                 **{k: verdict.get(k) for k in
                                    ("status", "reason", "speedup", "kernel_ms",
                                     "baseline_ms", "gpu", "compile_ms")}}) + "\n")
-    lines = [f"| cell | rows | pass | {'verdicts' } |", "| --- | ---: | ---: | --- |"]
+    lines = ["| cell | rows | pass | verdicts |", "| --- | ---: | ---: | --- |"]
     for cell, counts in sorted(cells.items()):
         statuses = ", ".join(f"{k} {v}" for k, v in sorted(counts.items())
                              if k not in ("pass", "fail"))

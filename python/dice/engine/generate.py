@@ -164,8 +164,10 @@ def generate(out_dir, count, seed=0, jobs=1, tool="dice-scaffold-programs", pack
             chunk += chunks
             for future in futures:
                 for row in future.result():
+                    if len(seen) >= count:
+                        break
                     drawn += 1
-                    if row["fingerprint"] in seen or len(seen) >= count:
+                    if row["fingerprint"] in seen:
                         continue
                     seen.add(row["fingerprint"])
                     rows[row.pop("split")].append(row)
