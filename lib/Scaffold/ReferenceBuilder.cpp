@@ -1876,6 +1876,28 @@ LogicalResult Builder::translateTensorOp(Operation *op) {
 
 /// Drops ops no output depends on (a fill that a matmul's identity init
 /// made unnecessary, a comparison a peephole replaced) and renumbers.
+/// The program with only the ops of `order` (indices into its ops), in that
+/// order; every reader of an op comes after it in `order`.
+static ReferenceProgram withOps(const ReferenceProgram &program,
+                                const std::vector<int> &order) {
+  int numInputs = static_cast<int>(program.inputs.size());
+  ReferenceProgram out;
+  out.inputs = program.inputs;
+  out.symbols = program.symbols;
+  std::vector<int> renumber(numInputs + program.ops.size(), -1);
+  for (int i = 0; i < numInputs; ++i)
+    renumber[i] = i;
+  for (int i : order) {
+    RefOp op = program.ops[i];
+    for (int &a : op.args)
+      a = renumber[a];
+    renumber[numInputs + i] = out.add(std::move(op));
+  }
+  for (int result : program.outputs)
+    out.outputs.push_back(renumber[result]);
+  return out;
+}
+
 static ReferenceProgram pruneDeadOps(const ReferenceProgram &program) {
   int numInputs = static_cast<int>(program.inputs.size());
   std::vector<bool> live(numInputs + program.ops.size(), false);
@@ -1885,23 +1907,11 @@ static ReferenceProgram pruneDeadOps(const ReferenceProgram &program) {
     if (live[numInputs + i])
       for (int a : program.ops[i].args)
         live[a] = true;
-  ReferenceProgram pruned;
-  pruned.inputs = program.inputs;
-  pruned.symbols = program.symbols;
-  std::vector<int> renumber(live.size(), -1);
-  for (int i = 0; i < numInputs; ++i)
-    renumber[i] = i;
-  for (size_t i = 0; i < program.ops.size(); ++i) {
-    if (!live[numInputs + i])
-      continue;
-    RefOp op = program.ops[i];
-    for (int &a : op.args)
-      a = renumber[a];
-    renumber[numInputs + i] = pruned.add(std::move(op));
-  }
-  for (int out : program.outputs)
-    pruned.outputs.push_back(renumber[out]);
-  return pruned;
+  std::vector<int> order;
+  for (size_t i = 0; i < program.ops.size(); ++i)
+    if (live[numInputs + i])
+      order.push_back(static_cast<int>(i));
+  return withOps(program, order);
 }
 
 /// Constants (`scalar`, `full`) first, in the order the other ops first read
@@ -1932,21 +1942,7 @@ static ReferenceProgram orderConstantsByUse(const ReferenceProgram &program) {
   for (int i = 0; i < numOps; ++i)
     if (!isConstant(i))
       order.push_back(i);
-  ReferenceProgram ordered;
-  ordered.inputs = program.inputs;
-  ordered.symbols = program.symbols;
-  std::vector<int> renumber(numInputs + numOps, -1);
-  for (int i = 0; i < numInputs; ++i)
-    renumber[i] = i;
-  for (int i : order) {
-    RefOp op = program.ops[i];
-    for (int &a : op.args)
-      a = renumber[a];
-    renumber[numInputs + i] = ordered.add(std::move(op));
-  }
-  for (int out : program.outputs)
-    ordered.outputs.push_back(renumber[out]);
-  return ordered;
+  return withOps(program, order);
 }
 
 std::optional<ReferenceProgram>

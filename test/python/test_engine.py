@@ -20,6 +20,7 @@ from dice.engine.generate import (FAMILIES, HELDOUT_PAIRS, HELDOUT_PRIMITIVES, S
                                   SPLITS, chunk_rows, class_of, generate)
 from dice.engine.matmul import FORMS, MatmulGrammar
 from dice.engine.normalization import NORMS, NormalizationGrammar
+from dice.engine.program import output_type
 from dice.engine.reduction import REDUCTIONS, ReductionGrammar
 from dice.engine.shapes import broadcast_pattern
 from dice.train.prepare import program_requests
@@ -109,7 +110,7 @@ def test_the_grammar_covers_its_classes():
         program, productions = grammar.draw()
         used.update(productions)
         dtypes[program["inputs"][0]["dtype"]] += 1
-        out = program["ops"][program["outputs"][0] - len(program["inputs"])]["type"]["shape"]
+        out = output_type(program)["shape"]
         ranks[len(out)] += 1
         for i in program["inputs"]:
             shape = i["shape"]
@@ -130,7 +131,7 @@ def test_the_reduction_grammar_covers_its_classes():
         program, productions = grammar.draw()
         used.update(productions)
         reducing = [op for op in program["ops"] if op["fn"] in REDUCTIONS]
-        out = program["ops"][program["outputs"][0] - len(program["inputs"])]["type"]["shape"]
+        out = output_type(program)["shape"]
         keepdim += len(out) == len(program["inputs"][0]["shape"]) and \
             len(reducing[0]["type"]["shape"]) < len(out)
         multi += len(reducing[0]["ints"].get("dims", [])) > 1

@@ -179,7 +179,6 @@ class Grammar:
         self.smooth_unaries = [name for name in self.unaries if UNARY[name].cls != "rounding"]
         self.binaries = [op for op in ("add", "sub", "mul", "div", "maximum", "minimum",
                                        "pow", "atan2") if op not in exclude]
-        self.exclude = set(exclude)
 
     # --- guards ----------------------------------------------------------------
     def squash(self, b, v, limit):

@@ -59,8 +59,6 @@ ELEMENTWISE = set(UNARY_C) | set(BINARY_C) | {"where", "to", "reshape", "scalar"
                                               "logical_not"}
 
 
-
-
 def _strides(shape):
     out, step = [], 1
     for size in reversed(shape):
@@ -81,6 +79,47 @@ def _literal(value, c_type):
     return float_literal(value)
 
 
+# Functions a float64 value may go through (torch-mlir's comparisons with a
+# Python number and var/std's decomposition are the only float64 values).
+DOUBLE_UNARY = {"neg", "abs", "sqrt"}
+
+
+def op_expression(op, names, operand_dtypes):
+    """The C expression of an op that computes (not a constant, view or
+    reshape) over operand expressions `names`, rounded to its dtype where
+    that is half precision, as PyTorch rounds after each of its kernels."""
+    fn = op["fn"]
+    dtype = op["type"]["dtype"]
+    c_type = FLOAT_T[dtype]
+    if fn == "to":
+        expr = f"static_cast<{c_type}>({names[0]})"
+    elif fn == "where":
+        return f"{names[0]} ? {names[1]} : {names[2]}"  # picks values already rounded
+    elif fn == "logical_not":
+        expr = f"!{names[0]}"
+    elif fn in UNARY_C:
+        if c_type == "double" and fn not in DOUBLE_UNARY:
+            raise Unsupported(f"{fn} in float64")
+        expr = UNARY_C[fn].format(a=names[0], v=_literal(op.get("value", 0.0), "float"))
+    elif fn in BINARY_C:
+        expr = BINARY_C[fn].format(a=names[0], b=names[1])
+    else:
+        raise Unsupported(f"op {fn}")
+    if "double" in (c_type, *(FLOAT_T[d] for d in operand_dtypes)):
+        expr = expr.replace("f(", "(")  # the double overloads: sqrt, fabs, fmax, pow
+    if dtype in ROUND and not (fn == "to" and operand_dtypes[0] in ROUND):
+        expr = f"{ROUND[dtype]}({expr})"
+    return expr
+
+
+def constant_expression(op):
+    """A `scalar` or `full` constant, as its dtype holds it."""
+    value, dtype = op.get("value", 0.0), op["type"]["dtype"]
+    if dtype in ROUND:
+        return f"{ROUND[dtype]}({_literal(value, 'float')})"
+    return _literal(value, FLOAT_T[dtype])
+
+
 class _Kernel:
     def __init__(self, program):
         self.p = program
@@ -96,6 +135,14 @@ class _Kernel:
                 raise Unsupported("outputs of different shapes")
         if any(not isinstance(s, int) for t in self.types for s in t["shape"]):
             raise Unsupported("dynamic sizes")
+        # Operands are read at their broadcast offsets, so a reshape may only
+        # lift a value to a higher rank with leading 1s.
+        for op in ops:
+            if op["fn"] == "reshape":
+                source, shape = self.types[op["args"][0]]["shape"], op["type"]["shape"]
+                if shape[len(shape) - len(source):] != source or set(
+                        shape[:len(shape) - len(source)]) - {1}:
+                    raise Unsupported(f"reshape of {source} to {shape}")
         self.numel = math.prod(self.out_shape)
         self.rank = len(self.out_shape)
 
@@ -135,56 +182,22 @@ class _Kernel:
         lines = [f"__device__ __forceinline__ void fused({', '.join(ins + outs)}) {{"]
         for i, op in enumerate(self.p["ops"]):
             k = self.n_in + i
-            expr = self.expression(op)
-            if expr is None:
-                continue
-            rounding = ROUND.get(op["type"]["dtype"])
-            if rounding and op["fn"] not in ("scalar", "full", "reshape", "where") and \
-                    not (op["fn"] == "to" and self.types[op["args"][0]]["dtype"] in ROUND):
-                expr = f"{rounding}({expr})"
+            if op["fn"] in ("scalar", "full"):
+                expr = constant_expression(op)
+            elif op["fn"] == "reshape":  # a lift to the output's rank: the same element
+                expr = f"v{op['args'][0]}"
+            else:
+                expr = op_expression(op, [f"v{a}" for a in op["args"]],
+                                     [self.types[a]["dtype"] for a in op["args"]])
             lines.append(f"  const {self.c_type(k)} v{k} = {expr};")
         for j, o in enumerate(self.p["outputs"]):
             lines.append(f"  o{j} = v{o};")
         lines.append("}")
         return "\n".join(lines)
 
-    def expression(self, op):
-        fn, args = op["fn"], [f"v{a}" for a in op["args"]]
-        c_type = FLOAT_T[op["type"]["dtype"]]
-        if fn in ("scalar", "full"):
-            value = op.get("value", 0.0)
-            if op["type"]["dtype"] in ROUND:  # the constant as its dtype holds it
-                return f"{ROUND[op['type']['dtype']]}({_literal(value, 'float')})"
-            return _literal(value, c_type)
-        if fn == "reshape":
-            return args[0]
-        if fn == "to":
-            return f"static_cast<{c_type}>({args[0]})"
-        if fn == "where":
-            return f"{args[0]} ? {args[1]} : {args[2]}"
-        if fn == "logical_not":
-            return f"!{args[0]}"
-        if fn in UNARY_C:
-            value = _literal(op.get("value", 0.0), "float")
-            expr = UNARY_C[fn].format(a=args[0], v=value)
-            return self.in_double(expr, op) if c_type == "double" else expr
-        a, b = args
-        expr = BINARY_C[fn].format(a=a, b=b)
-        operand_types = {FLOAT_T[self.types[x]["dtype"]] for x in op["args"]}
-        if "double" in operand_types and fn in ("maximum", "minimum", "pow", "atan2",
-                                                  "remainder"):
-            expr = expr.replace("f(", "(")
-        return expr
-
-    @staticmethod
-    def in_double(expr, op):
-        raise Unsupported(f"{op['fn']} in float64")
-
 
 def _load(k, dtype, ptr_index):
-    storage = DTYPES.get(dtype)
-    value = f"x{k}[{ptr_index}]"
-    return storage.load.format(value) if storage else value
+    return DTYPES[dtype].load.format(f"x{k}[{ptr_index}]")
 
 
 def emit(program, signature):

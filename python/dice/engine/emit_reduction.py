@@ -20,7 +20,8 @@ special case.
 import math
 
 from dice.corpus.cuda_common import DTYPES
-from dice.engine.emit_elementwise import BINARY_C, FLOAT_T, ROUND, UNARY_C, _literal, _strides
+from dice.engine.emit_elementwise import (FLOAT_T, ROUND, _strides, constant_expression,
+                                          op_expression)
 from dice.engine.emit_host import HostFunction, Unsupported, kernel_parameters, source_head
 
 REDUCING = {"sum", "amax", "amin", "prod", "logsumexp", "argmax", "argmin"}
@@ -192,14 +193,10 @@ class ValueEmitter:
     def expression(self, v, coords):
         op = self.op(v)
         fn, args = op["fn"], op["args"]
-        c_type = self.c_type(v)
         if v in self.leaves:
             return self.leaves[v]
         if fn in ("scalar", "full"):
-            value = op.get("value", 0.0)
-            if op["type"]["dtype"] in ROUND:
-                return f"{ROUND[op['type']['dtype']]}({_literal(value, 'float')})"
-            return _literal(value, c_type)
+            return constant_expression(op)
         if fn == "permute":
             dims = op["ints"]["dims"]
             source = [None] * len(dims)
@@ -212,27 +209,7 @@ class ValueEmitter:
             return self.value(args[0], _unravel(linear, source) if source else [])
         names = [self.value(a, self.operand_coords(coords, self.shape(v), self.shape(a)))
                  for a in args]
-        if fn == "to":
-            expr = f"static_cast<{c_type}>({names[0]})"
-        elif fn == "where":
-            expr = f"{names[0]} ? {names[1]} : {names[2]}"
-        elif fn == "logical_not":
-            expr = f"!{names[0]}"
-        elif fn in UNARY_C:
-            if c_type == "double" and fn != "sqrt":
-                raise Unsupported(f"{fn} in float64")
-            expr = UNARY_C[fn].format(a=names[0], v=_literal(op.get("value", 0.0), "float"))
-            if c_type == "double":
-                expr = f"sqrt({names[0]})"
-        elif fn in BINARY_C:
-            expr = BINARY_C[fn].format(a=names[0], b=names[1])
-        else:
-            raise Unsupported(f"op {fn}")
-        rounding = ROUND.get(op["type"]["dtype"])
-        if rounding and fn != "where" and not (
-                fn == "to" and self.types[args[0]]["dtype"] in ROUND):
-            expr = f"{rounding}({expr})"
-        return expr
+        return op_expression(op, names, [self.types[a]["dtype"] for a in args])
 
 
 class _Emitter(ValueEmitter):

@@ -36,6 +36,7 @@ from dice.engine import emit_elementwise, emit_matmul, emit_reduction
 from dice.engine.elementwise import UNARY, Grammar
 from dice.engine.matmul import FORMS, MatmulGrammar
 from dice.engine.normalization import NORMS, NormalizationGrammar
+from dice.engine.program import output_type
 from dice.engine.reduction import REDUCTIONS, ReductionGrammar
 
 CHUNK = 500
@@ -97,10 +98,6 @@ def scaffold(programs, tool):
     if proc.returncode != 0:
         raise RuntimeError(f"dice-scaffold-programs failed: {proc.stderr.strip()}")
     return [json.loads(line) for line in proc.stdout.splitlines()]
-
-
-def output_type(program):
-    return program["ops"][program["outputs"][0] - len(program["inputs"])]["type"]
 
 
 def chunk_rows(seed, chunk, count, tool, packs=False, exclude=()):

@@ -40,6 +40,12 @@ EXACT = {"neg", "abs", "floor", "ceil", "round", "trunc", "where", "gt", "ge", "
          "leaky_relu"}
 
 
+def output_type(program):
+    """The type of a program's first result (an op: programs the engine
+    draws never return an input)."""
+    return program["ops"][program["outputs"][0] - len(program["inputs"])]["type"]
+
+
 @dataclass(frozen=True)
 class Value:
     """A value of the program being built: its number in the builder (not

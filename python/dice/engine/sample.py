@@ -4,6 +4,8 @@ x shape class gets its share, so a rare cell is never left to chance."""
 import random
 from collections import defaultdict
 
+from dice.engine.program import output_type
+
 
 def emitter_of(row):
     """Which code path of the emitter the row's kernel takes."""
@@ -17,7 +19,7 @@ def shape_class(row):
     """(alignment, broadcast) of the row's request: what changes the
     kernel's indexing and its vector path. Sizes and ranks vary within."""
     program = row["program"]
-    out = program["ops"][program["outputs"][0] - len(program["inputs"])]["type"]["shape"]
+    out = output_type(program)["shape"]
     aligned = "last%4==0" if out and out[-1] % 4 == 0 else "last%4!=0"
     broadcast = "broadcast" if any(i["shape"] != out for i in program["inputs"]) else "same"
     return aligned, broadcast
