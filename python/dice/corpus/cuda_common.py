@@ -104,3 +104,9 @@ def check_hole(source):
     if "\\" in source or '"""' in source:
         raise ValueError("CUDA source holds a backslash or triple quote")
     return source
+
+
+def hole(cuda_source):
+    """What the model writes between prefix and suffix: the CUDA source as
+    the scaffold's `source` string."""
+    return f'source = """\n{check_hole(cuda_source)}"""'

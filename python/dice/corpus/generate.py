@@ -11,17 +11,12 @@ import sys
 from pathlib import Path
 
 from dice.corpus.catalogue import HELDOUT, catalogue
-from dice.corpus.cuda_common import check_hole
+from dice.corpus.cuda_common import hole
 from dice.errors import DiceError
 from dice.train.prepare import pack_lines, program_requests
 
 SPLITS = ("train", "val", "heldout")
 VAL_SHARE = 0.1
-
-
-def hole(cuda_source):
-    """What the model writes between prefix and suffix."""
-    return f'source = """\n{check_hole(cuda_source)}"""'
 
 
 def corpus_row(row_id, spec, request):

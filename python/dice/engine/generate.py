@@ -32,6 +32,7 @@ from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from dice.corpus.cuda_common import hole
 from dice.engine import emit_elementwise, emit_matmul, emit_reduction
 from dice.engine.elementwise import UNARY, Grammar
 from dice.engine.matmul import FORMS, MatmulGrammar
@@ -85,10 +86,6 @@ def difficulty(program, used):
     reduction = any(class_of(p) in ("reduction", "normalization", "matmul") for p in used)
     return len([p for p in used if p != "cast"]) + broadcast + half + \
         ("cast" in used) + 2 * (len(program["outputs"]) - 1) + 2 * reduction
-
-
-def hole(cuda_source):
-    return f'source = """\n{cuda_source}"""'
 
 
 def scaffold(programs, tool):
