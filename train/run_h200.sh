@@ -11,9 +11,14 @@
 # call's budget stopped, on the same machine).
 # EVAL (default "infill:train-sample infill:heldout") lists the greedy
 # evaluations of the final model, MODE:SPLIT each (MODE infill or e2e; SPLIT
-# a packs-SPLIT.jsonl of train/data, train-sample being every sixth training
-# task). EVAL_START=1 also evaluates the model RL started from. Everything
-# but the model ends up in $OUT/results.tar.gz.
+# a packs-SPLIT.jsonl of the data folder; SPLIT-sample is every sixth task
+# of SPLIT, or with EVAL_TASKS=N every k-th for N of them, in file order).
+# EVAL_START=1 also evaluates the model RL started from. Everything but the
+# model ends up in $OUT/results.tar.gz.
+# The data engine's corpus instead of train/data (docs/corpus.md):
+# ENGINE_COUNT=N draws N requests on this node into train/runs/engine-data
+# first; with SFT_CONFIG=sft-engine the stages train on it and DATA names
+# its folder (relative to train/configs) for the evaluations' packs.
 set -uo pipefail
 OUT=${OUT:-/tmp/dice-train-out}
 mkdir -p "$OUT"
@@ -28,9 +33,20 @@ root=$PWD
 } | tee "$OUT/env.txt"
 
 start=$(date +%s)
-source test/gpu/build-gpu-half.sh "$PY" "$OUT/build.log" dice-train dice-verify dice-verify-worker dice-bench || exit 1
+source test/gpu/build-gpu-half.sh "$PY" "$OUT/build.log" dice-train dice-verify dice-verify-worker dice-bench \
+  dice-scaffold-programs || exit 1
 echo "built in $(( $(date +%s) - start )) s" | tee -a "$OUT/env.txt"
 TRAIN=$root/build-gpu/bin/dice-train
+DATA=${DATA:-../data}
+if [[ -n ${ENGINE_COUNT:-} ]]; then
+  t0=$(date +%s)
+  rm -rf train/runs/engine-data
+  DICE_BUILD_DIR=$root/build-gpu PYTHONPATH=$root/python "$PY" -m dice corpus engine \
+    train/runs/engine-data --count "$ENGINE_COUNT" --packs --jobs "$(nproc)" 2>&1 | tail -1 |
+    tee -a "$OUT/env.txt" || exit 1
+  cp train/runs/engine-data/summary.json "$OUT/engine-summary.json"
+  echo "engine: $ENGINE_COUNT requests in $(( $(date +%s) - t0 )) s" | tee -a "$OUT/env.txt"
+fi
 
 newest() { ls -d "$1"/step-* 2>/dev/null | grep -v partial | sort | tail -1; }
 
@@ -38,7 +54,9 @@ cd train/configs
 stage() { # name seconds model-path
   local name=$1 seconds=$2 model=${3:-}
   (( seconds > 0 )) || return 0
-  local args=(--config "$name.toml" --set "metrics.status=\"off\"")
+  local config=$name
+  [[ $name == sft ]] && config=${SFT_CONFIG:-sft}
+  local args=(--config "$config.toml" --set "metrics.status=\"off\"")
   [[ -n $model ]] && args+=(--set "model.path=\"$model\"")
   [[ $name == sft && ${RESUME:-0} == 1 ]] && args+=(--set 'checkpoint.resume="latest"')
   local t0=$(date +%s)
@@ -63,19 +81,27 @@ stage rl-e2e "$E2E_S" "${infill_model:-$sft_model}"
 final=$(newest ../runs/rl-e2e); [[ -z $final ]] && final=$(newest ../runs/rl-infill)
 [[ -z $final ]] && final=${sft_model:-}
 [[ -n $final ]] && final=$(cd "$final" && pwd)
-awk 'NR % 6 == 1' ../data/packs-train.jsonl > ../data/packs-train-sample.jsonl
+# SPLIT-sample: every k-th task of SPLIT, in the file's (curriculum) order.
+sample_packs() { # split
+  local from=$DATA/packs-${1%-sample}.jsonl every=6
+  [[ -n ${EVAL_TASKS:-} ]] && every=$(( ($(wc -l < "$from") + EVAL_TASKS - 1) / EVAL_TASKS ))
+  awk -v k="$every" 'NR % k == 1' "$from" > "$DATA/packs-$1.jsonl"
+}
 # EVAL_BASELINE=inductor|measured_eager and BASELINE_TIMES=FILE (dice curate
 # times) judge the evaluations' speed against that baseline; EVAL_TAG names them.
 eval_set=()
-[[ -n ${EVAL_BASELINE:-} ]] && eval_set=(--set "verifier.baseline=\"$EVAL_BASELINE\""
+# EVAL_MAX_TOKENS: the evaluations' answer budget (the engine's are longer).
+[[ -n ${EVAL_MAX_TOKENS:-} ]] && eval_set+=(--set "sampling.max_tokens=$EVAL_MAX_TOKENS")
+[[ -n ${EVAL_BASELINE:-} ]] && eval_set+=(--set "verifier.baseline=\"$EVAL_BASELINE\""
   --set "verifier.baseline_times=\"$BASELINE_TIMES\"")
 evaluate() { # tag model-path
   local tag=$1 model=$2 e mode split name
   for e in ${EVAL-infill:train-sample infill:heldout}; do
     mode=${e%%:*} split=${e#*:} name=eval-$mode-$split$tag${EVAL_TAG:-}
+    [[ $split == *-sample ]] && sample_packs "$split"
     t0=$(date +%s)
     timeout --signal=INT "${EVAL_S:-240}" "$TRAIN" --config "eval-$mode.toml" --set 'metrics.status="off"' \
-      --set "model.path=\"$model\"" --set "data.tasks=[\"../data/packs-$split.jsonl\"]" \
+      --set "model.path=\"$model\"" --set "data.tasks=[\"$DATA/packs-$split.jsonl\"]" \
       --set "checkpoint.dir=\"../runs/$name\"" "${eval_set[@]}" 2> "$OUT/$name.log"
     echo "eval $mode $split of $model: exit $?, $(( $(date +%s) - t0 )) s" | tee -a "$OUT/env.txt"
     tail -2 "$OUT/$name.log"

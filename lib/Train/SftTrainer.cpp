@@ -80,7 +80,8 @@ Status runSft(TrainSession &s) {
       int64_t place = s.dataPosition + k;
       if (place / n != orderEpoch) {
         orderEpoch = place / n;
-        order = epochOrder(size_t(n), c.seed, orderEpoch);
+        order = c.curriculum ? curriculumOrder(samples, c.seed, orderEpoch)
+                             : epochOrder(size_t(n), c.seed, orderEpoch);
       }
       const SftSample &sample = samples[order[size_t(place % n)]];
       answerTokens += int64_t(sample.answer.size());

@@ -84,6 +84,7 @@ const std::vector<Field> &schema() {
        member(&TrainConfig::packLength)},
       {"data", "end_to_end_too", Kind::Bool, 0, 0, {},
        member(&TrainConfig::endToEndToo)},
+      {"data", "curriculum", Kind::Bool, 0, 0, {}, member(&TrainConfig::curriculum)},
 
       {"optim", "lr", Kind::Float, 0, 1, {}, member(&TrainConfig::lr)},
       {"optim", "weight_decay", Kind::Float, 0, 1, {},

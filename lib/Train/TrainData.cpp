@@ -95,6 +95,11 @@ Result<std::vector<SftRow>> loadSftRows(const std::string &path) {
           {"signature", false, &row.signature}})
       if (Status s = stringField(o, path, line, field, required, *out); !s)
         return s;
+    if (auto it = o.find("difficulty"); it != o.end()) {
+      if (!it->is_number_integer() || it->get<int64_t>() < 0)
+        return fieldError(path, line, "difficulty", "must be an integer of at least 0");
+      row.difficulty = it->get<int64_t>();
+    }
     // The published DICE rows carry no level: infilling rows default to 1.
     if (o.contains("level")) {
       if (Status s = levelField(o, path, line, row.level); !s)
@@ -178,7 +183,7 @@ std::vector<SftSample> tokenizeSft(const std::vector<SftRow> &rows,
   tooLong = 0;
   for (const SftRow &row : rows) {
     auto [prompt, answer] = sftPromptAndAnswer(row, tokenizer, templates);
-    SftSample s{tokenizer.encode(prompt), tokenizer.encode(answer)};
+    SftSample s{tokenizer.encode(prompt), tokenizer.encode(answer), row.difficulty};
     if (int64_t(s.prompt.size() + s.answer.size()) > maxLength) {
       ++tooLong;
       continue;
@@ -194,6 +199,15 @@ std::vector<size_t> epochOrder(size_t count, uint64_t seed, int64_t epoch) {
     order[i] = i;
   std::mt19937_64 rng(seed * 1000003ull + uint64_t(epoch));
   std::shuffle(order.begin(), order.end(), rng);
+  return order;
+}
+
+std::vector<size_t> curriculumOrder(const std::vector<SftSample> &samples, uint64_t seed,
+                                    int64_t epoch) {
+  std::vector<size_t> order = epochOrder(samples.size(), seed, epoch);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return samples[a].difficulty < samples[b].difficulty;
+  });
   return order;
 }
 

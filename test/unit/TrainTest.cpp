@@ -383,6 +383,26 @@ TEST(TaskSchedule, DrawsSingleOpsThenFusionsThenModels) {
   EXPECT_EQ(staged.maxLevel(4), 3);
 }
 
+TEST(SftOrder, TheCurriculumGoesFromEasyToHardAndShufflesWithinADifficulty) {
+  std::vector<SftSample> samples(60);
+  for (size_t i = 0; i < samples.size(); ++i)
+    samples[i].difficulty = int64_t((i * 7) % 5); // 0-4, interleaved
+  std::vector<size_t> order = curriculumOrder(samples, 3, 0);
+  std::vector<size_t> sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 0; i < sorted.size(); ++i)
+    ASSERT_EQ(sorted[i], i); // every sample once
+  for (size_t k = 1; k < order.size(); ++k)
+    EXPECT_LE(samples[order[k - 1]].difficulty, samples[order[k]].difficulty) << k;
+  // Within a difficulty: neither the file's order nor the same every epoch.
+  auto easiest = [&](const std::vector<size_t> &o) {
+    return std::vector<size_t>(o.begin(), o.begin() + 12);
+  };
+  std::vector<size_t> firstEasy = easiest(order);
+  EXPECT_FALSE(std::is_sorted(firstEasy.begin(), firstEasy.end()));
+  EXPECT_NE(firstEasy, easiest(curriculumOrder(samples, 3, 1)));
+}
+
 TEST(TrainConfig, ErrorsNameTheFileLineAndKey) {
   Result<TrainConfig> bad = parseTrainConfig("[optim]\nlr = 1e-4\nlearning_rate = 2\n", "t.toml");
   ASSERT_FALSE(bad);
@@ -419,7 +439,7 @@ TEST(TrainData, ReadsPublishedRowsAndNamesTheLineOfABadOne) {
       << R"({"id": 7, "pytorch_code": "class Model: pass", "cuda_code": "full", )"
          R"("prefix": "import torch\n", "middle": "source = \"\"\"k\"\"\"", "suffix": "s"})"
       << "\n\n"
-      << R"({"pytorch_code": "p", "cuda_code": "c", "level": "2"})" << "\n";
+      << R"({"pytorch_code": "p", "cuda_code": "c", "level": "2", "difficulty": 5})" << "\n";
   Result<std::vector<SftRow>> rows = loadSftRows(good);
   ASSERT_TRUE(rows) << rows.error().format();
   ASSERT_EQ(rows->size(), 2u);
@@ -427,6 +447,8 @@ TEST(TrainData, ReadsPublishedRowsAndNamesTheLineOfABadOne) {
   EXPECT_EQ((*rows)[0].id, "7");
   EXPECT_FALSE((*rows)[1].infill());
   EXPECT_EQ((*rows)[1].level, 2);
+  EXPECT_EQ((*rows)[0].difficulty, 0);
+  EXPECT_EQ((*rows)[1].difficulty, 5);
 
   std::string bad = dir + "/bad.jsonl";
   std::ofstream(bad) << R"({"pytorch_code": "p", "cuda_code": "c", "level": 1})" << "\n"
@@ -436,6 +458,11 @@ TEST(TrainData, ReadsPublishedRowsAndNamesTheLineOfABadOne) {
   EXPECT_EQ(e.error().file, bad);
   EXPECT_EQ(e.error().line, 2u);
   EXPECT_EQ(e.error().key, "cuda_code");
+  std::string harder = dir + "/difficulty.jsonl";
+  std::ofstream(harder) << R"({"pytorch_code": "p", "cuda_code": "c", "difficulty": -1})" << "\n";
+  Result<std::vector<SftRow>> d = loadSftRows(harder);
+  ASSERT_FALSE(d);
+  EXPECT_EQ(d.error().key, "difficulty");
 
   std::string pack = dir + "/pack.jsonl";
   std::ofstream(pack) << R"({"id": "t", "level": 1, "fingerprint": "f", "signature": "s",)"

@@ -23,6 +23,7 @@ namespace dice {
 struct SftSample {
   std::vector<int32_t> prompt;
   std::vector<int32_t> answer;
+  int64_t difficulty = 0; ///< its row's place in the curriculum (0: none given)
   int64_t slots(int64_t blockSize) const; ///< clean + noisy slots it takes
 };
 

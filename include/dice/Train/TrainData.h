@@ -36,6 +36,9 @@ struct SftRow {
   /// The `dice_forward` declaration the prompt names (optional, as above).
   std::string signature;
   int64_t level = 1;
+  /// The curriculum's order, 0 (none given) upward: the data engine's
+  /// `difficulty` (docs/corpus.md).
+  int64_t difficulty = 0;
   bool infill() const { return !middle.empty(); }
 };
 
@@ -85,6 +88,11 @@ private:
 
 /// Sample indices of one epoch, shuffled by (seed, epoch).
 std::vector<size_t> epochOrder(size_t count, uint64_t seed, int64_t epoch);
+
+/// The curriculum's order of one epoch (`data.curriculum`): easy to hard
+/// by the samples' difficulty, shuffled by (seed, epoch) within one.
+std::vector<size_t> curriculumOrder(const std::vector<SftSample> &samples, uint64_t seed,
+                                    int64_t epoch);
 
 } // namespace dice
 

@@ -175,8 +175,10 @@ class _Kernel:
 
     # --- the per-element function ---------------------------------------------
     def element_function(self):
-        """`fused(float v0, ..., float &o0, ...)`: the program on one element."""
-        ins = [f"{self.c_type(k)} v{k}" for k in range(self.n_in)]
+        """`fused(float x0, ..., float &o0, ...)`: the program on one
+        element, its variables named as the reference program names them."""
+        name = lambda k: f"x{k}" if k < self.n_in else f"t{k}"
+        ins = [f"{self.c_type(k)} x{k}" for k in range(self.n_in)]
         outs = [f"{FLOAT_T[self.types[o]['dtype']]} &o{j}"
                 for j, o in enumerate(self.p["outputs"])]
         lines = [f"__device__ __forceinline__ void fused({', '.join(ins + outs)}) {{"]
@@ -185,13 +187,13 @@ class _Kernel:
             if op["fn"] in ("scalar", "full"):
                 expr = constant_expression(op)
             elif op["fn"] == "reshape":  # a lift to the output's rank: the same element
-                expr = f"v{op['args'][0]}"
+                expr = name(op["args"][0])
             else:
-                expr = op_expression(op, [f"v{a}" for a in op["args"]],
+                expr = op_expression(op, [name(a) for a in op["args"]],
                                      [self.types[a]["dtype"] for a in op["args"]])
-            lines.append(f"  const {self.c_type(k)} v{k} = {expr};")
+            lines.append(f"  const {self.c_type(k)} {name(k)} = {expr};")
         for j, o in enumerate(self.p["outputs"]):
-            lines.append(f"  o{j} = v{o};")
+            lines.append(f"  o{j} = {name(o)};")
         lines.append("}")
         return "\n".join(lines)
 

@@ -45,7 +45,7 @@ class _Emitter(ValueEmitter):
 
     def block(self, target, coords, guard, assign):
         """`assign` the value `target` at `coords`, or 0 outside `guard`."""
-        self.lines, self.memo = [], {}
+        self.new_scope()
         name = self.value(target, coords)
         body = [f"  {line}" for line in self.lines]
         return [f"if ({guard}) {{"] + body + [f"  {assign}{name};", "}"]
@@ -95,7 +95,7 @@ class _Emitter(ValueEmitter):
         index = f"(batch * {self.m} + row) * {self.n} + col" if b else f"row * {self.n} + col"
         for slot, (o, dtype) in enumerate(zip(self.p["outputs"], out_dtypes)):
             store = DTYPES[dtype].store
-            self.lines, self.memo = [], {}
+            self.new_scope()
             name = self.value(o, b + ["row", "col"])
             lines += [f"  if (row < {self.m} && col < {self.n}) {{"]
             lines += [f"    {line}" for line in self.lines]

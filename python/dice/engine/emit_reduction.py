@@ -18,6 +18,7 @@ special case.
 """
 
 import math
+import re
 
 from dice.corpus.cuda_common import DTYPES
 from dice.engine.emit_elementwise import (FLOAT_T, ROUND, _strides, constant_expression,
@@ -28,25 +29,29 @@ REDUCING = {"sum", "amax", "amin", "prod", "logsumexp", "argmax", "argmin"}
 IDENTITY = {"sum": "0", "prod": "1", "amax": "-INFINITY", "amin": "INFINITY"}
 COMBINE = {"sum": "SumOp", "prod": "ProdOp", "amax": "MaxOp", "amin": "MinOp"}
 
-BLOCK_REDUCE = r"""struct SumOp {
+# The device helpers a kernel may call, each written into a source only
+# when its kernel calls it: an answer the model learns holds no dead code.
+COMBINE_OPS = {
+    "SumOp": """struct SumOp {
   template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
-};
-struct ProdOp {
+};""",
+    "ProdOp": """struct ProdOp {
   template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a * b; }
-};
-// NaN wins, as in torch.amax and torch.amin.
+};""",
+    "MaxOp": """// NaN wins, as in torch.amax.
 struct MaxOp {
   template <typename T> __device__ __forceinline__ T operator()(T a, T b) const {
     return (a > b || a != a) ? a : b;
   }
-};
+};""",
+    "MinOp": """// NaN wins, as in torch.amin.
 struct MinOp {
   template <typename T> __device__ __forceinline__ T operator()(T a, T b) const {
     return (a < b || a != a) ? a : b;
   }
-};
+};"""}
 
-// The block's combined value, in every thread. Warp shuffles, then the
+BLOCK_REDUCE = r"""// The block's combined value, in every thread. Warp shuffles, then the
 // warps' partials in shared memory, combined by the first warp.
 template <typename T, typename Op>
 __device__ T block_reduce(T v, Op op, T identity) {
@@ -67,8 +72,9 @@ __device__ T block_reduce(T v, Op op, T identity) {
   __syncthreads();
   return v;
 }
+"""
 
-// (value, index) of the block's extremum, the first index among equals
+BLOCK_ARG_REDUCE = r"""// (value, index) of the block's extremum, the first index among equals
 // and NaN as the extreme, as torch.argmax and torch.argmin.
 template <typename T>
 __device__ __forceinline__ bool arg_better(T a, int64_t ia, T b, int64_t ib, bool is_max) {
@@ -146,9 +152,11 @@ class ValueEmitter:
         if any(not isinstance(s, int) for t in self.types for s in t["shape"]):
             raise Unsupported("dynamic sizes")
         self.leaves = {}
-        self.lines = []
-        self.memo = {}
-        self.counter = 0
+        self.new_scope()
+
+    def new_scope(self):
+        """A fresh C scope: nothing computed, no name taken."""
+        self.lines, self.memo, self.taken = [], {}, set()
 
     def op(self, value):
         return self.p["ops"][value - self.n_in]
@@ -179,10 +187,22 @@ class ValueEmitter:
         if v in self.leaves:
             self.memo[key] = expr
             return expr
-        self.counter += 1
-        name = f"v{v}_{self.counter}"
+        name = self.fresh_name(v)
         self.lines.append(f"{self.c_type(v)} {name} = {expr};")
         self.memo[key] = name
+        return name
+
+    def fresh_name(self, v):
+        """A variable for value v, named as the reference program names it
+        (inputs `a0`.., op results `t4`..; `u` for the values a lowering
+        added), with a suffix only where the scope holds v at other
+        coordinates too."""
+        stem = f"a{v}" if v < self.n_in else self.op(v).get("name", f"t{v}")
+        name, n = stem, 1
+        while name in self.taken:
+            n += 1
+            name = f"{stem}_{n}"
+        self.taken.add(name)
         return name
 
     def operand_coords(self, coords, shape, operand_shape):
@@ -254,7 +274,7 @@ class _Emitter(ValueEmitter):
     # --- the kernel ---------------------------------------------------------------
     def loop(self, body_of, indent="    "):
         """A pass of the block's threads over the reduced elements."""
-        self.lines, self.memo = [], {}
+        self.new_scope()
         tail = body_of("r")
         body = self.lines + tail
         return ([f"{indent}for (int64_t r = threadIdx.x; r < {self.extent}LL; "
@@ -316,7 +336,7 @@ class _Emitter(ValueEmitter):
                     f"y{slot}[{_linear(coords, self.full)}] = "
                     f"{store.format(self.value(o, coords))};"])
             else:
-                self.lines, self.memo = [], {}
+                self.new_scope()
                 name = self.value(o, self.out_coords(o))
                 body.append(f"    // result {slot}: the reduced shape, by the first thread")
                 body.append("    if (threadIdx.x == 0) {")
@@ -393,8 +413,25 @@ def lower_norms(program):
             if affine[1]:
                 y = add("add", [y, args[2]], shape, "float32")
         number[n_in + i] = add("to", [y], shape, dtype) if dtype in HALF else y
+    # Kernel variables keep the reference program's names (t4 for its
+    # value 4); the values the lowering added are u-named.
+    named = {v: o for o, v in number.items() if v >= n_in}
+    for k, op in enumerate(ops):
+        v = n_in + k
+        op["name"] = f"t{named[v]}" if v in named else f"u{v}"
     return {"inputs": program["inputs"], "ops": ops,
             "outputs": [number[o] for o in program["outputs"]]}
+
+
+def used_helpers(kernel):
+    """The helpers `kernel` calls, in dependency order."""
+    calls = lambda name: re.search(rf"\b{name}\b", kernel) is not None
+    helpers = [text for name, text in COMBINE_OPS.items() if calls(name)]
+    if calls("block_reduce"):
+        helpers.append(BLOCK_REDUCE)
+    if calls("block_arg_reduce"):
+        helpers.append(BLOCK_ARG_REDUCE)
+    return helpers
 
 
 def emit(program, signature):
@@ -404,8 +441,8 @@ def emit(program, signature):
     program = e.p
     names, head = source_head(program, signature)
     in_params, out_params = kernel_parameters(program)
-    parts = [head]
-    parts += [BLOCK_REDUCE, e.kernel(in_params, out_params)]
+    kernel = e.kernel(in_params, out_params)
+    parts = [head] + [helper.strip("\n") + "\n" for helper in used_helpers(kernel)] + [kernel]
 
     threads = 32
     while threads < 256 and threads < e.extent:
