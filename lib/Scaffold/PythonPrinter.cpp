@@ -314,7 +314,7 @@ private:
         os << ", negative_slope=" << pythonFloat(op.value);
       if ((fn == "elu" || fn == "celu") && op.value != 1)
         os << ", alpha=" << pythonFloat(op.value);
-      os << ")\n";
+      os << ")  # " << compoundDefinition(fn, name(op.args[0]), pythonFloat(op.value)) << "\n";
     } else if (fn == "softmax" || fn == "log_softmax") {
       os << out << "torch." << fn << "(" << name(op.args[0]) << ", dim=" << ints("dim")[0]
          << ")\n";
@@ -387,6 +387,32 @@ private:
         {"relu6", {"torch.nn.functional.relu6", ""}},
         {"logsigmoid", {"torch.nn.functional.logsigmoid", ""}}};
     return table;
+  }
+
+  /// What a compound function computes, as a torch expression of its
+  /// argument X (and its parameter A) in elementary functions: the call
+  /// alone hides the math a kernel has to write (F.mish), so the printed
+  /// program carries it as the call's comment.
+  static std::string compoundDefinition(const std::string &fn, const std::string &x,
+                                        const std::string &a) {
+    static const std::map<std::string, std::string> table = {
+        {"silu", "X * sigmoid(X)"},
+        {"gelu", "0.5 * X * (1 + erf(X * 0.7071067811865476))"},
+        {"gelu_tanh", "0.5 * X * (1 + tanh(0.7978845608028654 * (X + 0.044715 * X ** 3)))"},
+        {"softplus", "where(X > A, X, log1p(exp(X)))"},
+        {"mish", "X * tanh(log1p(exp(X)))"},
+        {"hardsigmoid", "clamp(X / 6 + 0.5, 0, 1)"},
+        {"hardswish", "X * clamp(X + 3, 0, 6) / 6"},
+        {"leaky_relu", "where(X > 0, X, A * X)"},
+        {"elu", "where(X > 0, X, A * expm1(X))"},
+        {"selu", "1.0507009873554805 * where(X > 0, X, 1.6732632423543772 * expm1(X))"},
+        {"celu", "where(X > 0, X, A * expm1(X / A))"},
+        {"relu6", "clamp(X, 0, 6)"},
+        {"logsigmoid", "clamp(X, max=0) - log1p(exp(-abs(X)))"}};
+    std::string out;
+    for (char c : table.at(fn))
+      out += c == 'X' ? x : c == 'A' ? a : std::string(1, c);
+    return out;
   }
 
   std::string slices(const RefOp &op) const {

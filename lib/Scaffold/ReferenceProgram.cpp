@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -505,17 +506,39 @@ std::optional<double> floatFromJsonString(std::string_view text) {
 }
 
 std::string formatFloat(double value) {
-  char buffer[32];
+  // The fewest significant digits that read back as `value`.
+  char buffer[40];
   for (int precision = 1; precision <= 17; ++precision) {
-    std::snprintf(buffer, sizeof(buffer), "%.*g", precision, value);
+    std::snprintf(buffer, sizeof(buffer), "%.*e", precision - 1, value);
     if (std::strtod(buffer, nullptr) == value)
       break;
   }
   std::string text(buffer);
-  // `2` would read back as an integer.
-  if (text.find_first_of(".eEn") == std::string::npos)
-    text += ".0";
-  return text;
+  size_t e = text.find('e');
+  int exponent = std::atoi(text.c_str() + e + 1);
+  bool negative = text[0] == '-';
+  std::string digits;
+  for (char c : text.substr(0, e))
+    if (std::isdigit(static_cast<unsigned char>(c)))
+      digits += c;
+  while (digits.size() > 1 && digits.back() == '0')
+    digits.pop_back();
+  std::string out = negative ? "-" : "";
+  // Python's repr: positional from 1e-4 up to 1e16, scientific outside.
+  if (exponent < -4 || exponent >= 16) {
+    out += digits.substr(0, 1);
+    if (digits.size() > 1)
+      out += "." + digits.substr(1);
+    char exp[8];
+    std::snprintf(exp, sizeof(exp), "e%c%02d", exponent < 0 ? '-' : '+', std::abs(exponent));
+    return out + exp;
+  }
+  if (exponent < 0)
+    return out + "0." + std::string(size_t(-exponent - 1), '0') + digits;
+  size_t point = size_t(exponent) + 1;
+  if (digits.size() <= point)
+    return out + digits + std::string(point - digits.size(), '0') + ".0";
+  return out + digits.substr(0, point) + "." + digits.substr(point);
 }
 
 bool TensorType::isStatic() const {

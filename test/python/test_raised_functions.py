@@ -14,6 +14,7 @@ and stay faithful.
 """
 
 import json
+import re
 import math
 import sys
 from collections import Counter
@@ -181,3 +182,29 @@ def test_the_prompt_shows_the_function(tmp_path):
     assert "torch.nn.functional.gelu(" in python and "approximate='tanh'" in python
     assert "torch.nn.functional.layer_norm(" in python and "eps=1e-05" in python
     assert "torch.tanh" not in python and "torch.rsqrt" not in python
+
+
+# A compound elementwise call in a printed program and its comment:
+# `t2 = torch.nn.functional.mish(x0)  # x0 * tanh(log1p(exp(x0)))`.
+DEFINED_CALL = re.compile(r"^\s*\w+ = (torch\.nn\.functional\.\w+\((\w+)[^#\n]*\))  # (.+)$",
+                          re.MULTILINE)
+ELEMENTARY = ("sigmoid", "erf", "tanh", "where", "log1p", "exp", "expm1", "clamp", "abs")
+
+
+def test_the_prompt_carries_the_math_of_each_function(exported):
+    """The comment of every compound elementwise call computes what torch's
+    function computes (torch is the oracle), far into both tails."""
+    name, module, shapes, want, source = exported
+    outlined = tool("dice-opt", source, "--dice-outline=granularity=function", "--dice-scaffold")
+    plan = json.loads(tool("dice-plan", stdin=outlined))
+    python = "".join(step.get("python", "") for step in plan["steps"])
+    calls = DEFINED_CALL.findall(python)
+    elementwise = [fn for fn in want if fn not in ("softmax", "log_softmax", "logsumexp",
+                                                   "layer_norm", "rms_norm", "group_norm")]
+    assert len(calls) == len(elementwise), python
+    x = torch.linspace(-60, 60, 4001, dtype=torch.float64)
+    for call, argument, definition in calls:
+        scope = {"torch": torch, argument: x, **{f: getattr(torch, f) for f in ELEMENTARY}}
+        expected = eval(call, scope)
+        got = eval(definition, scope)
+        assert torch.allclose(got, expected, rtol=1e-9, atol=1e-12), (call, definition)

@@ -18,7 +18,8 @@ unaligned case).
 import math
 
 from dice.corpus.cuda_common import DTYPES, float_literal
-from dice.engine.emit_host import HostFunction, Unsupported, kernel_parameters, source_head
+from dice.engine.emit_host import (HostFunction, Unsupported, kernel_parameters, over,
+                                    size_expression, source_head, stride_expressions)
 
 FLOAT_T = {"float32": "float", "float16": "float", "bfloat16": "float", "float64": "double",
            "bool": "bool", "int64": "long long"}
@@ -57,14 +58,6 @@ BINARY_C = {
 }
 ELEMENTWISE = set(UNARY_C) | set(BINARY_C) | {"where", "to", "reshape", "scalar", "full",
                                               "logical_not"}
-
-
-def _strides(shape):
-    out, step = [], 1
-    for size in reversed(shape):
-        out.append(step)
-        step *= size
-    return list(reversed(out))
 
 
 def _literal(value, c_type):
@@ -113,8 +106,11 @@ def op_expression(op, names, operand_dtypes):
 
 
 def constant_expression(op):
-    """A `scalar` or `full` constant, as its dtype holds it."""
+    """A `scalar` or `full` constant, as its dtype holds it; an element
+    count a lowering added (`count_of`: dims) as their product written out."""
     value, dtype = op.get("value", 0.0), op["type"]["dtype"]
+    if len(op.get("count_of", [])) > 1:
+        return f"({FLOAT_T[dtype]})({size_expression(op['count_of'])})"
     if dtype in ROUND:
         return f"{ROUND[dtype]}({_literal(value, 'float')})"
     return _literal(value, FLOAT_T[dtype])
@@ -161,16 +157,16 @@ class _Kernel:
         view = self.in_view(k)
         if view == list(self.out_shape):
             return index
-        strides, out_strides = _strides(view), _strides(self.out_shape)
+        strides, out_strides = stride_expressions(view), stride_expressions(self.out_shape)
         terms = []
         for d, size in enumerate(view):
             if size == 1:
                 continue
-            coord = index if out_strides[d] == 1 else f"{index} / {out_strides[d]}"
+            coord = index if out_strides[d] == "1" else f"{index} / {over(out_strides[d])}"
             if d > 0:
                 coord = f"({coord}) % {size}" if " " in coord else f"{coord} % {size}"
                 coord = f"({coord})"
-            terms.append(coord if strides[d] == 1 else f"{coord} * {strides[d]}")
+            terms.append(coord if strides[d] == "1" else f"{coord} * {strides[d]}")
         return " + ".join(terms) or "0"
 
     # --- the per-element function ---------------------------------------------
@@ -222,7 +218,7 @@ def emit(program, signature):
     parts.append("// One output element a thread, grid-stride, from element `start`.")
     parts.append(f"__global__ void fused_kernel({', '.join(in_params + out_params)}, "
                  "int64_t start) {")
-    parts.append(f"  const int64_t n = {kernel.numel}LL;")
+    parts.append(f"  const int64_t n = {size_expression(kernel.out_shape, wide=True)};")
     parts.append("  for (int64_t i = start + blockIdx.x * (int64_t)blockDim.x + threadIdx.x; "
                  "i < n;\n       i += (int64_t)gridDim.x * blockDim.x) {")
     parts += loads + decls
@@ -266,7 +262,7 @@ def _vector_kernel(kernel, plan, in_params, out_params, n_out):
     lines = ["// Four elements a thread as float4 (16-byte aligned pointers), up to",
              "// the last multiple of four.",
              f"__global__ void fused_kernel_vec4({', '.join(in_params + out_params)}) {{",
-             f"  const int64_t n4 = {kernel.numel // 4}LL;",
+             f"  const int64_t n4 = {size_expression(kernel.out_shape, wide=True)} / 4;",
              "  for (int64_t q = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; q < n4;",
              "       q += (int64_t)gridDim.x * blockDim.x) {",
              "    const int64_t i = q * 4;"]
@@ -289,7 +285,7 @@ def _vector_kernel(kernel, plan, in_params, out_params, n_out):
 
 
 def _launches(kernel, pointers, vector):
-    lines = [f"  const int64_t n = {kernel.numel}LL;",
+    lines = ["  const int64_t n = y0.numel();",
              "  const int threads = 256;",
              "  cudaStream_t stream = c10::cuda::getCurrentCUDAStream();",
              "  int64_t done = 0;"]

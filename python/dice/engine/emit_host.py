@@ -1,8 +1,6 @@
 """What every emitter's `dice_forward` shares: the input checks, the
 outputs' allocation, the kernels' pointers and the return."""
 
-import math
-
 from dice.corpus.cuda_common import (DTYPES, HEADER, definition_head, input_checks, parameters,
                                      pointer)
 
@@ -16,6 +14,37 @@ ROUNDING = {
 
 class Unsupported(ValueError):
     """A program an emitter does not take."""
+
+
+# Sizes in the answers: every number an emitter writes for a size is a
+# dimension the prompt shows, and a product of several is written out
+# ("4 * 384", never "1536"), so what a model learns to write is a copy of
+# the prompt, not arithmetic on it.
+def size_expression(dims, wide=False):
+    """The product of `dims` as C (sizes of 1 left out; "1" for none);
+    `wide` makes it 64-bit (an LL first factor)."""
+    factors = [str(d) for d in dims if d != 1] or ["1"]
+    if wide:
+        factors[0] += "LL"
+    return " * ".join(factors)
+
+
+def stride_expressions(shape):
+    """Each dim's row-major stride in `shape`, as size_expression writes it."""
+    return [size_expression(shape[d + 1:]) for d in range(len(shape))]
+
+
+def over(expression):
+    """`expression` as a divisor or a factor: parenthesised if a product."""
+    return f"({expression})" if " " in expression else expression
+
+
+def shape_check(name, shape):
+    """TORCH_CHECK that tensor `name` has `shape`."""
+    dims = ", ".join(str(s) for s in shape)
+    condition = (f"{name}.dim() == 0" if not shape else
+                 f"{name}.sizes() == at::IntArrayRef({{{dims}}})")
+    return f"  TORCH_CHECK({condition}, \"{name} must be of shape [{dims}]\");"
 
 
 def source_head(program, signature):
@@ -49,10 +78,7 @@ class HostFunction:
         in_dtypes = [t["dtype"] for t in program["inputs"]]
         self.out_types = [types[o] for o in program["outputs"]]
         self.lines = [definition_head(signature) + " {", input_checks(names, in_dtypes)]
-        for name, t in zip(names, program["inputs"]):
-            count = math.prod(t["shape"])
-            self.lines.append(f"  TORCH_CHECK({name}.numel() == {count}, "
-                              f"\"{name} must have {count} elements\");")
+        self.lines += [shape_check(name, t["shape"]) for name, t in zip(names, program["inputs"])]
         self.outs = []
         for j, t in enumerate(self.out_types):
             shape = "{" + ", ".join(str(s) for s in t["shape"]) + "}"

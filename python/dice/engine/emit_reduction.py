@@ -21,9 +21,10 @@ import math
 import re
 
 from dice.corpus.cuda_common import DTYPES
-from dice.engine.emit_elementwise import (FLOAT_T, ROUND, _strides, constant_expression,
+from dice.engine.emit_elementwise import (FLOAT_T, ROUND, constant_expression,
                                           op_expression)
-from dice.engine.emit_host import HostFunction, Unsupported, kernel_parameters, source_head
+from dice.engine.emit_host import (HostFunction, Unsupported, kernel_parameters, over,
+                                    size_expression, source_head, stride_expressions)
 
 REDUCING = {"sum", "amax", "amin", "prod", "logsumexp", "argmax", "argmin"}
 IDENTITY = {"sum": "0", "prod": "1", "amax": "-INFINITY", "amin": "INFINITY"}
@@ -118,13 +119,13 @@ __device__ int64_t block_arg_reduce(T v, int64_t i, bool is_max) {
 def _unravel(linear, shape):
     """C expressions of the coordinates of `linear` in `shape` ("0" where
     the size is 1)."""
-    strides = _strides(shape)
+    strides = stride_expressions(shape)
     coords = []
     for d, size in enumerate(shape):
         if size == 1:
             coords.append("0")
             continue
-        c = linear if strides[d] == 1 else f"({linear}) / {strides[d]}"
+        c = linear if strides[d] == "1" else f"({linear}) / {over(strides[d])}"
         if d > 0:
             c = f"({c}) % {size}"
         coords.append(f"({c})")
@@ -132,10 +133,19 @@ def _unravel(linear, shape):
 
 
 def _linear(coords, shape):
-    strides = _strides(shape)
-    terms = [c if strides[d] == 1 else f"{c} * {strides[d]}"
-             for d, c in enumerate(coords) if shape[d] != 1 and c != "0"]
-    return " + ".join(terms) or "0"
+    """The row-major offset of `coords` in `shape`, in Horner form
+    ((c0 * s1 + c1) * s2 + c2): a CUDA engineer's, and made of the
+    shape's own sizes."""
+    offset = "0"
+    for c, size in zip(coords, shape):
+        if size == 1:
+            continue
+        if offset == "0":
+            offset = c
+        else:
+            scaled = f"{over(offset)} * {size}"
+            offset = scaled if c == "0" else f"{scaled} + {c}"
+    return offset
 
 
 class ValueEmitter:
@@ -252,6 +262,8 @@ class _Emitter(ValueEmitter):
         self.reduced_shape = [self.full[d] for d in self.dims]
         self.kept = math.prod(self.kept_shape)
         self.extent = math.prod(self.reduced_shape)
+        self.kept_c = size_expression(self.kept_shape, wide=True)  # as the answer writes them
+        self.extent_c = size_expression(self.reduced_shape, wide=True)
 
     def full_coords(self, r):
         """Coordinates in the full shape of reduced element r of this block's
@@ -277,7 +289,7 @@ class _Emitter(ValueEmitter):
         self.new_scope()
         tail = body_of("r")
         body = self.lines + tail
-        return ([f"{indent}for (int64_t r = threadIdx.x; r < {self.extent}LL; "
+        return ([f"{indent}for (int64_t r = threadIdx.x; r < {self.extent_c}; "
                  "r += blockDim.x) {"] + [f"{indent}  {line}" for line in body] +
                 [f"{indent}}}"])
 
@@ -290,7 +302,7 @@ class _Emitter(ValueEmitter):
 
         if fn in ("argmax", "argmin"):
             out += [f"    {acc_t} best_v{j} = {'-INFINITY' if fn == 'argmax' else 'INFINITY'};",
-                    f"    int64_t best_i{j} = {self.extent}LL;"]
+                    f"    int64_t best_i{j} = {self.extent_c};"]
             out += self.loop(lambda r: [
                 f"const {acc_t} x = {self.value(operand, coords)};",
                 f"if (arg_better(x, {r}, best_v{j}, best_i{j}, {str(fn == 'argmax').lower()})) "
@@ -346,7 +358,7 @@ class _Emitter(ValueEmitter):
         return "\n".join(
             ["// One block a kept index; its threads stride over the reduced elements.",
              f"__global__ void reduce_kernel({', '.join(in_params + out_params)}) {{",
-             f"  for (int64_t k = blockIdx.x; k < {self.kept}LL; k += gridDim.x) {{"]
+             f"  for (int64_t k = blockIdx.x; k < {self.kept_c}; k += gridDim.x) {{"]
             + body + ["  }", "}", ""])
 
 
@@ -388,7 +400,8 @@ def lower_norms(program):
         else:
             dims = list(range(len(shape) - ints["normalized"][0], len(shape)))
         keep = [1 if d in dims else s for d, s in enumerate(shape)]
-        count = add("scalar", [], [], "float32", value=float(math.prod(shape[d] for d in dims)))
+        count = add("scalar", [], [], "float32", value=float(math.prod(shape[d] for d in dims)),
+                    count_of=[shape[d] for d in dims if shape[d] != 1])
         if op["fn"] in ("softmax", "log_softmax"):
             shifted = add("sub", [x, reduce("amax", x, dims, keep)], shape, "float32")
             e = add("exp", [shifted], shape, "float32")
@@ -448,7 +461,7 @@ def emit(program, signature):
     while threads < 256 and threads < e.extent:
         threads *= 2
     host = HostFunction(program, signature, names)
-    launches = [f"  const int blocks = (int)std::min<int64_t>({e.kept}LL, 65535);",
+    launches = [f"  const int blocks = (int)std::min<int64_t>({e.kept_c}, 65535);",
                 f"  reduce_kernel<<<blocks, {threads}, 0, c10::cuda::getCurrentCUDAStream()>>>("
                 f"{', '.join(host.pointers)});"]
     parts.append(host.text(launches))
