@@ -42,7 +42,7 @@ Status runRl(TrainSession &s) {
   if (!loaded)
     return loaded.error();
   const std::vector<TaskPackRow> tasks = loaded.take();
-  TaskSchedule schedule(tasks, c.levelSteps, c.seed);
+  TaskSchedule schedule(tasks, c.levelSteps, c.seed, c.curriculum);
   PromptCache prompts(tasks.size());
 
   // Each rank verifies its own rollouts, in its own folder.

@@ -74,6 +74,18 @@ Status levelField(const json &o, const std::string &path, unsigned line,
   return {};
 }
 
+/// The optional curriculum place: 0 where absent.
+Status difficultyField(const json &o, const std::string &path, unsigned line,
+                       int64_t &out) {
+  auto it = o.find("difficulty");
+  if (it == o.end())
+    return {};
+  if (!it->is_number_integer() || it->get<int64_t>() < 0)
+    return fieldError(path, line, "difficulty", "must be an integer of at least 0");
+  out = it->get<int64_t>();
+  return {};
+}
+
 } // namespace
 
 Result<std::vector<SftRow>> loadSftRows(const std::string &path) {
@@ -95,11 +107,8 @@ Result<std::vector<SftRow>> loadSftRows(const std::string &path) {
           {"signature", false, &row.signature}})
       if (Status s = stringField(o, path, line, field, required, *out); !s)
         return s;
-    if (auto it = o.find("difficulty"); it != o.end()) {
-      if (!it->is_number_integer() || it->get<int64_t>() < 0)
-        return fieldError(path, line, "difficulty", "must be an integer of at least 0");
-      row.difficulty = it->get<int64_t>();
-    }
+    if (Status s = difficultyField(o, path, line, row.difficulty); !s)
+      return s;
     // The published DICE rows carry no level: infilling rows default to 1.
     if (o.contains("level")) {
       if (Status s = levelField(o, path, line, row.level); !s)
@@ -137,6 +146,8 @@ Result<std::vector<TaskPackRow>> loadTaskPack(const std::string &path) {
       if (Status s = stringField(o, path, line, field, true, *out); !s)
         return s;
     if (Status s = levelField(o, path, line, row.level); !s)
+      return s;
+    if (Status s = difficultyField(o, path, line, row.difficulty); !s)
       return s;
     auto program = o.find("program");
     if (program == o.end())
@@ -212,12 +223,14 @@ std::vector<size_t> curriculumOrder(const std::vector<SftSample> &samples, uint6
 }
 
 TaskSchedule::TaskSchedule(const std::vector<TaskPackRow> &tasks,
-                           std::vector<int64_t> levelSteps, uint64_t seed)
+                           std::vector<int64_t> levelSteps, uint64_t seed, bool curriculum)
     : levelSteps(std::move(levelSteps)) {
   std::vector<size_t> shuffled = epochOrder(tasks.size(), seed, 0);
-  std::stable_sort(shuffled.begin(), shuffled.end(), [&](size_t a, size_t b) {
-    return tasks[a].level < tasks[b].level;
-  });
+  auto key = [&](size_t i) {
+    return std::pair(tasks[i].level, curriculum ? tasks[i].difficulty : 0);
+  };
+  std::stable_sort(shuffled.begin(), shuffled.end(),
+                   [&](size_t a, size_t b) { return key(a) < key(b); });
   order = shuffled;
   for (const TaskPackRow &t : tasks)
     levelOf.push_back(t.level);

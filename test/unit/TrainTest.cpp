@@ -381,6 +381,18 @@ TEST(TaskSchedule, DrawsSingleOpsThenFusionsThenModels) {
   EXPECT_EQ(staged.maxLevel(0), 1);
   EXPECT_EQ(staged.maxLevel(3), 2);
   EXPECT_EQ(staged.maxLevel(4), 3);
+
+  // The curriculum: easy to hard within a level, levels first.
+  for (size_t i = 0; i < tasks.size(); ++i)
+    tasks[i].difficulty = int64_t((i * 5) % 7);
+  TaskSchedule curriculum(tasks, {}, 1, true);
+  std::vector<size_t> drawn = curriculum.tasksOfStep(0, 9);
+  for (size_t k = 1; k < drawn.size(); ++k) {
+    const TaskPackRow &a = tasks[drawn[k - 1]], &b = tasks[drawn[k]];
+    EXPECT_TRUE(a.level < b.level || (a.level == b.level && a.difficulty <= b.difficulty)) << k;
+  }
+  std::vector<size_t> plain = TaskSchedule(tasks, {}, 1).tasksOfStep(0, 9);
+  EXPECT_NE(drawn, plain); // without it, a level stays shuffled
 }
 
 TEST(SftOrder, TheCurriculumGoesFromEasyToHardAndShufflesWithinADifficulty) {

@@ -45,6 +45,8 @@ struct SftRow {
 struct TaskPackRow {
   std::string id;
   int64_t level = 1;
+  int64_t difficulty = 0; ///< as SftRow's
+
   std::string fingerprint, signature;
   std::string programJson; ///< the reference program
   std::string infillPrompt, endToEndPrompt; ///< chat-formatted, as compiled
@@ -68,12 +70,13 @@ tokenizeSft(const std::vector<SftRow> &rows, const Tokenizer &tokenizer,
             const PromptTemplates &templates = PromptTemplates::builtin());
 
 /// The order tasks are drawn in: by level (single op, fusion, whole model),
-/// each level shuffled by `seed`. With `levelSteps`, step s draws only from
-/// the levels allowed at s (levels 1..k+1 below levelSteps[k]).
+/// each level shuffled by `seed`, and with `curriculum` from easy to hard
+/// within a level (the tasks' difficulty). With `levelSteps`, step s draws
+/// only from the levels allowed at s (levels 1..k+1 below levelSteps[k]).
 class TaskSchedule {
 public:
   TaskSchedule(const std::vector<TaskPackRow> &tasks,
-               std::vector<int64_t> levelSteps, uint64_t seed);
+               std::vector<int64_t> levelSteps, uint64_t seed, bool curriculum = false);
   /// The `count` task indices of step `step` (deterministic in the step, so
   /// a resumed run draws the same).
   std::vector<size_t> tasksOfStep(int64_t step, int64_t count) const;
@@ -81,7 +84,7 @@ public:
   int64_t maxLevel(int64_t step) const;
 
 private:
-  std::vector<size_t> order; ///< by level, shuffled within a level
+  std::vector<size_t> order; ///< by level (and difficulty), shuffled within
   std::vector<int64_t> levelOf;
   std::vector<int64_t> levelSteps;
 };
