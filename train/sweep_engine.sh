@@ -1,9 +1,10 @@
 #!/bin/bash
 # The model-size sweep on the data engine's corpus (docs/train.md, "Training
 # on the data engine's corpus"): for each size, SFT from random weights
-# (train/configs/sft-engine.toml, constant learning rate, so that runs cut
-# at the same wall-clock time compare), then the greedy infilling evaluation
-# of its newest checkpoint on a sample of each held-out split. On a GPU node,
+# (train/configs/sft-engine.toml at a constant learning rate and without
+# the curriculum, so that runs cut at the same wall-clock time compare),
+# then the greedy infilling evaluation of its newest checkpoint on a sample
+# of each held-out split. On a GPU node,
 # from the repository root, with .deps carried:
 #   OUT=DIR train/sweep_engine.sh SECONDS_PER_SIZE [NAME=HIDDEN,LAYERS,HEADS,MLP ...]
 # Sizes default to 7m=320,6,5,864 16m=448,7,7,1216 30m=576,8,9,1536 (head dim
@@ -59,6 +60,7 @@ PYEOF
   timeout --signal=INT "$SECONDS_PER" "$TRAIN" --config sft-engine.toml \
     --set 'metrics.status="off"' --set "model.path=\"$base\"" --set "checkpoint.dir=\"$runs\"" \
     --set run.steps=100000 --set 'optim.schedule="constant"' --set checkpoint.every=50 \
+    --set data.curriculum=false \
     2> "$OUT/sft-$name.log"
   echo "$name: exit $?, $(( $(date +%s) - t0 )) s" | tee -a "$OUT/machine.txt"
   cp "$runs/metrics.jsonl" "$OUT/sft-$name-metrics.jsonl"

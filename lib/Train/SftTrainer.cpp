@@ -14,6 +14,8 @@
 #include "dice/Train/TrainData.h"
 
 #include <chrono>
+#include <cmath>
+#include <optional>
 
 namespace dice {
 
@@ -69,6 +71,10 @@ Status runSft(TrainSession &s) {
   const int world = s.dist->worldSize(), rank = s.dist->rank();
   std::vector<size_t> order;
   int64_t orderEpoch = -1;
+  std::optional<SftCurriculum> curriculum;
+  if (c.curriculum)
+    curriculum.emplace(samples, c.seed,
+                       int64_t(std::llround(c.curriculumRamp * double(c.steps))));
 
   for (; s.step < c.steps; ++s.step) {
     Clock::time_point start = Clock::now();
@@ -78,12 +84,12 @@ Status runSft(TrainSession &s) {
     int64_t answerTokens = 0, tokens = 0;
     for (int64_t k = 0; k < c.globalBatch; ++k) {
       int64_t place = s.dataPosition + k;
-      if (place / n != orderEpoch) {
+      if (!curriculum && place / n != orderEpoch) {
         orderEpoch = place / n;
-        order = c.curriculum ? curriculumOrder(samples, c.seed, orderEpoch)
-                             : epochOrder(size_t(n), c.seed, orderEpoch);
+        order = epochOrder(size_t(n), c.seed, orderEpoch);
       }
-      const SftSample &sample = samples[order[size_t(place % n)]];
+      const SftSample &sample =
+          samples[curriculum ? curriculum->draw(s.step, place) : order[size_t(place % n)]];
       answerTokens += int64_t(sample.answer.size());
       tokens += int64_t(sample.prompt.size() + sample.answer.size());
       if (k % world == rank) {

@@ -85,6 +85,8 @@ const std::vector<Field> &schema() {
       {"data", "end_to_end_too", Kind::Bool, 0, 0, {},
        member(&TrainConfig::endToEndToo)},
       {"data", "curriculum", Kind::Bool, 0, 0, {}, member(&TrainConfig::curriculum)},
+      {"data", "curriculum_ramp", Kind::Float, 0, 1, {},
+       member(&TrainConfig::curriculumRamp)},
 
       {"optim", "lr", Kind::Float, 0, 1, {}, member(&TrainConfig::lr)},
       {"optim", "weight_decay", Kind::Float, 0, 1, {},

@@ -213,13 +213,24 @@ std::vector<size_t> epochOrder(size_t count, uint64_t seed, int64_t epoch) {
   return order;
 }
 
-std::vector<size_t> curriculumOrder(const std::vector<SftSample> &samples, uint64_t seed,
-                                    int64_t epoch) {
-  std::vector<size_t> order = epochOrder(samples.size(), seed, epoch);
+SftCurriculum::SftCurriculum(const std::vector<SftSample> &samples, uint64_t seed,
+                             int64_t rampSteps)
+    : order(epochOrder(samples.size(), seed, 0)), seed(seed), rampSteps(rampSteps) {
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return samples[a].difficulty < samples[b].difficulty;
   });
-  return order;
+}
+
+size_t SftCurriculum::allowed(int64_t step) const {
+  const int64_t n = int64_t(order.size()), first = std::max<int64_t>(1, (n + 9) / 10);
+  if (rampSteps <= 0 || step >= rampSteps)
+    return size_t(n);
+  return size_t(first + (n - first) * std::max<int64_t>(0, step) / rampSteps);
+}
+
+size_t SftCurriculum::draw(int64_t step, int64_t place) const {
+  std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + uint64_t(place));
+  return order[size_t(rng() % allowed(step))];
 }
 
 TaskSchedule::TaskSchedule(const std::vector<TaskPackRow> &tasks,

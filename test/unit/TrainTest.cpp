@@ -23,6 +23,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 using namespace dice;
 namespace fs = std::filesystem;
@@ -395,24 +396,28 @@ TEST(TaskSchedule, DrawsSingleOpsThenFusionsThenModels) {
   EXPECT_NE(drawn, plain); // without it, a level stays shuffled
 }
 
-TEST(SftOrder, TheCurriculumGoesFromEasyToHardAndShufflesWithinADifficulty) {
-  std::vector<SftSample> samples(60);
+TEST(SftCurriculum, DrawsTheEasiestFirstAndEverythingAfterTheRamp) {
+  std::vector<SftSample> samples(100);
   for (size_t i = 0; i < samples.size(); ++i)
-    samples[i].difficulty = int64_t((i * 7) % 5); // 0-4, interleaved
-  std::vector<size_t> order = curriculumOrder(samples, 3, 0);
-  std::vector<size_t> sorted = order;
-  std::sort(sorted.begin(), sorted.end());
-  for (size_t i = 0; i < sorted.size(); ++i)
-    ASSERT_EQ(sorted[i], i); // every sample once
-  for (size_t k = 1; k < order.size(); ++k)
-    EXPECT_LE(samples[order[k - 1]].difficulty, samples[order[k]].difficulty) << k;
-  // Within a difficulty: neither the file's order nor the same every epoch.
-  auto easiest = [&](const std::vector<size_t> &o) {
-    return std::vector<size_t>(o.begin(), o.begin() + 12);
-  };
-  std::vector<size_t> firstEasy = easiest(order);
-  EXPECT_FALSE(std::is_sorted(firstEasy.begin(), firstEasy.end()));
-  EXPECT_NE(firstEasy, easiest(curriculumOrder(samples, 3, 1)));
+    samples[i].difficulty = int64_t((i * 7) % 10); // ten of each, interleaved
+  SftCurriculum curriculum(samples, 3, 10);
+  EXPECT_EQ(curriculum.allowed(0), 10u); // the easiest tenth
+  EXPECT_EQ(curriculum.allowed(5), 55u);
+  EXPECT_EQ(curriculum.allowed(10), 100u);
+  EXPECT_EQ(curriculum.allowed(400), 100u);
+  std::set<size_t> first, last;
+  for (int64_t place = 0; place < 2000; ++place) {
+    size_t early = curriculum.draw(0, place);
+    EXPECT_EQ(samples[early].difficulty, 0) << place;
+    first.insert(early);
+    last.insert(curriculum.draw(10, place));
+  }
+  EXPECT_EQ(first.size(), 10u); // every easiest sample, not one over and over
+  EXPECT_EQ(last.size(), 100u); // after the ramp, every sample
+  // A function of the step and the place: a resumed run draws the same.
+  SftCurriculum again(samples, 3, 10);
+  for (int64_t place = 0; place < 50; ++place)
+    EXPECT_EQ(again.draw(7, place), curriculum.draw(7, place));
 }
 
 TEST(TrainConfig, ErrorsNameTheFileLineAndKey) {

@@ -50,10 +50,11 @@ struct TrainConfig {
   /// Infilling rows (prefix, middle, suffix) also train as end-to-end
   /// samples whose answer is the whole program (cuda_code).
   bool endToEndToo = false;
-  /// SFT: each epoch draws its samples from easy to hard (the rows'
-  /// `difficulty`) instead of in a plain shuffle; RL: the tasks of a level
-  /// from easy to hard.
+  /// SFT: steps draw from the easiest samples first (the rows'
+  /// `difficulty`), from all of them after curriculumRamp * steps
+  /// (SftCurriculum); RL: the tasks of a level from easy to hard.
   bool curriculum = false;
+  double curriculumRamp = 0.5;
   /// Prompt template files of the SFT prompts (PromptTemplate.h), as the
   /// compiler's dice.toml names them in [prompt]; empty: the built-in ones.
   std::string infillTemplate;

@@ -92,10 +92,24 @@ private:
 /// Sample indices of one epoch, shuffled by (seed, epoch).
 std::vector<size_t> epochOrder(size_t count, uint64_t seed, int64_t epoch);
 
-/// The curriculum's order of one epoch (`data.curriculum`): easy to hard
-/// by the samples' difficulty, shuffled by (seed, epoch) within one.
-std::vector<size_t> curriculumOrder(const std::vector<SftSample> &samples, uint64_t seed,
-                                    int64_t epoch);
+/// The SFT curriculum (`data.curriculum`), competence-based: the samples
+/// easy to hard (by difficulty, shuffled by `seed` within one), of which
+/// step s draws from the easiest ones: a tenth of them at step 0, growing
+/// linearly to all of them at step `rampSteps`.
+class SftCurriculum {
+public:
+  SftCurriculum(const std::vector<SftSample> &samples, uint64_t seed, int64_t rampSteps);
+  /// How many of the easiest samples step `step` draws from.
+  size_t allowed(int64_t step) const;
+  /// The sample at stream place `place` of step `step` (deterministic in
+  /// both, so a resumed run draws the same).
+  size_t draw(int64_t step, int64_t place) const;
+
+private:
+  std::vector<size_t> order; ///< easy to hard
+  uint64_t seed;
+  int64_t rampSteps;
+};
 
 } // namespace dice
 
