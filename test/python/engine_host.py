@@ -124,6 +124,8 @@ def host_unit(index, row):
         *batch, m, n = mm["type"]["shape"]
         run = launch(f"matmul_kernel({a})", block=(16, 16, 1),
                      grid=(-(-n // 16), -(-m // 16), batch[0] if batch else 1))
+    elif "pool_kernel" in body:
+        run = launch(f"pool_kernel({a})")
     else:
         run = launch(f"fused_kernel({a}, 0)")
     unit = [f"namespace k{index} {{", "struct float4 { float x, y, z, w; };", body, "}",

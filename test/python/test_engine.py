@@ -20,6 +20,7 @@ from dice.engine.generate import (FAMILIES, HELDOUT_PAIRS, HELDOUT_PRIMITIVES, S
                                   SPLITS, chunk_rows, class_of, generate)
 from dice.engine.matmul import FORMS, MatmulGrammar
 from dice.engine.normalization import NORMS, NormalizationGrammar
+from dice.engine.pooling import PoolingGrammar
 from dice.engine.program import output_type
 from dice.engine.reduction import REDUCTIONS, ReductionGrammar
 from dice.engine.shapes import broadcast_pattern
@@ -58,11 +59,12 @@ def test_kernels_compute_the_reference_program(rows, tmp_path):
     if not engine_host.available():
         pytest.skip(f"no CUDA half-precision headers at {engine_host.CUDA_INCLUDE}")
     # Small programs: every CUDA thread is an OS thread here.
+    limit = {"elementwise": 1 << 14, "pooling": 1 << 16}
     small = [r for r in rows if math.prod(r["program"]["inputs"][0]["shape"]) <=
-             (1 << 14 if r["family"] == "elementwise" else 1 << 11) or r["family"] == "matmul"
+             limit.get(r["family"], 1 << 11) or r["family"] == "matmul"
              and math.prod(r["program"]["ops"][-1]["type"]["shape"]) <= 4096]
     sample = [r for family, count in (("elementwise", 60), ("reduction", 30),
-                                      ("normalization", 30), ("matmul", 10))
+                                      ("normalization", 30), ("matmul", 10), ("pooling", 10))
               for r in [r for r in small if r["family"] == family][:count]]
     library = engine_host.build(sample, tmp_path)
     generator = torch.Generator().manual_seed(0)
@@ -92,7 +94,7 @@ def test_kernels_compute_the_reference_program(rows, tmp_path):
                 checked[row["family"] + (" vector" if vector else "")] += 1
     assert checked["elementwise"] == 180 and checked["elementwise vector"] >= 15 and \
         checked["reduction"] == 90 and checked["normalization"] == 90 and \
-        checked["matmul"] == 30, checked
+        checked["matmul"] == 30 and checked["pooling"] == 30, checked
 
 
 def test_every_answer_declares_its_requests_signature(rows):
@@ -162,6 +164,24 @@ def test_the_matmul_grammar_covers_its_forms():
         (form,) = [p for p in productions if p in FORMS]
         seen[(form, program["inputs"][0]["dtype"])] += 1
     assert {("matmul", "float16"), ("bmm", "bfloat16"), ("linear", "float32")} <= set(seen)
+
+
+def test_the_pooling_grammar_covers_its_forms():
+    grammar = PoolingGrammar(random.Random(5))
+    seen = Counter()
+    for _ in range(300):
+        program, used = grammar.draw()
+        (pool,) = [op for op in program["ops"] if op["fn"] in ("max_pool", "sum_pool")]
+        ints = pool["ints"]
+        seen[(pool["fn"], len(program["inputs"][0]["shape"]) - 2)] += 1  # spatial dims
+        seen["padded"] += any(op["fn"] == "pad" for op in program["ops"])
+        seen["dilated"] += any(d > 1 for d in ints.get("dilation", []))
+        seen["strided"] += any(s > 1 for s in ints["stride"])
+        assert (pool["fn"] == "max_pool") == ("max_pool" in used)
+    for form in [("max_pool", 1), ("max_pool", 2), ("max_pool", 3), ("sum_pool", 1),
+                 ("sum_pool", 2)]:
+        assert seen[form] >= 10, (form, seen)
+    assert seen["padded"] >= 30 and seen["dilated"] >= 10 and seen["strided"] >= 100, seen
 
 
 def test_broadcast_patterns_broadcast():

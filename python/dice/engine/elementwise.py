@@ -263,6 +263,9 @@ class Grammar:
             pick = b.op("gt" if op == "maximum" else "lt", [v, w], dtype="bool")
             return b.op("where", [pick, v, w], lo=min(v.lo, w.lo), hi=max(v.hi, w.hi))
         if op == "atan2":
+            if not v.exact:  # off its branch cut (y = 0, x < 0), where rounding flips it by 2 pi
+                w = _scalar_op(b, "add", b.op("abs", [w], lo=0, hi=w.bound), 1.0,
+                               lo=1.0, hi=w.bound + 1)
             return b.op("atan2", [v, w], lo=-math.pi, hi=math.pi)
         # pow: a positive base, a bounded exponent
         base = _scalar_op(b, "add", b.op("abs", [self.squash(b, v, 4.0)]), 0.5)

@@ -189,6 +189,8 @@ class ValueEmitter:
         key = (v, tuple(coords))
         if key in self.memo:
             return self.memo[key]
+        if v >= self.n_in and self.op(v)["fn"] == "pad":
+            return self.padded(v, coords)
         if v < self.n_in:
             dtype = self.types[v]["dtype"]
             expr = DTYPES[dtype].load.format(f"x{v}[{_linear(coords, self.shape(v))}]")
@@ -200,6 +202,34 @@ class ValueEmitter:
         name = self.fresh_name(v)
         self.lines.append(f"{self.c_type(v)} {name} = {expr};")
         self.memo[key] = name
+        return name
+
+    def padded(self, v, coords):
+        """A pad's value at `coords`: its operand's, computed only inside
+        the operand (what it reads there may not exist outside), the pad
+        value outside."""
+        op = self.op(v)
+        low, high = op["ints"]["low"], op["ints"]["high"]
+        source, inside = [], []
+        for c, a, b, size in zip(coords, low, high, self.shape(op["args"][0])):
+            s = c if a == 0 else f"({c} - {a})"
+            source.append(s)
+            if a:
+                inside.append(f"{s} >= 0")
+            if a or b:
+                inside.append(f"{s} < {size}")
+        fill = op.get("value", 0.0)
+        fill = "-INFINITY" if fill == "-inf" else constant_expression(
+            {"value": float(fill), "type": op["type"]})
+        name = self.fresh_name(v)
+        outer, memo = self.lines, dict(self.memo)
+        self.lines = []
+        inner = self.value(op["args"][0], source)
+        body, self.lines, self.memo = self.lines, outer, memo  # the branch's values stay in it
+        self.lines.append(f"{self.c_type(v)} {name} = {fill};")
+        self.lines.append(f"if ({' && '.join(inside) or 'true'}) {{")
+        self.lines += [f"  {line}" for line in body] + [f"  {name} = {inner};", "}"]
+        self.memo[(v, tuple(coords))] = name
         return name
 
     def fresh_name(self, v):
@@ -235,6 +265,11 @@ class ValueEmitter:
             return self.value(args[0], source)
         if fn == "reshape":
             source = self.shape(args[0])
+            kept = [c for c, size in zip(coords, self.shape(v)) if size != 1]
+            if [s for s in self.shape(v) if s != 1] == [s for s in source if s != 1]:
+                # Only size-1 dims come or go: the same coordinates.
+                it = iter(kept)
+                return self.value(args[0], ["0" if s == 1 else next(it) for s in source])
             linear = _linear(coords, self.shape(v))
             return self.value(args[0], _unravel(linear, source) if source else [])
         names = [self.value(a, self.operand_coords(coords, self.shape(v), self.shape(a)))

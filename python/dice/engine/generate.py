@@ -3,9 +3,9 @@ kernel for each with the emitters and the compiler's scaffold for each with
 `dice-scaffold-programs`, and splits them honestly.
 
 Families: elementwise DAGs (dice.engine.elementwise), reductions
-(dice.engine.reduction), normalizations (dice.engine.normalization) and
-matmuls (dice.engine.matmul) with prologues and epilogues, each with its
-emitter.
+(dice.engine.reduction), normalizations (dice.engine.normalization),
+matmuls (dice.engine.matmul) and pools (dice.engine.pooling) with
+prologues and epilogues, each with its emitter.
 
 Runs where the GPU node's tools are (Python, torch not needed, the static
 `dice-scaffold-programs`): no LLVM, no torch-mlir. Work is cut into chunks
@@ -33,10 +33,11 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from dice.corpus.cuda_common import hole
-from dice.engine import emit_elementwise, emit_matmul, emit_reduction
+from dice.engine import emit_elementwise, emit_matmul, emit_pool, emit_reduction
 from dice.engine.elementwise import UNARY, Grammar
 from dice.engine.matmul import FORMS, MatmulGrammar
 from dice.engine.normalization import NORMS, NormalizationGrammar
+from dice.engine.pooling import KINDS, PoolingGrammar
 from dice.engine.program import output_type
 from dice.engine.reduction import REDUCTIONS, ReductionGrammar
 
@@ -54,12 +55,14 @@ PRODUCTION_CLASS = {"add": "arith", "sub": "arith", "mul": "arith", "div": "arit
                     "cast": "cast", "broadcast_back": "arith",
                     **{r: "reduction" for r in REDUCTIONS},
                     **{n: "normalization" for n in NORMS},
-                    **{f: "matmul" for f in FORMS}}
+                    **{f: "matmul" for f in FORMS},
+                    **{k: "pooling" for k in KINDS}}
 # The program families: their grammar, their emitter, and their share of draws.
-FAMILIES = {"elementwise": (Grammar, emit_elementwise.emit, 0.45),
-            "reduction": (ReductionGrammar, emit_reduction.emit, 0.25),
-            "normalization": (NormalizationGrammar, emit_reduction.emit, 0.15),
-            "matmul": (MatmulGrammar, emit_matmul.emit, 0.15)}
+FAMILIES = {"elementwise": (Grammar, emit_elementwise.emit, 0.40),
+            "reduction": (ReductionGrammar, emit_reduction.emit, 0.22),
+            "normalization": (NormalizationGrammar, emit_reduction.emit, 0.14),
+            "matmul": (MatmulGrammar, emit_matmul.emit, 0.14),
+            "pooling": (PoolingGrammar, emit_pool.emit, 0.10)}
 
 
 def class_of(production):
@@ -83,7 +86,7 @@ def difficulty(program, used):
     out_shape = output_type(program)["shape"]
     broadcast = sum(1 for i in program["inputs"] if i["shape"] != out_shape)
     half = program["inputs"][0]["dtype"] != "float32"
-    reduction = any(class_of(p) in ("reduction", "normalization", "matmul") for p in used)
+    reduction = any(class_of(p) in ("reduction", "normalization", "matmul", "pooling") for p in used)
     return len([p for p in used if p != "cast"]) + broadcast + half + \
         ("cast" in used) + 2 * (len(program["outputs"]) - 1) + 2 * reduction
 

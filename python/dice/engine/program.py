@@ -143,6 +143,35 @@ class ProgramBuilder:
         hi = INPUT_BOUND if hi is None else hi
         return self._add("matmul", (a.key, b.key), shape, a.dtype, {}, lo, hi, False)
 
+    def pad(self, value, low, high, fill):
+        """`F.pad` of `value` by `low` and `high` elements per dim, with
+        `fill` (a number, or "-inf" before a max pool)."""
+        shape = tuple(s + a + b for s, a, b in zip(value.shape, low, high))
+        attrs = {"ints": {"low": list(low), "high": list(high)}}
+        if fill != 0:
+            attrs["value"] = fill
+        # -inf padding only ever meets a max over windows with a real element.
+        lo, hi = (value.lo, value.hi) if fill == "-inf" else (min(value.lo, fill),
+                                                              max(value.hi, fill))
+        return self._add("pad", (value.key,), shape, value.dtype, attrs, lo, hi, value.exact)
+
+    def pool(self, fn, value, ints):
+        """`max_pool` or `sum_pool` (`ints`: kernel, stride, padding, and
+        dilation for max) over the trailing dims of `value`."""
+        kernel, stride = ints["kernel"], ints["stride"]
+        dilation = ints.get("dilation", [1] * len(kernel))
+        spatial = value.shape[-len(kernel):]
+        out = tuple((s - d * (k - 1) - 1) // st + 1
+                    for s, k, st, d in zip(spatial, kernel, stride, dilation))
+        count = 1
+        for k in kernel:
+            count *= k
+        lo, hi = (value.lo, value.hi) if fn == "max_pool" else (value.lo * count,
+                                                                value.hi * count)
+        return self._add(fn, (value.key,), value.shape[:-len(kernel)] + out, value.dtype,
+                         {"ints": {k: list(v) for k, v in ints.items()}}, lo, hi,
+                         value.exact and fn == "max_pool")
+
     def reshape(self, value, shape):
         return self._add("reshape", (value.key,), tuple(shape), value.dtype, {}, value.lo,
                          value.hi, value.exact)
