@@ -102,6 +102,20 @@ class HostFunction:
                          ["  C10_CUDA_KERNEL_LAUNCH_CHECK();", result, "}"])
 
 
+def one_kernel_source(program, signature, kernel, launches):
+    """The CUDA source of an emitter with one kernel: the includes and
+    helpers, `kernel(in_params, out_params, out_dtypes)`, and
+    `dice_forward` with exactly `signature`, `launches(pointers)` the
+    lines that launch the kernel."""
+    names, head = source_head(program, signature)
+    types = list(program["inputs"]) + [op["type"] for op in program["ops"]]
+    out_dtypes = [types[o]["dtype"] for o in program["outputs"]]
+    in_params, out_params = kernel_parameters(program)
+    host = HostFunction(program, signature, names)
+    return "\n".join([head, kernel(in_params, out_params, out_dtypes),
+                      host.text(launches(host.pointers))]) + "\n"
+
+
 def kernel_parameters(program):
     """The kernels' pointer parameters: x<k> for inputs, y<j> for results."""
     types = list(program["inputs"]) + [op["type"] for op in program["ops"]]

@@ -6,8 +6,7 @@ with zero-filled edge tiles so any M, N and K work, and
 the epilogue fused into the store."""
 
 from dice.corpus.cuda_common import DTYPES
-from dice.engine.emit_host import Unsupported
-from dice.engine.emit_host import HostFunction, kernel_parameters, source_head
+from dice.engine.emit_host import Unsupported, one_kernel_source
 from dice.engine.emit_reduction import ValueEmitter
 
 TILE = 16
@@ -108,16 +107,9 @@ def emit(program, signature):
     """The CUDA source (kernels and `dice_forward` with exactly `signature`)
     computing `program`. Raises Unsupported for programs it does not take."""
     e = _Emitter(program)
-    names, head = source_head(program, signature)
-    out_dtypes = [e.types[o]["dtype"] for o in program["outputs"]]
-    in_params, out_params = kernel_parameters(program)
-    parts = [head]
-    parts.append(e.kernel(in_params, out_params, out_dtypes))
-    host = HostFunction(program, signature, names)
-    parts.append(host.text([
+    return one_kernel_source(program, signature, e.kernel, lambda pointers: [
         f"  const dim3 grid(({e.n} + kTile - 1) / kTile, ({e.m} + kTile - 1) / kTile, "
         f"{e.batch});",
         "  const dim3 block(kTile, kTile);",
         "  matmul_kernel<<<grid, block, 0, c10::cuda::getCurrentCUDAStream()>>>("
-        f"{', '.join(host.pointers)});"]))
-    return "\n".join(parts) + "\n"
+        f"{', '.join(pointers)});"])

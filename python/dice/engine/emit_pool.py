@@ -7,8 +7,7 @@ float32 and rounded once, the epilogue fused into the store."""
 
 from dice.corpus.cuda_common import DTYPES
 from dice.engine.emit_elementwise import ROUND
-from dice.engine.emit_host import (HostFunction, Unsupported, kernel_parameters,
-                                   size_expression, source_head)
+from dice.engine.emit_host import Unsupported, one_kernel_source, size_expression
 from dice.engine.emit_reduction import ValueEmitter, _unravel
 
 POOLS = ("max_pool", "sum_pool")
@@ -93,14 +92,9 @@ class _Emitter(ValueEmitter):
 def emit(program, signature):
     """The CUDA source (kernels and `dice_forward` with exactly `signature`)
     computing `program`. Raises Unsupported for programs it does not take."""
-    e = _Emitter(program)
-    names, head = source_head(program, signature)
-    out_dtypes = [e.types[o]["dtype"] for o in program["outputs"]]
-    in_params, out_params = kernel_parameters(program)
-    host = HostFunction(program, signature, names)
-    return "\n".join([head, e.kernel(in_params, out_params, out_dtypes), host.text([
+    return one_kernel_source(program, signature, _Emitter(program).kernel, lambda pointers: [
         "  const int64_t n = y0.numel();",
         "  const int threads = 256;",
         "  const int blocks = (int)std::min<int64_t>((n + threads - 1) / threads, 65535);",
         "  pool_kernel<<<blocks, threads, 0, c10::cuda::getCurrentCUDAStream()>>>("
-        f"{', '.join(host.pointers)});"])]) + "\n"
+        f"{', '.join(pointers)});"])
