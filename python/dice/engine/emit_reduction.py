@@ -151,7 +151,7 @@ def _linear(coords, shape):
 class ValueEmitter:
     """C code for the values of a static program at given coordinates:
     the shared part of the emitters whose kernels index the program's
-    values (reductions, matmuls). `leaves` maps the values a kernel
+    values (reductions, matmuls, pools). `leaves` maps the values a kernel
     computes itself (a reduction's result, a matmul's accumulator) to the
     C expression holding them."""
 
