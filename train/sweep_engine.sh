@@ -15,7 +15,9 @@
 set -uo pipefail
 OUT=${OUT:-/tmp/dice-sweep}
 mkdir -p "$OUT"
-PY=${PY:-/opt/torch/.venv/bin/python}
+# An absolute interpreter (the loop runs in train/configs), its venv kept.
+PY=$(command -v "${PY:-/opt/torch/.venv/bin/python}") || { echo "sweep: no Python" >&2; exit 1; }
+PY=$(cd "$(dirname "$PY")" && pwd)/$(basename "$PY")
 SECONDS_PER=${1:?usage: train/sweep_engine.sh SECONDS_PER_SIZE [NAME=HIDDEN,LAYERS,HEADS,MLP ...]}
 shift
 SIZES=("$@")
