@@ -1874,8 +1874,6 @@ LogicalResult Builder::translateTensorOp(Operation *op) {
 
 } // namespace
 
-/// Drops ops no output depends on (a fill that a matmul's identity init
-/// made unnecessary, a comparison a peephole replaced) and renumbers.
 /// The program with only the ops of `order` (indices into its ops), in that
 /// order; every reader of an op comes after it in `order`.
 static ReferenceProgram withOps(const ReferenceProgram &program,
@@ -1898,6 +1896,8 @@ static ReferenceProgram withOps(const ReferenceProgram &program,
   return out;
 }
 
+/// Drops ops no output depends on (a fill that a matmul's identity init
+/// made unnecessary, a comparison a peephole replaced) and renumbers.
 static ReferenceProgram pruneDeadOps(const ReferenceProgram &program) {
   int numInputs = static_cast<int>(program.inputs.size());
   std::vector<bool> live(numInputs + program.ops.size(), false);

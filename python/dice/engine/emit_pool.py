@@ -5,6 +5,8 @@ each read (a padded read only inside the input, the pad value outside),
 max with NaN propagating as PyTorch's, a half-precision sum accumulated in
 float32 and rounded once, the epilogue fused into the store."""
 
+import math
+
 from dice.corpus.cuda_common import DTYPES
 from dice.engine.emit_elementwise import ROUND
 from dice.engine.emit_host import Unsupported, one_kernel_source, size_expression
@@ -21,9 +23,8 @@ class _Emitter(ValueEmitter):
             raise Unsupported(f"{len(pools)} pools")
         self.pool = pools[0]
         self.out = self.shape(self.pool)
-        count = size_expression(self.out)
         for o in program["outputs"]:
-            if size_expression(self.shape(o)) != count:
+            if math.prod(self.shape(o)) != math.prod(self.out):
                 raise Unsupported("a result not of the pool's elements")
         self.leaves = {self.pool: "acc"}
 

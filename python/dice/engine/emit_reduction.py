@@ -23,8 +23,8 @@ import re
 from dice.corpus.cuda_common import DTYPES
 from dice.engine.emit_elementwise import (FLOAT_T, ROUND, constant_expression,
                                           op_expression)
-from dice.engine.emit_host import (HostFunction, Unsupported, kernel_parameters, over,
-                                    size_expression, source_head, stride_expressions)
+from dice.engine.emit_host import (Unsupported, one_kernel_source, over, size_expression,
+                                    stride_expressions)
 
 REDUCING = {"sum", "amax", "amin", "prod", "logsumexp", "argmax", "argmin"}
 IDENTITY = {"sum": "0", "prod": "1", "amax": "-INFINITY", "amin": "INFINITY"}
@@ -295,8 +295,7 @@ class _Emitter(ValueEmitter):
         self.kept_dims = [d for d in range(len(self.full)) if d not in self.dims]
         self.kept_shape = [self.full[d] for d in self.kept_dims]
         self.reduced_shape = [self.full[d] for d in self.dims]
-        self.kept = math.prod(self.kept_shape)
-        self.extent = math.prod(self.reduced_shape)
+        self.extent = math.prod(self.reduced_shape)  # the block's size follows it
         self.kept_c = size_expression(self.kept_shape, wide=True)  # as the answer writes them
         self.extent_c = size_expression(self.reduced_shape, wide=True)
 
@@ -486,18 +485,16 @@ def emit(program, signature):
     """The CUDA source (kernels and `dice_forward` with exactly `signature`)
     computing `program`. Raises Unsupported for programs it does not take."""
     e = _Emitter(lower_norms(program))
-    program = e.p
-    names, head = source_head(program, signature)
-    in_params, out_params = kernel_parameters(program)
-    kernel = e.kernel(in_params, out_params)
-    parts = [head] + [helper.strip("\n") + "\n" for helper in used_helpers(kernel)] + [kernel]
+
+    def kernel_and_helpers(in_params, out_params, _out_dtypes):
+        kernel = e.kernel(in_params, out_params)
+        return "\n".join([helper.strip("\n") + "\n" for helper in used_helpers(kernel)] +
+                         [kernel])
 
     threads = 32
     while threads < 256 and threads < e.extent:
         threads *= 2
-    host = HostFunction(program, signature, names)
-    launches = [f"  const int blocks = (int)std::min<int64_t>({e.kept_c}, 65535);",
-                f"  reduce_kernel<<<blocks, {threads}, 0, c10::cuda::getCurrentCUDAStream()>>>("
-                f"{', '.join(host.pointers)});"]
-    parts.append(host.text(launches))
-    return "\n".join(parts) + "\n"
+    return one_kernel_source(e.p, signature, kernel_and_helpers, lambda pointers: [
+        f"  const int blocks = (int)std::min<int64_t>({e.kept_c}, 65535);",
+        f"  reduce_kernel<<<blocks, {threads}, 0, c10::cuda::getCurrentCUDAStream()>>>("
+        f"{', '.join(pointers)});"])

@@ -57,6 +57,8 @@ PRODUCTION_CLASS = {"add": "arith", "sub": "arith", "mul": "arith", "div": "arit
                     **{n: "normalization" for n in NORMS},
                     **{f: "matmul" for f in FORMS},
                     **{k: "pooling" for k in KINDS}}
+# The classes of a family's main op (what is more than elementwise).
+MAIN_OP_CLASSES = ("reduction", "normalization", "matmul", "pooling")
 # The program families: their grammar, their emitter, and their share of draws.
 FAMILIES = {"elementwise": (Grammar, emit_elementwise.emit, 0.40),
             "reduction": (ReductionGrammar, emit_reduction.emit, 0.22),
@@ -82,13 +84,13 @@ def split_of(used, fingerprint):
 def difficulty(program, used):
     """The curriculum's order, 1 (one op on one input) upward: productions,
     broadcast operands, half precision, casts and extra results each add,
-    and a reduction, normalization or matmul two more."""
+    and a reduction, normalization, matmul or pool two more."""
     out_shape = output_type(program)["shape"]
     broadcast = sum(1 for i in program["inputs"] if i["shape"] != out_shape)
     half = program["inputs"][0]["dtype"] != "float32"
-    reduction = any(class_of(p) in ("reduction", "normalization", "matmul", "pooling") for p in used)
+    main_op = any(class_of(p) in MAIN_OP_CLASSES for p in used)
     return len([p for p in used if p != "cast"]) + broadcast + half + \
-        ("cast" in used) + 2 * (len(program["outputs"]) - 1) + 2 * reduction
+        ("cast" in used) + 2 * (len(program["outputs"]) - 1) + 2 * main_op
 
 
 def scaffold(programs, tool):

@@ -26,6 +26,7 @@ heavy-tailed trial draws inputs up to +-100).
 """
 
 import json
+import math
 from dataclasses import dataclass, field
 
 FLOATS = ("float32", "float16", "bfloat16")
@@ -163,9 +164,7 @@ class ProgramBuilder:
         spatial = value.shape[-len(kernel):]
         out = tuple((s - d * (k - 1) - 1) // st + 1
                     for s, k, st, d in zip(spatial, kernel, stride, dilation))
-        count = 1
-        for k in kernel:
-            count *= k
+        count = math.prod(kernel)
         lo, hi = (value.lo, value.hi) if fn == "max_pool" else (value.lo * count,
                                                                 value.hi * count)
         return self._add(fn, (value.key,), value.shape[:-len(kernel)] + out, value.dtype,
