@@ -59,6 +59,8 @@ stage() { # name seconds model-path
   local args=(--config "$config.toml" --set "metrics.status=\"off\"")
   [[ -n $model ]] && args+=(--set "model.path=\"$model\"")
   [[ $name == sft && ${RESUME:-0} == 1 ]] && args+=(--set 'checkpoint.resume="latest"')
+  # SFT_SET: more `--set KEY=VALUE` overrides for SFT, space-separated.
+  [[ $name == sft ]] && for o in ${SFT_SET:-}; do args+=(--set "$o"); done
   local t0=$(date +%s)
   timeout --signal=INT "$seconds" "$TRAIN" "${args[@]}" 2> "$OUT/$name.log"
   echo "$name: exit $?, $(( $(date +%s) - t0 )) s, $(wc -l < ../runs/$name/metrics.jsonl) steps" | tee -a "$OUT/env.txt"
@@ -129,14 +131,38 @@ dst.mkdir(parents=True, exist_ok=True)
 state = {}
 for f in sorted(src.glob("model*.safetensors")):
     state.update(load_file(str(f)))
-save_file({k: v.bfloat16().contiguous() for k, v in state.items()}, str(dst / "model.safetensors"),
-          metadata={"format": "pt"})
+state = {k: v.bfloat16().contiguous() for k, v in state.items()}
+# Shards of at most 15 MiB (a lent machine returns files of at most 16 MiB,
+# and the shipped model's files are as small), with the Hugging Face index.
+limit, shards = 15 << 20, [{}]
+for name, tensor in state.items():
+    size = tensor.numel() * tensor.element_size()
+    if shards[-1] and sum(t.numel() * t.element_size() for t in shards[-1].values()) + size > limit:
+        shards.append({})
+    shards[-1][name] = tensor
+if len(shards) == 1:
+    save_file(shards[0], str(dst / "model.safetensors"), metadata={"format": "pt"})
+else:
+    weight_map = {}
+    for i, shard in enumerate(shards, 1):
+        file = f"model-{i:05d}-of-{len(shards):05d}.safetensors"
+        save_file(shard, str(dst / file), metadata={"format": "pt"})
+        weight_map.update({name: file for name in shard})
+    total = sum(v.numel() * v.element_size() for v in state.values())
+    (dst / "model.safetensors.index.json").write_text(json.dumps(
+        {"metadata": {"total_size": total}, "weight_map": weight_map}, indent=2) + "\n")
 config = json.loads((src / "config.json").read_text())
 config["torch_dtype"] = "bfloat16"
 (dst / "config.json").write_text(json.dumps(config, indent=2) + "\n")
-print("model:", sum(v.numel() for v in state.values()), "parameters")
+for f in src.iterdir():  # the tokenizer and chat template, so the folder loads as it is
+    if f.is_file() and not f.name.startswith("model") and f.name != "config.json":
+        shutil.copy(f, dst / f.name)
+print("model:", sum(v.numel() for v in state.values()), "parameters in", len(shards), "files")
 PYEOF
-# At most a few files come back from a lent machine: one archive and the model.
+# At most eight files come back from a lent machine: env.txt, one archive,
+# the model's weight files, and its small files in one more archive.
+(cd "$OUT/model" && tar cf files.tar --exclude='model*.safetensors' --exclude=files.tar . &&
+  find . -type f ! -name 'model*.safetensors' ! -name files.tar -delete)
 (cd "$OUT" && tar czf /tmp/results.tar.gz --exclude=model . && mv /tmp/results.tar.gz .)
 find "$OUT" -maxdepth 1 -type f ! -name results.tar.gz ! -name env.txt -delete
 ls -la "$OUT" "$OUT/model"

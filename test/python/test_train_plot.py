@@ -76,3 +76,24 @@ def test_the_cli_reports_errors(tmp_path, capsys):
     path.write_text('{"step": 1, "unknown": 3}\n')
     assert main(["train", "plot", str(path)]) == 1
     assert "no known metric" in capsys.readouterr().err
+
+
+def test_the_sweep_plot_puts_runs_on_one_time_axis(tmp_path):
+    from dice.train.plot import plot_sweep, wall_clock_losses
+    fast = write_metrics(tmp_path / "small.jsonl", [
+        {"step": s, "stage": "sft", "loss": 2.0 / (s + 1), "step_s": 0.25} for s in range(8)])
+    slow = write_metrics(tmp_path / "big.jsonl", [
+        {"step": s, "stage": "sft", "loss": 1.0 / (s + 1), "step_s": 1.0} for s in range(2)])
+    assert wall_clock_losses(read_metrics(fast))[0] == [0.25 * (s + 1) for s in range(8)]
+    assert wall_clock_losses(read_metrics(slow)) == ([1.0, 2.0], [1.0, 0.5])
+    out = tmp_path / "figures" / "sweep.png"
+    assert main(["train", "plot-sweep", f"7m={fast}", f"30m={slow}", "--out", str(out)]) == 0
+    assert is_png(out)
+
+
+def test_the_sweep_plot_names_a_run_without_timings(tmp_path, capsys):
+    untimed = write_metrics(tmp_path / "old.jsonl", [{"step": 0, "stage": "sft", "loss": 1.0}])
+    assert main(["train", "plot-sweep", f"a={untimed}", "--out", str(tmp_path / "s.png")]) != 0
+    assert "old.jsonl: no line with both 'step_s' and 'loss'" in capsys.readouterr().err
+    assert main(["train", "plot-sweep", str(untimed), "--out", str(tmp_path / "s.png")]) != 0
+    assert "expected LABEL=METRICS.jsonl" in capsys.readouterr().err

@@ -32,6 +32,18 @@ def plot_command(args):
     return 0
 
 
+def plot_sweep_command(args):
+    from dice.train.plot import MetricsError, plot_sweep
+    runs = {}
+    for item in args.runs:
+        label, sep, path = item.partition("=")
+        if not sep or not label or not path:
+            raise MetricsError(f"'{item}': expected LABEL=METRICS.jsonl")
+        runs[label] = path
+    print(f"wrote {plot_sweep(runs, args.out)}")
+    return 0
+
+
 def add_train_parser(sub):
     """The `train` subcommand and its own subcommands, under `dice`."""
     from dice.cli import positive  # dice.cli imports this module first
@@ -62,3 +74,10 @@ def add_train_parser(sub):
     plot.add_argument("metrics", help="the per-step metrics JSONL")
     plot.add_argument("--out", help="where the PNGs go (default: beside the metrics)")
     plot.set_defaults(run=plot_command)
+
+    sweep = train_sub.add_parser(
+        "plot-sweep", help="one PNG of several runs' SFT loss against training seconds")
+    sweep.add_argument("runs", nargs="+", metavar="LABEL=METRICS",
+                       help="a run's label and its metrics JSONL")
+    sweep.add_argument("--out", required=True, help="the PNG to write")
+    sweep.set_defaults(run=plot_sweep_command)

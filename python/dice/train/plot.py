@@ -115,3 +115,46 @@ def plot_metrics(metrics_path, out_dir=None):
         raise MetricsError(f"{metrics_path}: no known metric in any line (expected one of "
                            + ", ".join(m for _, ms, _ in FAMILIES.values() for m in ms) + ")")
     return written
+
+
+def wall_clock_losses(records):
+    """([seconds of training], [loss]) of one run: x is the running sum of
+    `step_s`, so that runs of different model sizes compare at equal time."""
+    seconds, losses, clock = [], [], 0.0
+    for r in records:
+        step_s, loss = r.get("step_s"), r.get("loss")
+        if not isinstance(step_s, (int, float)) or isinstance(step_s, bool):
+            continue
+        clock += step_s
+        if isinstance(loss, (int, float)) and not isinstance(loss, bool) and math.isfinite(loss):
+            seconds.append(clock)
+            losses.append(loss)
+    return seconds, losses
+
+
+def plot_sweep(runs, path):
+    """One PNG of the SFT loss against training seconds, a curve per run
+    ({label: metrics path}): the model-size sweep's figure. Returns path."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for label, metrics_path in runs.items():
+        seconds, losses = wall_clock_losses(read_metrics(metrics_path))
+        if not seconds:
+            plt.close(fig)
+            raise MetricsError(f"{metrics_path}: no line with both 'step_s' and 'loss'")
+        ax.plot(seconds, losses, label=label)
+    ax.set_title("SFT loss at equal training time")
+    ax.set_xlabel("seconds of training")
+    ax.set_ylabel("loss")
+    ax.set_yscale("log")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
