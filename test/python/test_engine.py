@@ -32,7 +32,7 @@ TOOL = BIN / "dice-scaffold-programs"
 @pytest.fixture(scope="module")
 def rows():
     # Two chunks of a seed no other test uses.
-    return chunk_rows(17, 0, 300, TOOL) + chunk_rows(17, 1, 300, TOOL)
+    return chunk_rows(17, 0, 300, TOOL)[0] + chunk_rows(17, 1, 300, TOOL)[0]
 
 
 def test_drawn_programs_are_the_compilers(rows):

@@ -7,8 +7,10 @@ Families: elementwise DAGs (dice.engine.elementwise), reductions
 matmuls (dice.engine.matmul) and pools (dice.engine.pooling) with
 prologues and epilogues, each with its emitter.
 
-Runs where the GPU node's tools are (Python, torch not needed, the static
-`dice-scaffold-programs`): no LLVM, no torch-mlir. Work is cut into chunks
+Runs where the GPU node's tools are (Python and torch, the static
+`dice-scaffold-programs`): no LLVM, no torch-mlir. Each program's printed
+PyTorch form runs on the CPU twice, and a program whose result does not
+tell the two inputs apart is dropped (dice.engine.degenerate). Work is cut into chunks
 of `CHUNK` programs, each drawn from its own seeded generator, so the
 corpus is the same for any number of jobs.
 
@@ -32,8 +34,11 @@ from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+import torch
+
 from dice.corpus.cuda_common import hole
 from dice.engine import emit_elementwise, emit_matmul, emit_pool, emit_reduction
+from dice.engine.degenerate import degenerate_result
 from dice.engine.elementwise import UNARY, Grammar
 from dice.engine.matmul import FORMS, MatmulGrammar
 from dice.engine.normalization import NORMS, NormalizationGrammar
@@ -103,7 +108,8 @@ def scaffold(programs, tool):
 
 
 def chunk_rows(seed, chunk, count, tool, packs=False, exclude=()):
-    """The rows of one chunk: `count` programs from generator (seed, chunk)."""
+    """The rows of one chunk, `count` programs drawn from generator (seed,
+    chunk), and how many of them were dropped as degenerate."""
     rng = random.Random(f"dice-engine/{seed}/{chunk}")
     grammars = {name: grammar(random.Random(rng.random()), exclude)
                 for name, (grammar, _, _) in FAMILIES.items()}
@@ -111,8 +117,12 @@ def chunk_rows(seed, chunk, count, tool, packs=False, exclude=()):
     families = rng.choices(names, weights, k=count)
     drawn = [grammars[family].draw() for family in families]
     rows = []
+    dropped = 0
     scaffolds = scaffold([d[0] for d in drawn], tool)
     for n, (family, (program, used), s) in enumerate(zip(families, drawn, scaffolds)):
+        if degenerate_result(s["reference"]) is not None:
+            dropped += 1
+            continue
         middle = hole(FAMILIES[family][1](program, s["signature"]))
         productions = [p for p in used if p != "cast"]
         rows.append({
@@ -130,7 +140,7 @@ def chunk_rows(seed, chunk, count, tool, packs=False, exclude=()):
             "rank": len(output_type(program)["shape"]),
             "difficulty": difficulty(program, used),
             "split": split_of(used, s["fingerprint"])})
-    return rows
+    return rows, dropped
 
 
 SFT_FIELDS = ("id", "level", "pytorch_code", "cuda_code", "prefix", "middle", "suffix",
@@ -153,8 +163,10 @@ def generate(out_dir, count, seed=0, jobs=1, tool="dice-scaffold-programs", pack
     rows = {split: [] for split in SPLITS}
     seen = set()
     drawn = 0
+    degenerate = 0
     chunk = 0
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, initializer=torch.set_num_threads,
+                             initargs=(1,)) as pool:  # a chunk a core
         while len(seen) < count:
             need = count - len(seen)
             chunks = max(1, min(jobs * 4, -(-need * 11 // 10 // CHUNK)))
@@ -162,7 +174,9 @@ def generate(out_dir, count, seed=0, jobs=1, tool="dice-scaffold-programs", pack
                        for k in range(chunks)]
             chunk += chunks
             for future in futures:
-                for row in future.result():
+                kept, dropped = future.result()
+                degenerate += dropped
+                for row in kept:
                     if len(seen) >= count:
                         break
                     drawn += 1
@@ -171,9 +185,9 @@ def generate(out_dir, count, seed=0, jobs=1, tool="dice-scaffold-programs", pack
                     seen.add(row["fingerprint"])
                     rows[row.pop("split")].append(row)
                 elapsed = time.monotonic() - started
-                print(f"[{len(seen)}/{count}] distinct requests from {drawn} drawn, "
-                      f"{elapsed:.0f} s", file=log, flush=True)
-    summary = {"count": len(seen), "drawn": drawn, "seed": seed,
+                print(f"[{len(seen)}/{count}] distinct requests from {drawn} drawn "
+                      f"({degenerate} degenerate dropped), {elapsed:.0f} s", file=log, flush=True)
+    summary = {"count": len(seen), "drawn": drawn, "degenerate": degenerate, "seed": seed,
                "seconds": round(time.monotonic() - started, 1), "splits": {}}
     for split, items in rows.items():
         items.sort(key=lambda r: (r["difficulty"], r["id"]))  # the curriculum's order
