@@ -126,6 +126,8 @@ def host_unit(index, row):
                      grid=(-(-n // 16), -(-m // 16), batch[0] if batch else 1))
     elif "pool_kernel" in body:
         run = launch(f"pool_kernel({a})")
+    elif "layout_kernel" in body:
+        run = launch(f"layout_kernel({a})")
     else:
         run = launch(f"fused_kernel({a}, 0)")
     unit = [f"namespace k{index} {{", "struct float4 { float x, y, z, w; };", body, "}",

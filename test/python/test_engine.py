@@ -20,6 +20,7 @@ from dice.engine.generate import (FAMILIES, HELDOUT_PAIRS, HELDOUT_PRIMITIVES, S
                                   SPLITS, chunk_rows, class_of, generate)
 from dice.engine.matmul import FORMS, MatmulGrammar
 from dice.engine.normalization import NORMS, NormalizationGrammar
+from dice.engine.layout import KINDS as MOVES, LayoutGrammar
 from dice.engine.pooling import PoolingGrammar
 from dice.engine.program import output_type
 from dice.engine.reduction import REDUCTIONS, ReductionGrammar
@@ -59,12 +60,13 @@ def test_kernels_compute_the_reference_program(rows, tmp_path):
     if not engine_host.available():
         pytest.skip(f"no CUDA half-precision headers at {engine_host.CUDA_INCLUDE}")
     # Small programs: every CUDA thread is an OS thread here.
-    limit = {"elementwise": 1 << 14, "pooling": 1 << 16}
+    limit = {"elementwise": 1 << 14, "pooling": 1 << 16, "layout": 1 << 14}
     small = [r for r in rows if math.prod(r["program"]["inputs"][0]["shape"]) <=
              limit.get(r["family"], 1 << 11) or r["family"] == "matmul"
              and math.prod(r["program"]["ops"][-1]["type"]["shape"]) <= 4096]
     sample = [r for family, count in (("elementwise", 60), ("reduction", 30),
-                                      ("normalization", 30), ("matmul", 10), ("pooling", 10))
+                                      ("normalization", 30), ("matmul", 10), ("pooling", 10),
+                                      ("layout", 20))
               for r in [r for r in small if r["family"] == family][:count]]
     library = engine_host.build(sample, tmp_path)
     generator = torch.Generator().manual_seed(0)
@@ -94,7 +96,7 @@ def test_kernels_compute_the_reference_program(rows, tmp_path):
                 checked[row["family"] + (" vector" if vector else "")] += 1
     assert checked["elementwise"] == 180 and checked["elementwise vector"] >= 15 and \
         checked["reduction"] == 90 and checked["normalization"] == 90 and \
-        checked["matmul"] == 30 and checked["pooling"] == 30, checked
+        checked["matmul"] == 30 and checked["pooling"] == 30 and checked["layout"] == 60, checked
 
 
 def test_every_answer_declares_its_requests_signature(rows):
@@ -182,6 +184,28 @@ def test_the_pooling_grammar_covers_its_forms():
                  ("sum_pool", 2)]:
         assert seen[form] >= 10, (form, seen)
     assert seen["padded"] >= 30 and seen["dilated"] >= 10 and seen["strided"] >= 100, seen
+
+
+def test_the_layout_grammar_covers_its_forms():
+    grammar = LayoutGrammar(random.Random(6))
+    seen = Counter()
+    for _ in range(400):
+        program, used = grammar.draw()
+        (move,) = [op for op in program["ops"] if op["fn"] in MOVES]
+        assert move["fn"] in used
+        seen[move["fn"]] += 1
+        seen[program["inputs"][0]["dtype"]] += 1
+        ints = move.get("ints", {})
+        if move["fn"] == "cat":
+            rank = len(move["type"]["shape"])
+            seen["cat last dim" if ints["dim"] == [rank - 1] else "cat other dim"] += 1
+            seen[f"cat of {len(move['args'])}"] += 1
+        seen["strided slice"] += move["fn"] == "slice" and max(ints["strides"]) > 1
+        seen["filled pad"] += move["fn"] == "pad" and move.get("value", 0) != 0
+    assert min(seen[k] for k in MOVES) >= 60, seen
+    assert min(seen[d] for d in ("float32", "float16", "bfloat16")) >= 60, seen
+    assert min(seen[k] for k in ("cat last dim", "cat other dim", "cat of 2", "cat of 3",
+                                 "strided slice", "filled pad")) >= 10, seen
 
 
 def test_broadcast_patterns_broadcast():

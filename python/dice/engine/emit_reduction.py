@@ -191,6 +191,8 @@ class ValueEmitter:
             return self.memo[key]
         if v >= self.n_in and self.op(v)["fn"] == "pad":
             return self.padded(v, coords)
+        if v >= self.n_in and self.op(v)["fn"] == "cat":
+            return self.concatenated(v, coords)
         if v < self.n_in:
             dtype = self.types[v]["dtype"]
             expr = DTYPES[dtype].load.format(f"x{v}[{_linear(coords, self.shape(v))}]")
@@ -222,13 +224,43 @@ class ValueEmitter:
         fill = "-INFINITY" if fill == "-inf" else constant_expression(
             {"value": float(fill), "type": op["type"]})
         name = self.fresh_name(v)
-        outer, memo = self.lines, dict(self.memo)
-        self.lines = []
-        inner = self.value(op["args"][0], source)
-        body, self.lines, self.memo = self.lines, outer, memo  # the branch's values stay in it
+        body, inner = self.branch(op["args"][0], source)
         self.lines.append(f"{self.c_type(v)} {name} = {fill};")
         self.lines.append(f"if ({' && '.join(inside) or 'true'}) {{")
         self.lines += [f"  {line}" for line in body] + [f"  {name} = {inner};", "}"]
+        self.memo[(v, tuple(coords))] = name
+        return name
+
+    def branch(self, v, coords):
+        """Value v at `coords` computed into a branch of its own: (its lines,
+        its name); the scope's values stay as they were outside it."""
+        outer, memo = self.lines, dict(self.memo)
+        self.lines = []
+        name = self.value(v, coords)
+        body, self.lines, self.memo = self.lines, outer, memo
+        return body, name
+
+    def concatenated(self, v, coords):
+        """A cat's value at `coords`: the operand whose range along the dim
+        holds the coordinate, at the coordinate less the sizes before it;
+        only that operand is computed (the others' reads would be outside)."""
+        op = self.op(v)
+        (dim,) = op["ints"]["dim"]
+        name = self.fresh_name(v)
+        self.lines.append(f"{self.c_type(v)} {name};")
+        start = 0
+        args = op["args"]
+        for k, a in enumerate(args):
+            size = self.shape(a)[dim]
+            source = list(coords)
+            source[dim] = coords[dim] if start == 0 else f"({coords[dim]} - {start})"
+            body, inner = self.branch(a, source)
+            test = f"if ({coords[dim]} < {start + size}) {{"
+            head = test if k == 0 else "} else {" if k == len(args) - 1 else "} else " + test
+            self.lines.append(head)
+            self.lines += [f"  {line}" for line in body] + [f"  {name} = {inner};"]
+            start += size
+        self.lines.append("}")
         self.memo[(v, tuple(coords))] = name
         return name
 
@@ -262,6 +294,12 @@ class ValueEmitter:
             source = [None] * len(dims)
             for d, p in enumerate(dims):
                 source[p] = coords[d]
+            return self.value(args[0], source)
+        if fn == "slice":
+            ints = op["ints"]
+            source = [c if (o, st) == (0, 1) else
+                      f"{o} + {c}" if st == 1 else f"{o} + {c} * {st}" if o else f"{c} * {st}"
+                      for c, o, st in zip(coords, ints["offsets"], ints["strides"])]
             return self.value(args[0], source)
         if fn == "reshape":
             source = self.shape(args[0])

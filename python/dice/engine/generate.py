@@ -4,7 +4,8 @@ kernel for each with the emitters and the compiler's scaffold for each with
 
 Families: elementwise DAGs (dice.engine.elementwise), reductions
 (dice.engine.reduction), normalizations (dice.engine.normalization),
-matmuls (dice.engine.matmul) and pools (dice.engine.pooling) with
+matmuls (dice.engine.matmul), pools (dice.engine.pooling) and data
+movement (dice.engine.layout: cat, permute, slice, pad) with
 prologues and epilogues, each with its emitter.
 
 Runs where the GPU node's tools are (Python and torch, the static
@@ -37,9 +38,10 @@ from pathlib import Path
 import torch
 
 from dice.corpus.cuda_common import hole
-from dice.engine import emit_elementwise, emit_matmul, emit_pool, emit_reduction
+from dice.engine import emit_elementwise, emit_layout, emit_matmul, emit_pool, emit_reduction
 from dice.engine.degenerate import degenerate_result
 from dice.engine.elementwise import UNARY, Grammar
+from dice.engine.layout import KINDS as MOVES, LayoutGrammar
 from dice.engine.matmul import FORMS, MatmulGrammar
 from dice.engine.normalization import NORMS, NormalizationGrammar
 from dice.engine.pooling import KINDS, PoolingGrammar
@@ -61,15 +63,17 @@ PRODUCTION_CLASS = {"add": "arith", "sub": "arith", "mul": "arith", "div": "arit
                     **{r: "reduction" for r in REDUCTIONS},
                     **{n: "normalization" for n in NORMS},
                     **{f: "matmul" for f in FORMS},
-                    **{k: "pooling" for k in KINDS}}
+                    **{k: "pooling" for k in KINDS},
+                    **{k: "layout" for k in MOVES}}
 # The classes of a family's main op (what is more than elementwise).
-MAIN_OP_CLASSES = ("reduction", "normalization", "matmul", "pooling")
+MAIN_OP_CLASSES = ("reduction", "normalization", "matmul", "pooling", "layout")
 # The program families: their grammar, their emitter, and their share of draws.
-FAMILIES = {"elementwise": (Grammar, emit_elementwise.emit, 0.40),
-            "reduction": (ReductionGrammar, emit_reduction.emit, 0.22),
-            "normalization": (NormalizationGrammar, emit_reduction.emit, 0.14),
-            "matmul": (MatmulGrammar, emit_matmul.emit, 0.14),
-            "pooling": (PoolingGrammar, emit_pool.emit, 0.10)}
+FAMILIES = {"elementwise": (Grammar, emit_elementwise.emit, 0.36),
+            "reduction": (ReductionGrammar, emit_reduction.emit, 0.20),
+            "normalization": (NormalizationGrammar, emit_reduction.emit, 0.13),
+            "matmul": (MatmulGrammar, emit_matmul.emit, 0.13),
+            "pooling": (PoolingGrammar, emit_pool.emit, 0.09),
+            "layout": (LayoutGrammar, emit_layout.emit, 0.09)}
 
 
 def class_of(production):

@@ -156,6 +156,21 @@ class ProgramBuilder:
                                                               max(value.hi, fill))
         return self._add("pad", (value.key,), shape, value.dtype, attrs, lo, hi, value.exact)
 
+    def cat(self, values, dim):
+        """`torch.cat(values, dim)`: the same shapes but along `dim`."""
+        shape = list(values[0].shape)
+        shape[dim] = sum(v.shape[dim] for v in values)
+        return self._add("cat", tuple(v.key for v in values), tuple(shape), values[0].dtype,
+                         {"ints": {"dim": [dim]}}, min(v.lo for v in values),
+                         max(v.hi for v in values), all(v.exact for v in values))
+
+    def slice(self, value, offsets, sizes, strides):
+        """`value[o:o+(n-1)*s+1:s, ...]` per dim."""
+        attrs = {"ints": {"offsets": list(offsets), "sizes": list(sizes),
+                          "strides": list(strides)}}
+        return self._add("slice", (value.key,), tuple(sizes), value.dtype, attrs, value.lo,
+                         value.hi, value.exact)
+
     def pool(self, fn, value, ints):
         """`max_pool` or `sum_pool` (`ints`: kernel, stride, padding, and
         dilation for max) over the trailing dims of `value`."""

@@ -1,0 +1,94 @@
+"""The layout grammar: data movement with elementwise work around it.
+One main op, as the compiler renders it (docs/reference-program.md):
+`cat` of 2-3 operands along any dim (each a new input of the same shape
+but that dim's size, with its own prologue half the time), `permute` by a
+permutation that moves something, `slice` with offsets and strides in one
+or more dims, or a constant `pad` (zero or another value) of one or more
+dims; an elementwise prologue (0-1 productions, on the operand) and
+epilogue (0-2). Ranks 2-4."""
+
+import math
+
+from dice.engine.elementwise import Grammar
+from dice.engine.program import ProgramBuilder
+from dice.engine.shapes import MAX_ELEMENTS, draw_shape
+
+KINDS = ("cat", "permute", "slice", "pad")
+
+
+class LayoutGrammar(Grammar):
+    def __init__(self, rng, exclude=()):
+        super().__init__(rng, exclude)
+        self.kinds = [k for k in KINDS if k not in exclude]
+
+    def base_shape(self):
+        shape = ()
+        while not 2 <= len(shape) <= 4 or max(shape) < 3:
+            shape = draw_shape(self.rng)
+        shape = list(shape)
+        while math.prod(shape) > MAX_ELEMENTS // 4:  # a cat of three stays within 2^24
+            i = shape.index(max(shape))
+            shape[i] = max(1, shape[i] // 2)
+        return tuple(shape)
+
+    def moved_operand(self, b, shape):
+        """A new input of `shape`, with a prologue half the time."""
+        v = self.new_input(b, shape)
+        return self.unary(b, v) if self.rng.random() < 0.5 else v
+
+    def cat(self, b, shape):
+        rng = self.rng
+        dim = rng.randrange(len(shape))
+        parts = []
+        for _ in range(rng.choice((2, 2, 3))):
+            sizes = list(shape)
+            sizes[dim] = max(1, shape[dim] // rng.choice((1, 2, 3)) + rng.choice((0, 0, 1)))
+            parts.append(self.moved_operand(b, tuple(sizes)))
+        return b.cat(parts, dim)
+
+    def permute(self, b, shape):
+        dims = list(range(len(shape)))
+        while dims == sorted(dims):
+            self.rng.shuffle(dims)
+        return b.permute(self.moved_operand(b, shape), dims)
+
+    def slice(self, b, shape):
+        rng = self.rng
+        offsets, sizes, strides = [], [], []
+        moved = [rng.randrange(len(shape))]
+        for d, n in enumerate(shape):
+            if d not in moved:
+                offsets.append(0), sizes.append(n), strides.append(1)
+                continue
+            stride = rng.choice((1, 1, 2, 3))
+            offset = rng.randrange(0, max(1, n // 3))
+            most = (n - 1 - offset) // stride + 1
+            size = rng.randint(max(1, most // 2), most)
+            if (offset, size, stride) == (0, n, 1):
+                offset, size = 1, n - 1
+            offsets.append(offset), sizes.append(size), strides.append(stride)
+        return b.slice(self.moved_operand(b, shape), offsets, sizes, strides)
+
+    def pad(self, b, shape):
+        rng = self.rng
+        low, high = [0] * len(shape), [0] * len(shape)
+        for d in rng.sample(range(len(shape)), rng.randint(1, min(2, len(shape)))):
+            low[d], high[d] = rng.choice(((1, 1), (0, 2), (2, 0), (1, 3), (3, 2)))
+        fill = rng.choice((0.0, 0.0, 1.0, -0.5))
+        return b.pad(self.moved_operand(b, shape), low, high, fill)
+
+    def draw(self, size=None):
+        rng = self.rng
+        self.used = []
+        kind = rng.choice(self.kinds)
+        self.dtype = rng.choice(("float32", "float32", "float16", "bfloat16"))
+        self.compute_dtype = self.dtype
+        b = ProgramBuilder()
+        v = getattr(self, kind)(b, self.base_shape())
+        self.used.append(kind)
+        self.shape = v.shape
+        pool = [v]
+        for _ in range(rng.choice((0, 1, 1, 2))):
+            v = self.unary(b, v) if rng.random() < 0.5 else self.binary(b, v, pool)
+            pool.append(v)
+        return b.build([v]), [u for u in self.used if u != "scale"]
