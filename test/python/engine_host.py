@@ -128,6 +128,8 @@ def host_unit(index, row):
         run = launch(f"pool_kernel({a})")
     elif "layout_kernel" in body:
         run = launch(f"layout_kernel({a})")
+    elif "conv_kernel" in body:
+        run = launch(f"conv_kernel({a})")
     else:
         run = launch(f"fused_kernel({a}, 0)")
     unit = [f"namespace k{index} {{", "struct float4 { float x, y, z, w; };", body, "}",

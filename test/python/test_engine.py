@@ -15,12 +15,13 @@ import torch
 
 import engine_host
 from build_tree import BIN
+from dice.engine.convolution import ConvolutionGrammar
 from dice.engine.elementwise import UNARY, Grammar
 from dice.engine.generate import (FAMILIES, HELDOUT_PAIRS, HELDOUT_PRIMITIVES, SFT_FIELDS,
                                   SPLITS, chunk_rows, class_of, generate)
+from dice.engine.layout import KINDS as MOVES, LayoutGrammar
 from dice.engine.matmul import FORMS, MatmulGrammar
 from dice.engine.normalization import NORMS, NormalizationGrammar
-from dice.engine.layout import KINDS as MOVES, LayoutGrammar
 from dice.engine.pooling import PoolingGrammar
 from dice.engine.program import output_type
 from dice.engine.reduction import REDUCTIONS, ReductionGrammar
@@ -60,13 +61,14 @@ def test_kernels_compute_the_reference_program(rows, tmp_path):
     if not engine_host.available():
         pytest.skip(f"no CUDA half-precision headers at {engine_host.CUDA_INCLUDE}")
     # Small programs: every CUDA thread is an OS thread here.
-    limit = {"elementwise": 1 << 14, "pooling": 1 << 16, "layout": 1 << 14}
+    limit = {"elementwise": 1 << 14, "pooling": 1 << 16, "layout": 1 << 14,
+             "convolution": 1 << 12}
     small = [r for r in rows if math.prod(r["program"]["inputs"][0]["shape"]) <=
              limit.get(r["family"], 1 << 11) or r["family"] == "matmul"
              and math.prod(r["program"]["ops"][-1]["type"]["shape"]) <= 4096]
     sample = [r for family, count in (("elementwise", 60), ("reduction", 30),
                                       ("normalization", 30), ("matmul", 10), ("pooling", 10),
-                                      ("layout", 20))
+                                      ("layout", 20), ("convolution", 10))
               for r in [r for r in small if r["family"] == family][:count]]
     library = engine_host.build(sample, tmp_path)
     generator = torch.Generator().manual_seed(0)
@@ -94,9 +96,9 @@ def test_kernels_compute_the_reference_program(rows, tmp_path):
                                           atol=tol * scale, equal_nan=True), \
                         (row["id"], name, vector, row["reference"])
                 checked[row["family"] + (" vector" if vector else "")] += 1
-    assert checked["elementwise"] == 180 and checked["elementwise vector"] >= 15 and \
-        checked["reduction"] == 90 and checked["normalization"] == 90 and \
-        checked["matmul"] == 30 and checked["pooling"] == 30 and checked["layout"] == 60, checked
+    sampled = Counter(r["family"] for r in sample)
+    assert all(checked[f] == len(draws) * n and n >= 5 for f, n in sampled.items()), checked
+    assert set(sampled) == set(FAMILIES) and checked["elementwise vector"] >= 15, checked
 
 
 def test_every_answer_declares_its_requests_signature(rows):
@@ -206,6 +208,22 @@ def test_the_layout_grammar_covers_its_forms():
     assert min(seen[d] for d in ("float32", "float16", "bfloat16")) >= 60, seen
     assert min(seen[k] for k in ("cat last dim", "cat other dim", "cat of 2", "cat of 3",
                                  "strided slice", "filled pad")) >= 10, seen
+
+
+def test_the_convolution_grammar_covers_its_forms():
+    grammar = ConvolutionGrammar(random.Random(7))
+    seen = Counter()
+    for _ in range(300):
+        program, used = grammar.draw()
+        (conv,) = [op for op in program["ops"] if op["fn"] == "conv"]
+        ints = conv["ints"]
+        seen["conv1d" if "conv1d" in used else "conv2d"] += 1
+        seen["padded"] += any(op["fn"] == "pad" for op in program["ops"])
+        seen["bias"] += any(op["fn"] == "expand" for op in program["ops"])
+        seen["strided"] += max(ints["stride"]) > 1
+        seen["dilated"] += max(ints["dilation"]) > 1
+        seen["prologue"] += used[0] not in ("conv1d", "conv2d")  # drawn before the conv
+    assert min(seen.values()) >= 30 and len(seen) == 7, seen
 
 
 def test_broadcast_patterns_broadcast():

@@ -295,6 +295,9 @@ class ValueEmitter:
             for d, p in enumerate(dims):
                 source[p] = coords[d]
             return self.value(args[0], source)
+        if fn == "expand":  # size-1 dims read at 0
+            return self.value(args[0], self.operand_coords(coords, self.shape(v),
+                                                           self.shape(args[0])))
         if fn == "slice":
             ints = op["ints"]
             source = [c if (o, st) == (0, 1) else

@@ -4,8 +4,9 @@ kernel for each with the emitters and the compiler's scaffold for each with
 
 Families: elementwise DAGs (dice.engine.elementwise), reductions
 (dice.engine.reduction), normalizations (dice.engine.normalization),
-matmuls (dice.engine.matmul), pools (dice.engine.pooling) and data
-movement (dice.engine.layout: cat, permute, slice, pad) with
+matmuls (dice.engine.matmul), pools (dice.engine.pooling), convolutions
+(dice.engine.convolution) and data movement (dice.engine.layout: cat,
+permute, slice, pad) with
 prologues and epilogues, each with its emitter.
 
 Runs where the GPU node's tools are (Python and torch, the static
@@ -38,7 +39,9 @@ from pathlib import Path
 import torch
 
 from dice.corpus.cuda_common import hole
-from dice.engine import emit_elementwise, emit_layout, emit_matmul, emit_pool, emit_reduction
+from dice.engine import (emit_conv, emit_elementwise, emit_layout, emit_matmul, emit_pool,
+                         emit_reduction)
+from dice.engine.convolution import KINDS as CONVOLUTIONS, ConvolutionGrammar
 from dice.engine.degenerate import degenerate_result
 from dice.engine.elementwise import UNARY, Grammar
 from dice.engine.layout import KINDS as MOVES, LayoutGrammar
@@ -64,16 +67,19 @@ PRODUCTION_CLASS = {"add": "arith", "sub": "arith", "mul": "arith", "div": "arit
                     **{n: "normalization" for n in NORMS},
                     **{f: "matmul" for f in FORMS},
                     **{k: "pooling" for k in KINDS},
-                    **{k: "layout" for k in MOVES}}
+                    **{k: "layout" for k in MOVES},
+                    **{k: "convolution" for k in CONVOLUTIONS}}
 # The classes of a family's main op (what is more than elementwise).
-MAIN_OP_CLASSES = ("reduction", "normalization", "matmul", "pooling", "layout")
+MAIN_OP_CLASSES = ("reduction", "normalization", "matmul", "pooling", "layout",
+                   "convolution")
 # The program families: their grammar, their emitter, and their share of draws.
-FAMILIES = {"elementwise": (Grammar, emit_elementwise.emit, 0.36),
-            "reduction": (ReductionGrammar, emit_reduction.emit, 0.20),
-            "normalization": (NormalizationGrammar, emit_reduction.emit, 0.13),
-            "matmul": (MatmulGrammar, emit_matmul.emit, 0.13),
-            "pooling": (PoolingGrammar, emit_pool.emit, 0.09),
-            "layout": (LayoutGrammar, emit_layout.emit, 0.09)}
+FAMILIES = {"elementwise": (Grammar, emit_elementwise.emit, 0.33),
+            "reduction": (ReductionGrammar, emit_reduction.emit, 0.18),
+            "normalization": (NormalizationGrammar, emit_reduction.emit, 0.12),
+            "matmul": (MatmulGrammar, emit_matmul.emit, 0.12),
+            "pooling": (PoolingGrammar, emit_pool.emit, 0.08),
+            "layout": (LayoutGrammar, emit_layout.emit, 0.08),
+            "convolution": (ConvolutionGrammar, emit_conv.emit, 0.09)}
 
 
 def class_of(production):

@@ -156,6 +156,24 @@ class ProgramBuilder:
                                                               max(value.hi, fill))
         return self._add("pad", (value.key,), shape, value.dtype, attrs, lo, hi, value.exact)
 
+    def expand(self, value, shape):
+        """`value.expand(shape)`: size-1 dims repeated (the same rank)."""
+        return self._add("expand", (value.key,), tuple(shape), value.dtype, {}, value.lo,
+                         value.hi, value.exact)
+
+    def conv(self, x, w, stride, dilation, lo=None, hi=None):
+        """`F.conv{n}d(x, w)` without padding or bias (the compiler renders
+        them as a `pad` before and an `add` after), one group."""
+        kernel = w.shape[2:]
+        out = tuple((s - d * (k - 1) - 1) // st + 1
+                    for s, k, st, d in zip(x.shape[2:], kernel, stride, dilation))
+        attrs = {"ints": {"stride": list(stride), "padding": [0] * len(kernel),
+                          "dilation": list(dilation), "groups": [1]}}
+        lo = -INPUT_BOUND if lo is None else lo
+        hi = INPUT_BOUND if hi is None else hi
+        return self._add("conv", (x.key, w.key), (x.shape[0], w.shape[0]) + out, x.dtype,
+                         attrs, lo, hi, False)
+
     def cat(self, values, dim):
         """`torch.cat(values, dim)`: the same shapes but along `dim`."""
         shape = list(values[0].shape)
