@@ -154,7 +154,10 @@ def test_the_normalization_grammar_covers_its_classes():
         (norm,) = [op for op in program["ops"] if op["fn"] in NORMS]
         affine[tuple(norm["ints"].get("affine", [0, 0]))] += 1
         dtypes[(norm["fn"], norm["type"]["dtype"])] += 1
+        dtypes[(norm["fn"], "input " + program["inputs"][0]["dtype"])] += 1
     assert set(NORMS) <= set(used)
+    assert {("group_norm", "input float16"), ("group_norm", "input bfloat16"),
+            ("group_norm", "input float32")} <= set(dtypes)
     assert set(affine) == {(0, 0), (1, 0), (1, 1)}
     assert {("softmax", "float16"), ("log_softmax", "bfloat16"), ("rms_norm", "float16")} <= \
         set(dtypes)

@@ -148,6 +148,48 @@ def _linear(coords, shape):
     return offset
 
 
+def _merges(fine, coarse):
+    """The runs of consecutive `fine` dims whose sizes multiply to each
+    `coarse` dim, or None where the reshape is not such a merge."""
+    groups, d = [], 0
+    for size in coarse:
+        group, product = [], 1
+        while d < len(fine) and (product < size or not group):
+            group.append(d)
+            product *= fine[d]
+            d += 1
+        if product != size:
+            return None
+        groups.append(group)
+    while groups and d < len(fine) and fine[d] == 1:  # trailing 1s join the last run
+        groups[-1].append(d)
+        d += 1
+    return groups if d == len(fine) else None
+
+
+def merged_coords(coords, fine, coarse):
+    """`coords` of shape `fine` as coordinates of `coarse`, when `coarse`
+    merges runs of consecutive dims of `fine` (None otherwise)."""
+    if list(fine) == list(coarse):
+        return None
+    groups = _merges(fine, coarse)
+    if groups is None:
+        return None
+    return [_linear([coords[d] for d in g], [fine[d] for d in g]) for g in groups]
+
+
+def split_coords(coords, coarse, fine):
+    """`coords` of shape `coarse` as coordinates of `fine`, when `fine`
+    splits each dim of `coarse` into a run of dims (None otherwise)."""
+    groups = _merges(fine, coarse)
+    if groups is None:
+        return None
+    out = []
+    for c, g in zip(coords, groups):
+        out += _unravel(c, [fine[d] for d in g]) if len(g) > 1 else [c] * len(g)
+    return out
+
+
 class ValueEmitter:
     """C code for the values of a static program at given coordinates:
     the shared part of the emitters whose kernels index the program's
@@ -311,6 +353,9 @@ class ValueEmitter:
                 # Only size-1 dims come or go: the same coordinates.
                 it = iter(kept)
                 return self.value(args[0], ["0" if s == 1 else next(it) for s in source])
+            split = split_coords(coords, self.shape(v), source)
+            if split is not None:
+                return self.value(args[0], split)
             linear = _linear(coords, self.shape(v))
             return self.value(args[0], _unravel(linear, source) if source else [])
         names = [self.value(a, self.operand_coords(coords, self.shape(v), self.shape(a)))
@@ -422,6 +467,14 @@ class _Emitter(ValueEmitter):
                 body += self.loop(lambda r: [
                     f"y{slot}[{_linear(coords, self.full)}] = "
                     f"{store.format(self.value(o, coords))};"])
+            elif merged_coords(self.full_coords("r"), self.full, self.shape(o)):
+                # The full shape with dims merged (a group norm's [N, G, C/G,
+                # *S] back as [N, C, *S]): the same elements, the same order.
+                coords = merged_coords(self.full_coords("r"), self.full, self.shape(o))
+                body.append(f"    // result {slot}: the full shape, dims merged")
+                body += self.loop(lambda r: [
+                    f"y{slot}[{_linear(coords, self.shape(o))}] = "
+                    f"{store.format(self.value(o, coords))};"])
             else:
                 self.new_scope()
                 name = self.value(o, self.out_coords(o))
@@ -440,9 +493,36 @@ class _Emitter(ValueEmitter):
 HALF = ("float16", "bfloat16")
 
 
+def lower_group_norm(op, args, add, reduce):
+    """A group norm (float32; weight and bias as [1, G, C/G, 1]) over the
+    [N, G, C/G, *S] view of its input: the mean and biased variance over
+    all dims but the first two, the weight and bias broadcast there, then
+    the view back (a merge of dims 1 and 2)."""
+    shape = op["type"]["shape"]
+    (groups,) = op["ints"]["groups"]
+    n, channels, spatial = shape[0], shape[1], list(shape[2:])
+    view = [n, groups, channels // groups] + spatial
+    dims = list(range(2, len(view)))
+    keep = [n, groups] + [1] * len(dims)
+    x = add("reshape", [args[0]], view, "float32")
+    count = add("scalar", [], [], "float32", value=float(math.prod(view[2:])),
+                count_of=[s for s in view[2:] if s != 1])
+    eps = add("scalar", [], [], "float32", value=op.get("value", 0.0))
+    mean = add("div", [reduce("sum", x, dims, keep), count], keep, "float32")
+    centred = add("sub", [x, mean], view, "float32")
+    square = add("mul", [centred, centred], view, "float32")
+    var = add("div", [reduce("sum", square, dims, keep), count], keep, "float32")
+    scale = add("rsqrt", [add("add", [var, eps], keep, "float32")], keep, "float32")
+    y = add("mul", [centred, scale], view, "float32")
+    per_channel = [1, groups, channels // groups] + [1] * len(spatial)
+    weight, bias = (add("reshape", [a], per_channel, "float32") for a in args[1:3])
+    y = add("add", [add("mul", [y, weight], view, "float32"), bias], view, "float32")
+    return add("reshape", [y], shape, "float32")
+
+
 def lower_norms(program):
-    """The program with each softmax, log-softmax, layer norm and RMS norm
-    written as the reductions and elementwise ops that compute it, as
+    """The program with each softmax, log-softmax, layer norm, RMS norm and
+    group norm written as the reductions and elementwise ops that compute it, as
     PyTorch's kernels do: in float32 for half-precision inputs, rounded
     once at the end; layer norm's biased variance from the mean."""
     n_in = len(program["inputs"])
@@ -462,6 +542,9 @@ def lower_norms(program):
 
     for i, op in enumerate(program["ops"]):
         args = [number[a] for a in op["args"]]
+        if op["fn"] == "group_norm":
+            number[n_in + i] = lower_group_norm(op, args, add, reduce)
+            continue
         if op["fn"] not in ("softmax", "log_softmax", "layer_norm", "rms_norm"):
             number[n_in + i] = add(op["fn"], args, op["type"]["shape"], op["type"]["dtype"],
                                    **{k: v for k, v in op.items()

@@ -1,6 +1,7 @@
 """The normalization grammar: softmax and log-softmax along any dim, layer
 norm over the last 1-2 dims and RMS norm over the last dim, with or
-without weight and bias, an elementwise prologue (0-1 productions) and an
+without weight and bias, group norm (any group count dividing the
+channels, ranks 3-5, with weight and bias), an elementwise prologue (0-1 productions) and an
 epilogue (0-2, an activation after a norm among them).
 
 These are the functions the compiler raises back from torch-mlir's
@@ -8,11 +9,13 @@ decompositions (docs/reference-program.md, "Raised functions"), so each is
 one op of the reference program; what it does not raise is not drawn: a
 half-precision layer norm, a half-precision norm's weight and bias."""
 
+import math
+
 from dice.engine.elementwise import Grammar
 from dice.engine.program import FLOATS, ProgramBuilder
 from dice.engine.shapes import draw_shape
 
-NORMS = ("softmax", "log_softmax", "layer_norm", "rms_norm")
+NORMS = ("softmax", "log_softmax", "layer_norm", "rms_norm", "group_norm")
 
 
 class NormalizationGrammar(Grammar):
@@ -20,9 +23,31 @@ class NormalizationGrammar(Grammar):
         super().__init__(rng, exclude)
         self.norms = [n for n in NORMS if n not in exclude]
 
+    def group_norm(self, b, v):
+        """`F.group_norm(v, G, weight, bias)` as the compiler renders it:
+        weight and bias as `[1, G, C/G, 1]` views (torch-mlir's layout), a
+        half-precision input, weight and bias cast to float32 first and the
+        result cast back."""
+        rng = self.rng
+        channels = v.shape[1]
+        groups = rng.choice([g for g in range(1, channels + 1) if channels % g == 0])
+        half = v.dtype != "float32"
+        if half:
+            v = b.op("to", [v], dtype="float32", lo=v.lo, hi=v.hi)
+        params = []
+        for _ in range(2):
+            p = b.reshape(b.input((channels,), self.dtype), (1, groups, channels // groups, 1))
+            params.append(b.op("to", [p], dtype="float32", lo=p.lo, hi=p.hi) if half else p)
+        eps = rng.choice((1e-5, 1e-6))
+        out = b.op("group_norm", [v] + params, lo=-500.0, hi=500.0, value=eps,
+                   shaped_like_first=True, ints={"groups": [groups]})
+        return b.op("to", [out], dtype=self.dtype, lo=out.lo, hi=out.hi) if half else out
+
     def norm(self, b, kind, v):
         rng = self.rng
         shape = v.shape
+        if kind == "group_norm":
+            return self.group_norm(b, v)
         if kind in ("softmax", "log_softmax"):
             dim = rng.choice([d for d, s in enumerate(shape) if s > 1] or [len(shape) - 1])
             hi = 1.0 if kind == "softmax" else 0.0
@@ -51,6 +76,9 @@ class NormalizationGrammar(Grammar):
             rng.choice(FLOATS + ("float32",))
         for _ in range(100):
             shape = draw_shape(rng)
+            if kind == "group_norm" and (len(shape) < 3 or shape[1] > 512 or
+                                         math.prod(shape[1:]) < 2):
+                continue
             if shape[-1] > 1 and (len(shape) < 2 or shape[-2] > 1):
                 break
         self.shape = shape
