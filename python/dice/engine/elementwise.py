@@ -204,6 +204,15 @@ class Grammar:
                 v = _scalar_op(b, "add", v, 1.0, lo=1.0, hi=v.hi + 1)
         return v
 
+    def finish(self, b, v):
+        """An epilogue of 0-2 productions after a family's main op `v`, then
+        (the program returning it, the productions drawn)."""
+        pool = [v]
+        for _ in range(self.rng.choice((0, 1, 1, 2))):
+            v = self.unary(b, v) if self.rng.random() < 0.5 else self.binary(b, v, pool)
+            pool.append(v)
+        return b.build([v]), [u for u in self.used if u != "scale"]
+
     # --- productions -----------------------------------------------------------
     def unary(self, b, v, name=None):
         # A rounding function jumps at every integer: after a function that

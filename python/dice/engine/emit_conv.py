@@ -7,9 +7,8 @@ store."""
 
 import math
 
-from dice.corpus.cuda_common import DTYPES
-from dice.engine.emit_host import Unsupported, one_kernel_source, size_expression
-from dice.engine.emit_reduction import ValueEmitter, _unravel
+from dice.engine.emit_host import Unsupported, element_launch, one_kernel_source
+from dice.engine.emit_reduction import ValueEmitter
 
 
 class _Emitter(ValueEmitter):
@@ -54,43 +53,18 @@ class _Emitter(ValueEmitter):
         self.new_scope()
         xv = self.value(x, source)
         wv = self.value(w, [coords[1]] + taps)
-        body = self.lines + [f"acc += {xv} * {wv};"]
-        indent = "    "
-        lines = []
-        for depth, loop in enumerate(loops):
-            lines.append(indent + "  " * depth + loop + (" {" if depth == len(loops) - 1 else ""))
-        inner = indent + "  " * len(loops)
-        lines += [inner + line for line in body]
-        if loops:
-            lines.append(indent + "  " * (len(loops) - 1) + "}")
-        return lines
+        return self.nested(loops, self.lines + [f"acc += {xv} * {wv};"])
 
     def kernel(self, in_params, out_params, out_dtypes):
-        names = [f"o{d}" for d in range(len(self.out))]
-        lines = ["// One output element a thread, grid-stride; channels and window in registers.",
-                 f"__global__ void conv_kernel({', '.join(in_params + out_params)}) {{",
-                 f"  const int64_t n = {size_expression(self.out, wide=True)};",
-                 "  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;",
-                 "       i += (int64_t)gridDim.x * blockDim.x) {"]
-        lines += [f"    const int64_t {name} = {c};"
-                  for name, c in zip(names, _unravel("i", self.out))]
-        lines.append("    float acc = 0.0f;")
-        lines += self.window_loop(names)
-        for slot, (o, out_dtype) in enumerate(zip(self.p["outputs"], out_dtypes)):
-            self.new_scope()
-            name = self.value(o, _unravel("i", self.shape(o)))
-            lines += [f"    {line}" for line in self.lines]
-            lines.append(f"    y{slot}[i] = {DTYPES[out_dtype].store.format(name)};")
-        lines += ["  }", "}", ""]
-        return "\n".join(lines)
+        return self.element_kernel(
+            "conv_kernel",
+            "// One output element a thread, grid-stride; channels and window in registers.",
+            in_params + out_params, self.out, out_dtypes,
+            lambda names: ["    float acc = 0.0f;"] + self.window_loop(names))
 
 
 def emit(program, signature):
     """The CUDA source (kernels and `dice_forward` with exactly `signature`)
     computing `program`. Raises Unsupported for programs it does not take."""
-    return one_kernel_source(program, signature, _Emitter(program).kernel, lambda pointers: [
-        "  const int64_t n = y0.numel();",
-        "  const int threads = 256;",
-        "  const int blocks = (int)std::min<int64_t>((n + threads - 1) / threads, 65535);",
-        "  conv_kernel<<<blocks, threads, 0, c10::cuda::getCurrentCUDAStream()>>>("
-        f"{', '.join(pointers)});"])
+    return one_kernel_source(program, signature, _Emitter(program).kernel,
+                             element_launch("conv_kernel"))

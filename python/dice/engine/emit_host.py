@@ -116,6 +116,17 @@ def one_kernel_source(program, signature, kernel, launches):
                       host.text(launches(host.pointers))]) + "\n"
 
 
+def element_launch(kernel):
+    """`launches` for one_kernel_source: `kernel` over y0's elements, a
+    thread an element, grid-stride past 65535 blocks."""
+    return lambda pointers: [
+        "  const int64_t n = y0.numel();",
+        "  const int threads = 256;",
+        "  const int blocks = (int)std::min<int64_t>((n + threads - 1) / threads, 65535);",
+        f"  {kernel}<<<blocks, threads, 0, c10::cuda::getCurrentCUDAStream()>>>("
+        f"{', '.join(pointers)});"]
+
+
 def kernel_parameters(program):
     """The kernels' pointer parameters: x<k> for inputs, y<j> for results."""
     types = list(program["inputs"]) + [op["type"] for op in program["ops"]]

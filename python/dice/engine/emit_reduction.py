@@ -224,6 +224,36 @@ class ValueEmitter:
         ints = op.get("ints", {})
         return sorted(ints.get("dims", ints.get("dim", [])))
 
+    # --- kernels of one output element a thread ----------------------------
+    @staticmethod
+    def nested(loops, body, indent="    "):
+        """`body` inside the `loops` (C `for` heads), outermost first."""
+        lines = [indent + "  " * depth + loop + (" {" if depth == len(loops) - 1 else "")
+                 for depth, loop in enumerate(loops)]
+        lines += [indent + "  " * len(loops) + line for line in body]
+        if loops:
+            lines.append(indent + "  " * (len(loops) - 1) + "}")
+        return lines
+
+    def element_kernel(self, name, comment, params, out, out_dtypes, middle):
+        """A grid-stride kernel over the elements of shape `out`: coordinates
+        o0.. of element i, `middle(names)` (the lines before the results),
+        then each result computed at them and stored."""
+        names = [f"o{d}" for d in range(len(out))]
+        lines = [comment, f"__global__ void {name}({', '.join(params)}) {{",
+                 f"  const int64_t n = {size_expression(out, wide=True)};",
+                 "  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;",
+                 "       i += (int64_t)gridDim.x * blockDim.x) {"]
+        lines += [f"    const int64_t {d} = {c};" for d, c in zip(names, _unravel("i", out))]
+        lines += middle(names)
+        for slot, (o, out_dtype) in enumerate(zip(self.p["outputs"], out_dtypes)):
+            self.new_scope()
+            shape = self.shape(o)
+            value = self.value(o, names if list(shape) == list(out) else _unravel("i", shape))
+            lines += [f"    {line}" for line in self.lines]
+            lines.append(f"    y{slot}[i] = {DTYPES[out_dtype].store.format(value)};")
+        return "\n".join(lines + ["  }", "}", ""])
+
     # --- values at coordinates -----------------------------------------------
     def value(self, v, coords):
         """The name of a C variable holding value v at `coords` (of v's own

@@ -87,8 +87,4 @@ class LayoutGrammar(Grammar):
         v = getattr(self, kind)(b, self.base_shape())
         self.used.append(kind)
         self.shape = v.shape
-        pool = [v]
-        for _ in range(rng.choice((0, 1, 1, 2))):
-            v = self.unary(b, v) if rng.random() < 0.5 else self.binary(b, v, pool)
-            pool.append(v)
-        return b.build([v]), [u for u in self.used if u != "scale"]
+        return self.finish(b, v)

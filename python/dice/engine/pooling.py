@@ -66,8 +66,4 @@ class PoolingGrammar(Grammar):
             v = b.reshape(v, v.shape[:2] + v.shape[3:])
         self.used.append(kind)
         self.shape = v.shape
-        pool = [v]
-        for _ in range(rng.choice((0, 1, 1, 2))):
-            v = self.unary(b, v) if rng.random() < 0.5 else self.binary(b, v, pool)
-            pool.append(v)
-        return b.build([v]), [u for u in self.used if u != "scale"]
+        return self.finish(b, v)
