@@ -56,7 +56,7 @@ def trial_inputs(examples, trial):
         elif not x.dtype.is_floating_point:
             made.append(torch.randint(-64, 64, x.shape, generator=generator).to(x.dtype))
         else:
-            offset = 4099 * k  # a prime: no input repeats another's values
+            offset = 4099 * k  # inputs at their own offsets: never equal elementwise
             values = _pool(trial, offset + x.numel())[offset:offset + x.numel()]
             made.append(values.view(x.shape).to(x.dtype, copy=True))
     return made

@@ -6,15 +6,14 @@ Families: elementwise DAGs (dice.engine.elementwise), reductions
 (dice.engine.reduction), normalizations (dice.engine.normalization),
 matmuls (dice.engine.matmul), pools (dice.engine.pooling), convolutions
 (dice.engine.convolution) and data movement (dice.engine.layout: cat,
-permute, slice, pad) with
-prologues and epilogues, each with its emitter.
+permute, slice, pad) with prologues and epilogues, each with its emitter.
 
 Runs where the GPU node's tools are (Python and torch, the static
 `dice-scaffold-programs`): no LLVM, no torch-mlir. Each program's printed
 PyTorch form runs on the CPU twice, and a program whose result does not
-tell the two inputs apart is dropped (dice.engine.degenerate). Work is cut into chunks
-of `CHUNK` programs, each drawn from its own seeded generator, so the
-corpus is the same for any number of jobs.
+tell the two inputs apart is dropped (dice.engine.degenerate). Work is cut
+into chunks of `CHUNK` programs, each drawn from its own seeded generator,
+so the corpus is the same for any number of jobs.
 
 Splits, by construction:
 - `heldout-primitives`: programs using a production of HELDOUT_PRIMITIVES,
