@@ -552,9 +552,9 @@ def lower_group_norm(op, args, add, reduce):
 
 def lower_norms(program):
     """The program with each softmax, log-softmax, layer norm, RMS norm and
-    group norm written as the reductions and elementwise ops that compute it, as
-    PyTorch's kernels do: in float32 for half-precision inputs, rounded
-    once at the end; layer norm's biased variance from the mean."""
+    group norm written as the reductions and elementwise ops that compute
+    it, as PyTorch's kernels do: in float32 for half-precision inputs,
+    rounded once at the end; the norms' biased variance from the mean."""
     n_in = len(program["inputs"])
     types = list(program["inputs"])
     ops, number = [], {i: i for i in range(n_in)}

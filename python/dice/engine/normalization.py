@@ -1,8 +1,8 @@
 """The normalization grammar: softmax and log-softmax along any dim, layer
 norm over the last 1-2 dims and RMS norm over the last dim, with or
 without weight and bias, group norm (any group count dividing the
-channels, ranks 3-5, with weight and bias), an elementwise prologue (0-1 productions) and an
-epilogue (0-2, an activation after a norm among them).
+channels, ranks 3-5, with weight and bias), an elementwise prologue (0-1
+productions) and an epilogue (0-2, an activation after a norm among them).
 
 These are the functions the compiler raises back from torch-mlir's
 decompositions (docs/reference-program.md, "Raised functions"), so each is
