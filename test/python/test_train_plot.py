@@ -79,7 +79,7 @@ def test_the_cli_reports_errors(tmp_path, capsys):
 
 
 def test_the_sweep_plot_puts_runs_on_one_time_axis(tmp_path):
-    from dice.train.plot import plot_sweep, wall_clock_losses
+    from dice.train.plot import wall_clock_losses
     fast = write_metrics(tmp_path / "small.jsonl", [
         {"step": s, "stage": "sft", "loss": 2.0 / (s + 1), "step_s": 0.25} for s in range(8)])
     slow = write_metrics(tmp_path / "big.jsonl", [
@@ -92,6 +92,10 @@ def test_the_sweep_plot_puts_runs_on_one_time_axis(tmp_path):
 
 
 def test_the_sweep_plot_names_a_run_without_timings(tmp_path, capsys):
+    from dice.train.plot import plot_sweep
+    with pytest.raises(MetricsError, match="no line with both"):
+        plot_sweep({"a": write_metrics(tmp_path / "u.jsonl", [{"step": 0, "loss": 1.0}])},
+                   tmp_path / "u.png")
     untimed = write_metrics(tmp_path / "old.jsonl", [{"step": 0, "stage": "sft", "loss": 1.0}])
     assert main(["train", "plot-sweep", f"a={untimed}", "--out", str(tmp_path / "s.png")]) != 0
     assert "old.jsonl: no line with both 'step_s' and 'loss'" in capsys.readouterr().err
