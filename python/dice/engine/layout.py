@@ -2,10 +2,11 @@
 One main op, as the compiler renders it (docs/reference-program.md):
 `cat` of 2-3 operands along any dim (each a new input of the same shape
 but that dim's size, with its own prologue half the time), `permute` by a
-permutation that moves something, `slice` with offsets and strides in one
-or more dims, or a constant `pad` (zero or another value) of one or more
-dims; an elementwise prologue (0-1 productions, on the operand) and
-epilogue (0-2). Ranks 2-4."""
+permutation that moves something, a `slice` of one dim with an offset
+and a stride (the compiler renders a subscript that slices several dims
+as a chain of slices, which is not drawn yet), or a constant `pad` (zero
+or another value) of one or two dims; an elementwise prologue (0-1
+productions, on the operand) and epilogue (0-2). Ranks 2-4."""
 
 import math
 
