@@ -8,7 +8,7 @@ convolution as the 2-D one of `[N, C, L, 1]` views, reshaped back."""
 import math
 
 from dice.engine.elementwise import Grammar
-from dice.engine.program import ProgramBuilder
+from dice.engine.program import ProgramBuilder, window_sizes
 
 KINDS = ("conv1d", "conv2d")
 
@@ -57,9 +57,7 @@ class ConvolutionGrammar(Grammar):
         if spatial == 1:
             w = b.reshape(w, w.shape + (1,))
         bound = x.bound * w.bound * channels * math.prod(kernel)
-        out_shape = (n, features) + tuple(
-            (s - d * (k - 1) - 1) // st + 1
-            for s, k, st, d in zip(x.shape[2:], kernel, stride, dilation))
+        out_shape = (n, features) + window_sizes(x.shape[2:], kernel, stride, dilation)
         if bias is not None:
             bias = b.expand(b.reshape(bias, (1, features) + (1,) * len(kernel)), out_shape)
         v = b.conv(x, w, stride, dilation, lo=-bound, hi=bound)

@@ -14,10 +14,7 @@ from dice.engine.emit_reduction import ValueEmitter
 class _Emitter(ValueEmitter):
     def __init__(self, program):
         super().__init__(program)
-        convs = [self.n_in + i for i, op in enumerate(program["ops"]) if op["fn"] == "conv"]
-        if len(convs) != 1:
-            raise Unsupported(f"{len(convs)} convolutions")
-        self.conv = convs[0]
+        self.conv = self.main_op(("conv",), "convolutions")
         op = self.op(self.conv)
         if op["ints"]["groups"] != [1] or any(op["ints"]["padding"]):
             raise Unsupported("a grouped or padding convolution")
@@ -25,7 +22,6 @@ class _Emitter(ValueEmitter):
         for o in program["outputs"]:
             if math.prod(self.shape(o)) != math.prod(self.out):
                 raise Unsupported("a result not of the convolution's elements")
-        self.leaves = {self.conv: "acc"}
 
     def window_loop(self, coords):
         """Loops over the input channels and the window at output `coords`
@@ -35,21 +31,12 @@ class _Emitter(ValueEmitter):
         ints = op["ints"]
         kernel = self.shape(w)[2:]
         channels = self.shape(w)[1]
-        source, taps = [coords[0], "c"], ["c"]
-        loops = [f"for (int c = 0; c < {channels}; ++c)"] if channels > 1 else []
-        if channels == 1:
-            source[1], taps[0] = "0", "0"
-        for d, (k, s, dl) in enumerate(zip(kernel, ints["stride"], ints["dilation"])):
-            out = coords[2 + d]
-            base = out if s == 1 else f"{out} * {s}"
-            if k == 1:
-                source.append(base)
-                taps.append("0")
-                continue
-            step = f"k{d}" if dl == 1 else f"k{d} * {dl}"
-            source.append(f"{base} + {step}")
-            taps.append(f"k{d}")
-            loops.append(f"for (int k{d} = 0; k{d} < {k}; ++k{d})")
+        source, taps, loops = self.window(coords[2:], kernel, ints["stride"],
+                                          ints["dilation"], "k")
+        channel = "c" if channels > 1 else "0"
+        source, taps = [coords[0], channel] + source, [channel] + taps
+        if channels > 1:
+            loops.insert(0, f"for (int c = 0; c < {channels}; ++c)")
         self.new_scope()
         xv = self.value(x, source)
         wv = self.value(w, [coords[1]] + taps)

@@ -15,10 +15,7 @@ TILE = 16
 class _Emitter(ValueEmitter):
     def __init__(self, program):
         super().__init__(program)
-        matmuls = [self.n_in + i for i, op in enumerate(program["ops"]) if op["fn"] == "matmul"]
-        if len(matmuls) != 1:
-            raise Unsupported(f"{len(matmuls)} matmuls")
-        self.mm = matmuls[0]
+        self.mm = self.main_op(("matmul",), "matmuls")
         self.a, self.b = self.op(self.mm)["args"]
         self.out = self.shape(self.mm)
         if len(self.out) not in (2, 3):
@@ -29,7 +26,6 @@ class _Emitter(ValueEmitter):
         for o in program["outputs"]:
             if self.shape(o) != self.out:
                 raise Unsupported("a result not of the matmul's shape")
-        self.leaves = {self.mm: "acc"}
 
     def k_contiguous(self, v):
         """Whether operand v is a view whose memory runs along k: a permute

@@ -17,15 +17,11 @@ POOLS = ("max_pool", "sum_pool")
 class _Emitter(ValueEmitter):
     def __init__(self, program):
         super().__init__(program)
-        pools = [self.n_in + i for i, op in enumerate(program["ops"]) if op["fn"] in POOLS]
-        if len(pools) != 1:
-            raise Unsupported(f"{len(pools)} pools")
-        self.pool = pools[0]
+        self.pool = self.main_op(POOLS, "pools")
         self.out = self.shape(self.pool)
         for o in program["outputs"]:
             if math.prod(self.shape(o)) != math.prod(self.out):
                 raise Unsupported("a result not of the pool's elements")
-        self.leaves = {self.pool: "acc"}
 
     def window_loop(self, coords):
         """Loops over the pool's window at output `coords`, accumulating."""
@@ -34,17 +30,8 @@ class _Emitter(ValueEmitter):
         kernel, stride = ints["kernel"], ints["stride"]
         dilation = ints.get("dilation", [1] * len(kernel))
         lead = len(self.out) - len(kernel)
-        source = list(coords[:lead])
-        loops = []
-        for d, (k, s, dl) in enumerate(zip(kernel, stride, dilation)):
-            out = coords[lead + d]
-            if k == 1:
-                source.append(out if s == 1 else f"{out} * {s}")
-                continue
-            base = out if s == 1 else f"{out} * {s}"
-            step = f"w{d}" if dl == 1 else f"w{d} * {dl}"
-            source.append(f"{base} + {step}")
-            loops.append(f"for (int w{d} = 0; w{d} < {k}; ++w{d})")
+        source, _, loops = self.window(coords[lead:], kernel, stride, dilation, "w")
+        source = list(coords[:lead]) + source
         self.new_scope()
         name = self.value(op["args"][0], source)
         if op["fn"] == "max_pool":

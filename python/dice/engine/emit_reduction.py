@@ -224,6 +224,33 @@ class ValueEmitter:
         ints = op.get("ints", {})
         return sorted(ints.get("dims", ints.get("dim", [])))
 
+    def main_op(self, fns, what):
+        """The value of the program's one op among `fns` (Unsupported for
+        none or several); it becomes the kernel's accumulator `acc`."""
+        found = [self.n_in + i for i, op in enumerate(self.p["ops"]) if op["fn"] in fns]
+        if len(found) != 1:
+            raise Unsupported(f"{len(found)} {what}")
+        self.leaves = {found[0]: "acc"}
+        return found[0]
+
+    @staticmethod
+    def window(coords, kernel, stride, dilation, var):
+        """A window at output `coords` (one a spatial dim): the source
+        coordinates, the tap of each dim (`var`0.. or 0) and the loops over
+        the taps of the dims wider than one."""
+        source, taps, loops = [], [], []
+        for d, (out, k, s, dl) in enumerate(zip(coords, kernel, stride, dilation)):
+            base = out if s == 1 else f"{out} * {s}"
+            if k == 1:
+                source.append(base)
+                taps.append("0")
+                continue
+            tap = f"{var}{d}"
+            source.append(f"{base} + {tap if dl == 1 else f'{tap} * {dl}'}")
+            taps.append(tap)
+            loops.append(f"for (int {tap} = 0; {tap} < {k}; ++{tap})")
+        return source, taps, loops
+
     # --- kernels of one output element a thread ----------------------------
     @staticmethod
     def nested(loops, body, indent="    "):
@@ -497,10 +524,10 @@ class _Emitter(ValueEmitter):
                 body += self.loop(lambda r: [
                     f"y{slot}[{_linear(coords, self.full)}] = "
                     f"{store.format(self.value(o, coords))};"])
-            elif merged_coords(self.full_coords("r"), self.full, self.shape(o)):
+            elif merged := merged_coords(self.full_coords("r"), self.full, self.shape(o)):
                 # The full shape with dims merged (a group norm's [N, G, C/G,
                 # *S] back as [N, C, *S]): the same elements, the same order.
-                coords = merged_coords(self.full_coords("r"), self.full, self.shape(o))
+                coords = merged
                 body.append(f"    // result {slot}: the full shape, dims merged")
                 body += self.loop(lambda r: [
                     f"y{slot}[{_linear(coords, self.shape(o))}] = "

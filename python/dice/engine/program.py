@@ -87,6 +87,13 @@ class _Node:
     attrs: dict = field(default_factory=dict)
 
 
+def window_sizes(sizes, kernel, stride, dilation):
+    """The output sizes of windows (a pool's, a convolution's) over `sizes`,
+    none of them padded."""
+    return tuple((s - d * (k - 1) - 1) // st + 1
+                 for s, k, st, d in zip(sizes, kernel, stride, dilation))
+
+
 class ProgramBuilder:
     def __init__(self):
         self._nodes = []          # ("input", ...) or ops, in creation order
@@ -165,8 +172,7 @@ class ProgramBuilder:
         """`F.conv{n}d(x, w)` without padding or bias (the compiler renders
         them as a `pad` before and an `add` after), one group."""
         kernel = w.shape[2:]
-        out = tuple((s - d * (k - 1) - 1) // st + 1
-                    for s, k, st, d in zip(x.shape[2:], kernel, stride, dilation))
+        out = window_sizes(x.shape[2:], kernel, stride, dilation)
         attrs = {"ints": {"stride": list(stride), "padding": [0] * len(kernel),
                           "dilation": list(dilation), "groups": [1]}}
         lo = -INPUT_BOUND if lo is None else lo
@@ -194,9 +200,7 @@ class ProgramBuilder:
         dilation for max) over the trailing dims of `value`."""
         kernel, stride = ints["kernel"], ints["stride"]
         dilation = ints.get("dilation", [1] * len(kernel))
-        spatial = value.shape[-len(kernel):]
-        out = tuple((s - d * (k - 1) - 1) // st + 1
-                    for s, k, st, d in zip(spatial, kernel, stride, dilation))
+        out = window_sizes(value.shape[-len(kernel):], kernel, stride, dilation)
         count = math.prod(kernel)
         lo, hi = (value.lo, value.hi) if fn == "max_pool" else (value.lo * count,
                                                                 value.hi * count)
