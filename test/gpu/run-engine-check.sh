@@ -6,6 +6,9 @@
 #       node's cores (the corpus itself stays on the node: it is ~1 GB)
 #   $OUT/engine-verify.{jsonl,md}   dice-verify on a stratified sample:
 #       PER_CELL rows of every emitter x dtype x shape class
+# CORPUS names the corpus's folder (default /tmp/dice-engine-corpus); it is
+# drawn with its task packs, so train/run_h200.sh can train on it when
+# CORPUS=train/runs/engine-data and the machine is still warm.
 set -uo pipefail
 OUT=${OUT:-/tmp/dice-engine-check}
 COUNT=${COUNT:-100000}
@@ -16,10 +19,10 @@ start=$SECONDS
 source scripts/gpu-node.sh python3 "$OUT/build.log" || exit 1
 echo "node set up in $((SECONDS - start)) s"
 dice_machine_info "$OUT/machine.txt"
-corpus=/tmp/dice-engine-corpus
+corpus=${CORPUS:-/tmp/dice-engine-corpus}
 rm -rf "$corpus"
 t=$SECONDS
-python3 -m dice corpus engine "$corpus" --count "$COUNT" --jobs "$(nproc)" 2>&1 | tail -2
+python3 -m dice corpus engine "$corpus" --count "$COUNT" --packs --jobs "$(nproc)" 2>&1 | tail -2
 echo "engine: $COUNT requests in $((SECONDS - t)) s on $(nproc) cores"
 cp "$corpus/summary.json" "$OUT/engine-summary.json"
 t=$SECONDS
