@@ -15,10 +15,12 @@ import torch
 
 import engine_host
 from build_tree import BIN
-from dice.engine.convolution import ConvolutionGrammar
+from dice.corpus.cuda_common import hole
+from dice.engine import emit_conv
+from dice.engine.convolution import KINDS as CONVOLUTIONS, ConvolutionGrammar
 from dice.engine.elementwise import UNARY, Grammar
 from dice.engine.generate import (FAMILIES, HELDOUT_PAIRS, HELDOUT_PRIMITIVES, SFT_FIELDS,
-                                  SPLITS, chunk_rows, class_of, generate)
+                                  SPLITS, chunk_rows, class_of, generate, scaffold)
 from dice.engine.layout import KINDS as MOVES, LayoutGrammar
 from dice.engine.matmul import FORMS, MatmulGrammar
 from dice.engine.normalization import NORMS, NormalizationGrammar
@@ -54,6 +56,57 @@ def test_drawn_programs_are_the_compilers(rows):
         assert request["python"] == row["reference"]
 
 
+def grouped_form(program, used):
+    """(kind, depthwise or grouped, bias, epilogue) of a drawn convolution
+    with groups, None for one group."""
+    (conv,) = [op for op in program["ops"] if op["fn"] == "conv"]
+    (groups,) = conv["ints"]["groups"]
+    if groups == 1:
+        return None
+    kind = next(u for u in used if u in CONVOLUTIONS)
+    types = program["inputs"] + [op["type"] for op in program["ops"]]
+    weight = types[conv["args"][1]]["shape"]  # [F, C/G, *K]
+    depthwise = weight[0] == groups and weight[1] == 1  # G == F, C/G == 1 (so G == C)
+    return (kind, "depthwise" if depthwise else "grouped",
+            any(op["fn"] == "expand" for op in program["ops"]), used[-1] != kind)
+
+
+@pytest.fixture(scope="module")
+def grouped_rows():
+    """Two small convolutions of each grouped and depthwise form: 1-D and
+    2-D, with and without a bias, returned or read by an epilogue (the
+    forms the compiler renders differently), as rows with their kernels."""
+    grammar = ConvolutionGrammar(random.Random(11))
+    drawn, forms = [], Counter()
+    while len(drawn) < 32:
+        program, used = grammar.draw()
+        form = grouped_form(program, used)
+        # Small: every CUDA thread is an OS thread on the host.
+        if form is None or forms[form] == 2 or \
+                math.prod(program["inputs"][0]["shape"]) > 1 << 12:
+            continue
+        forms[form] += 1
+        drawn.append(program)
+    return [{"id": f"grouped-{n}", "family": "convolution", "program": s["program"],
+             "reference": s["reference"], "signature": s["signature"],
+             "fingerprint": s["fingerprint"], "prefix": s["prefix"], "suffix": s["suffix"],
+             "middle": hole(emit_conv.emit(program, s["signature"]))}
+            for n, (program, s) in enumerate(zip(drawn, scaffold(drawn, TOOL)))]
+
+
+def test_grouped_convolutions_are_the_compilers(grouped_rows):
+    """Grouped and depthwise convolutions of every form through the export
+    path: torch-mlir lowers the two differently (a `[N, G, C/G, *S]` view
+    or its depthwise op) and the compiler renders each back in its own
+    order of views."""
+    for row in grouped_rows:
+        (request,) = program_requests(row["reference"], "engine_sample")
+        assert request["python"] == row["reference"]
+        assert request["fingerprint"] == row["fingerprint"], row["reference"]
+        assert request["signature"] == row["signature"]
+        assert request["prefix"] == row["prefix"] and request["suffix"] == row["suffix"]
+
+
 def test_kernels_compute_the_reference_program(rows, tmp_path):
     """Every kernel of a sample, run on the host over every element (its
     vector path too), against PyTorch running the printed program, on the
@@ -70,6 +123,25 @@ def test_kernels_compute_the_reference_program(rows, tmp_path):
                                       ("normalization", 30), ("matmul", 10), ("pooling", 10),
                                       ("layout", 20), ("convolution", 10))
               for r in [r for r in small if r["family"] == family][:count]]
+    checked = check_on_host(sample, tmp_path)
+    sampled = Counter(r["family"] for r in sample)
+    assert all(checked[f] == 3 * n and n >= 5 for f, n in sampled.items()), checked
+    assert set(sampled) == set(FAMILIES) and checked["elementwise vector"] >= 15, checked
+
+
+def test_grouped_kernels_compute_the_reference_program(grouped_rows, tmp_path):
+    """Each output channel of a grouped or depthwise convolution reads only
+    its group's input channels."""
+    if not engine_host.available():
+        pytest.skip(f"no CUDA half-precision headers at {engine_host.CUDA_INCLUDE}")
+    checked = check_on_host(grouped_rows, tmp_path)
+    assert checked["convolution"] == 3 * len(grouped_rows), checked
+
+
+def check_on_host(sample, tmp_path):
+    """Runs every row's kernel on the host against PyTorch running its
+    printed program, on three input distributions (the verifier's): how
+    many runs of each family (and of its vector path) agreed, three a row."""
     library = engine_host.build(sample, tmp_path)
     generator = torch.Generator().manual_seed(0)
     draws = {
@@ -96,9 +168,7 @@ def test_kernels_compute_the_reference_program(rows, tmp_path):
                                           atol=tol * scale, equal_nan=True), \
                         (row["id"], name, vector, row["reference"])
                 checked[row["family"] + (" vector" if vector else "")] += 1
-    sampled = Counter(r["family"] for r in sample)
-    assert all(checked[f] == len(draws) * n and n >= 5 for f, n in sampled.items()), checked
-    assert set(sampled) == set(FAMILIES) and checked["elementwise vector"] >= 15, checked
+    return checked
 
 
 def test_every_answer_declares_its_requests_signature(rows):
@@ -226,7 +296,10 @@ def test_the_convolution_grammar_covers_its_forms():
         seen["strided"] += max(ints["stride"]) > 1
         seen["dilated"] += max(ints["dilation"]) > 1
         seen["prologue"] += used[0] not in ("conv1d", "conv2d")  # drawn before the conv
-    assert min(seen.values()) >= 30 and len(seen) == 7, seen
+        form = grouped_form(program, used)
+        if form is not None:
+            seen[form[1]] += 1
+    assert min(seen.values()) >= 30 and len(seen) == 9, seen
 
 
 def test_broadcast_patterns_broadcast():

@@ -1,9 +1,17 @@
 """The convolution grammar: `F.conv1d` and `F.conv2d` (stride, padding,
-dilation, bias; one group) in float32, with an elementwise prologue on the
+dilation, bias, groups) in float32, with an elementwise prologue on the
 input (0-1 productions) and an epilogue (0-2), as the compiler renders
 them: padding as a `pad` before a convolution that pads nothing; a bias as
-its `[1, C, 1, 1]` view expanded to the result and added first; a 1-D
-convolution as the 2-D one of `[N, C, L, 1]` views, reshaped back."""
+its `[1, F, 1, 1]` view expanded to the result and added first; a 1-D
+convolution as the 2-D one of `[N, C, L, 1]` views, reshaped back.
+
+Three forms, as torch-mlir lowers them and the compiler renders them back:
+one group; depthwise (G == C == F: torch-mlir's depthwise convolution, the
+dense form with its weight's 1-D view made after the bias's); grouped (any
+other G > 1: a convolution over a `[N, G, C/G, *S]` view, its result viewed
+as `[N, G, F/G, *S]`, the bias added in that view and the sum viewed back;
+without a bias the two views fold into a reshape to the result's own shape,
+which the compiler keeps only where it is returned)."""
 
 import math
 
@@ -11,6 +19,19 @@ from dice.engine.elementwise import Grammar
 from dice.engine.program import ProgramBuilder, window_sizes
 
 KINDS = ("conv1d", "conv2d")
+
+
+class _Builder(ProgramBuilder):
+    """A builder that returns the value `viewed` (a grouped convolution's
+    result) through a reshape to its own shape, as the compiler does: an
+    output is a new tensor, so it keeps the folded view there and drops it
+    before an op that reads it."""
+
+    viewed = None
+
+    def build(self, outputs):
+        outputs = [self.reshape(v, v.shape) if v.key == self.viewed else v for v in outputs]
+        return super().build(outputs)
 
 
 class ConvolutionGrammar(Grammar):
@@ -31,6 +52,20 @@ class ConvolutionGrammar(Grammar):
         sizes = [rng.randint(d * (kk - 1) + 1, largest) for kk, d in zip(kernel, dilation)]
         return kernel, stride, padding, dilation, sizes
 
+    def channels(self):
+        """(channels C, features F, groups G): one group mostly, else a
+        depthwise convolution (G == C == F) or a grouped one (G dividing
+        both; C/G and F/G are 1 at times, the grouped form all the same)."""
+        rng = self.rng
+        r = rng.random()
+        if r < 0.6:
+            return rng.randint(1, 32), rng.randint(1, 32), 1
+        if r < 0.75:
+            c = rng.randint(2, 32)
+            return c, c, c
+        g = rng.randint(2, 8)
+        return g * rng.randint(1, 32 // g), g * rng.randint(1, 32 // g), g
+
     def draw(self, size=None):
         rng = self.rng
         self.used = []
@@ -38,33 +73,76 @@ class ConvolutionGrammar(Grammar):
         spatial = 1 if kind == "conv1d" else 2
         self.dtype = self.compute_dtype = "float32"
         kernel, stride, padding, dilation, sizes = self.window(spatial)
-        channels, features = rng.randint(1, 32), rng.randint(1, 32)
+        channels, features, groups = self.channels()
+        form = "dense" if groups == 1 else \
+            "depthwise" if channels == features == groups else "grouped"
         n = rng.randint(1, 4)
-        b = ProgramBuilder()
+        b = _Builder()
         x = self.new_input(b, (n, channels) + tuple(sizes))
         if rng.random() < 0.5:
             x = self.unary(b, x)
-        w = b.input((features, channels) + tuple(kernel), "float32")
+        w = b.input((features, channels // groups) + tuple(kernel), "float32")
+        bias = b.input((features,), "float32") if rng.random() < 0.5 else None
         if spatial == 1:  # the 2-D convolution of [N, C, L, 1] views
-            x = b.reshape(x, x.shape + (1,))
             kernel, stride, padding, dilation = (kernel + [1], stride + [1], padding + [0],
                                                  dilation + [1])
-        if any(padding):
-            x = b.pad(x, [0, 0] + padding, [0, 0] + padding, 0.0)
-        bias = None
-        if rng.random() < 0.5:
-            bias = b.input((features,), "float32")
-        if spatial == 1:
+        padded = [s + 2 * p for s, p in zip(x.shape[2:] + (1,) * (spatial == 1), padding)]
+        out_shape = (n, features) + window_sizes(padded, kernel, stride, dilation)
+        # The order the compiler renders them in: a grouped convolution's
+        # input view (unless a pad reads it) and weight view come after the
+        # bias (it views them again where it lowers the convolution itself),
+        # a depthwise one's weight view too.
+        early_input = form != "grouped" or any(padding)
+        if early_input:
+            x = self.input_view(b, x, spatial, padding)
+        if spatial == 1 and form == "dense":
             w = b.reshape(w, w.shape + (1,))
-        bound = x.bound * w.bound * channels * math.prod(kernel)
-        out_shape = (n, features) + window_sizes(x.shape[2:], kernel, stride, dilation)
         if bias is not None:
-            bias = b.expand(b.reshape(bias, (1, features) + (1,) * len(kernel)), out_shape)
-        v = b.conv(x, w, stride, dilation, lo=-bound, hi=bound)
-        if bias is not None:
-            v = b.op("add", [bias, v], lo=v.lo - bias.bound, hi=v.hi + bias.bound)
-        if spatial == 1:
-            v = b.reshape(v, v.shape[:3])
+            bias = self.bias_view(b, bias, out_shape, groups if form == "grouped" else 1)
+        if not early_input:
+            x = self.input_view(b, x, spatial, padding)
+        if spatial == 1 and form != "dense":
+            w = b.reshape(w, w.shape + (1,))
+        bound = x.bound * w.bound * (channels // groups) * math.prod(kernel)
+        v = b.conv(x, w, stride, dilation, groups, lo=-bound, hi=bound)
+        v = self.result(b, v, bias, spatial, groups if form == "grouped" else 1)
         self.used.append(kind)
         self.shape = v.shape
         return self.finish(b, v)
+
+    @staticmethod
+    def input_view(b, x, spatial, padding):
+        """The convolution's input: a 1-D one's [N, C, L, 1] view, padded."""
+        if spatial == 1:
+            x = b.reshape(x, x.shape + (1,))
+        if any(padding):
+            x = b.pad(x, [0, 0] + padding, [0, 0] + padding, 0.0)
+        return x
+
+    @staticmethod
+    def bias_view(b, bias, out_shape, groups):
+        """The bias as the compiler adds it: `[1, F, 1, 1]` expanded to the
+        result, in the grouped form viewed as `[N, G, F/G, *S]`."""
+        features = out_shape[1]
+        v = b.expand(b.reshape(bias, (1, features) + (1,) * (len(out_shape) - 2)), out_shape)
+        return v if groups == 1 else b.reshape(v, grouped_view(out_shape, groups))
+
+    @staticmethod
+    def result(b, v, bias, spatial, groups):
+        """The convolution `v` with its bias added, viewed back to a 1-D
+        convolution's [N, F, L] (`groups`: the grouped form's, else 1)."""
+        final = v.shape[:3] if spatial == 1 else v.shape
+        if bias is not None and groups > 1:
+            v = b.reshape(v, grouped_view(v.shape, groups))
+        if bias is not None:
+            v = b.op("add", [bias, v], lo=v.lo - bias.bound, hi=v.hi + bias.bound)
+        if v.shape != final:
+            return b.reshape(v, final)
+        if groups > 1:  # the folded view of a grouped result, kept where returned
+            b.viewed = v.key
+        return v
+
+
+def grouped_view(shape, groups):
+    """[N, F, *S] as [N, G, F/G, *S]."""
+    return (shape[0], groups, shape[1] // groups) + tuple(shape[2:])

@@ -168,13 +168,13 @@ class ProgramBuilder:
         return self._add("expand", (value.key,), tuple(shape), value.dtype, {}, value.lo,
                          value.hi, value.exact)
 
-    def conv(self, x, w, stride, dilation, lo=None, hi=None):
-        """`F.conv{n}d(x, w)` without padding or bias (the compiler renders
-        them as a `pad` before and an `add` after), one group."""
+    def conv(self, x, w, stride, dilation, groups=1, lo=None, hi=None):
+        """`F.conv{n}d(x, w, groups=groups)` without padding or bias (the
+        compiler renders them as a `pad` before and an `add` after)."""
         kernel = w.shape[2:]
         out = window_sizes(x.shape[2:], kernel, stride, dilation)
         attrs = {"ints": {"stride": list(stride), "padding": [0] * len(kernel),
-                          "dilation": list(dilation), "groups": [1]}}
+                          "dilation": list(dilation), "groups": [groups]}}
         lo = -INPUT_BOUND if lo is None else lo
         hi = INPUT_BOUND if hi is None else hi
         return self._add("conv", (x.key, w.key), (x.shape[0], w.shape[0]) + out, x.dtype,
