@@ -87,11 +87,49 @@ def grouped_rows():
             continue
         forms[form] += 1
         drawn.append(program)
-    return [{"id": f"grouped-{n}", "family": "convolution", "program": s["program"],
+    return convolution_rows(drawn, "grouped")
+
+
+def convolution_rows(drawn, name):
+    """The drawn convolution programs as rows with their kernels."""
+    return [{"id": f"{name}-{n}", "family": "convolution", "program": s["program"],
              "reference": s["reference"], "signature": s["signature"],
              "fingerprint": s["fingerprint"], "prefix": s["prefix"], "suffix": s["suffix"],
              "middle": hole(emit_conv.emit(program, s["signature"]))}
             for n, (program, s) in enumerate(zip(drawn, scaffold(drawn, TOOL)))]
+
+
+@pytest.fixture(scope="module")
+def conv3d_rows():
+    """Small 3-D convolutions (one group): with and without a bias, padded,
+    strided and dilated, returned or read by an epilogue."""
+    grammar = ConvolutionGrammar(random.Random(13), exclude=("conv1d", "conv2d"))
+    drawn, forms = [], Counter()
+    while len(drawn) < 12:
+        program, used = grammar.draw()
+        (conv,) = [op for op in program["ops"] if op["fn"] == "conv"]
+        form = (any(op["fn"] == "expand" for op in program["ops"]),
+                any(op["fn"] == "pad" for op in program["ops"]),
+                max(conv["ints"]["stride"] + conv["ints"]["dilation"]) > 1,
+                used[-1] != "conv3d")
+        # Small: every CUDA thread is an OS thread on the host.
+        if forms[form] == 1 or max(math.prod(t["shape"]) for t in program["inputs"]) > 1 << 12 \
+                or math.prod(conv["type"]["shape"]) > 1 << 12:
+            continue
+        forms[form] += 1
+        drawn.append(program)
+    return convolution_rows(drawn, "conv3d")
+
+
+def assert_the_compilers(rows):
+    """Each row's reference program, exported with torch-mlir and outlined,
+    is the same request: prompt, signature and fingerprint."""
+    for row in rows:
+        (request,) = program_requests(row["reference"], "engine_sample")
+        assert request["python"] == row["reference"]
+        assert request["fingerprint"] == row["fingerprint"], row["reference"]
+        assert request["signature"] == row["signature"]
+        assert request["prefix"] == row["prefix"] and request["suffix"] == row["suffix"]
 
 
 def test_grouped_convolutions_are_the_compilers(grouped_rows):
@@ -99,12 +137,14 @@ def test_grouped_convolutions_are_the_compilers(grouped_rows):
     path: torch-mlir lowers the two differently (a `[N, G, C/G, *S]` view
     or its depthwise op) and the compiler renders each back in its own
     order of views."""
-    for row in grouped_rows:
-        (request,) = program_requests(row["reference"], "engine_sample")
-        assert request["python"] == row["reference"]
-        assert request["fingerprint"] == row["fingerprint"], row["reference"]
-        assert request["signature"] == row["signature"]
-        assert request["prefix"] == row["prefix"] and request["suffix"] == row["suffix"]
+    assert_the_compilers(grouped_rows)
+
+
+def test_conv3d_is_the_compilers(conv3d_rows):
+    """3-D convolutions through the export path: the compiler renders them
+    as `F.conv3d`, with the 2-D one's pad and bias."""
+    assert all("torch.nn.functional.conv3d(" in r["reference"] for r in conv3d_rows)
+    assert_the_compilers(conv3d_rows)
 
 
 def test_kernels_compute_the_reference_program(rows, tmp_path):
@@ -136,6 +176,14 @@ def test_grouped_kernels_compute_the_reference_program(grouped_rows, tmp_path):
         pytest.skip(f"no CUDA half-precision headers at {engine_host.CUDA_INCLUDE}")
     checked = check_on_host(grouped_rows, tmp_path)
     assert checked["convolution"] == 3 * len(grouped_rows), checked
+
+
+def test_conv3d_kernels_compute_the_reference_program(conv3d_rows, tmp_path):
+    """A 3-D convolution's kernel walks the three dims of its window."""
+    if not engine_host.available():
+        pytest.skip(f"no CUDA half-precision headers at {engine_host.CUDA_INCLUDE}")
+    checked = check_on_host(conv3d_rows, tmp_path)
+    assert checked["convolution"] == 3 * len(conv3d_rows), checked
 
 
 def check_on_host(sample, tmp_path):
@@ -290,16 +338,17 @@ def test_the_convolution_grammar_covers_its_forms():
         program, used = grammar.draw()
         (conv,) = [op for op in program["ops"] if op["fn"] == "conv"]
         ints = conv["ints"]
-        seen["conv1d" if "conv1d" in used else "conv2d"] += 1
+        seen[next(u for u in used if u in CONVOLUTIONS)] += 1
         seen["padded"] += any(op["fn"] == "pad" for op in program["ops"])
         seen["bias"] += any(op["fn"] == "expand" for op in program["ops"])
         seen["strided"] += max(ints["stride"]) > 1
         seen["dilated"] += max(ints["dilation"]) > 1
-        seen["prologue"] += used[0] not in ("conv1d", "conv2d")  # drawn before the conv
+        seen["prologue"] += used[0] not in CONVOLUTIONS  # drawn before the conv
         form = grouped_form(program, used)
         if form is not None:
             seen[form[1]] += 1
-    assert min(seen.values()) >= 30 and len(seen) == 9, seen
+            assert "conv3d" not in used  # one group only
+    assert min(seen.values()) >= 30 and len(seen) == 10, seen
 
 
 def test_broadcast_patterns_broadcast():

@@ -1,6 +1,6 @@
-"""The convolution grammar: `F.conv1d` and `F.conv2d` (stride, padding,
-dilation, bias, groups) in float32, with an elementwise prologue on the
-input (0-1 productions) and an epilogue (0-2), as the compiler renders
+"""The convolution grammar: `F.conv1d`, `F.conv2d` and `F.conv3d` (stride,
+padding, dilation, bias, groups) in float32, with an elementwise prologue
+on the input (0-1 productions) and an epilogue (0-2), as the compiler renders
 them: padding as a `pad` before a convolution that pads nothing; a bias as
 its `[1, F, 1, 1]` view expanded to the result and added first; a 1-D
 convolution as the 2-D one of `[N, C, L, 1]` views, reshaped back.
@@ -11,14 +11,21 @@ dense form with its weight's 1-D view made after the bias's); grouped (any
 other G > 1: a convolution over a `[N, G, C/G, *S]` view, its result viewed
 as `[N, G, F/G, *S]`, the bias added in that view and the sum viewed back;
 without a bias the two views fold into a reshape to the result's own shape,
-which the compiler keeps only where it is returned)."""
+which the compiler keeps only where it is returned).
+
+A 3-D convolution (a small share of draws, its input at most 2^17
+elements) is drawn in the one-group form only: the compiler renders it
+directly as `F.conv3d`, its pad and bias as the 2-D one's, but torch-mlir
+does not lower a depthwise 3-D convolution and the compiler renders no
+request for a grouped one."""
 
 import math
 
 from dice.engine.elementwise import Grammar
 from dice.engine.program import ProgramBuilder, window_sizes
 
-KINDS = ("conv1d", "conv2d")
+KINDS = ("conv1d", "conv2d", "conv3d")
+CONV3D_SHARE = 0.15
 
 
 class _Builder(ProgramBuilder):
@@ -42,21 +49,25 @@ class ConvolutionGrammar(Grammar):
     def window(self, spatial):
         """(kernel, stride, padding, dilation, sizes) of one convolution."""
         rng = self.rng
-        k = rng.choice((1, 3, 3, 3, 5)) if spatial == 2 else rng.choice((1, 3, 3, 5, 7))
+        k = rng.choice((1, 3, 3, 5, 7)) if spatial == 1 else \
+            rng.choice((1, 3, 3, 3, 5)) if spatial == 2 else rng.choice((1, 2, 3, 3))
         kernel = [k] * spatial if rng.random() < 0.8 else \
-            [rng.choice((1, 3)) for _ in range(spatial)]
+            [rng.choice((1, 3) if spatial < 3 else (1, 2, 3)) for _ in range(spatial)]
         dilation = [rng.choice((1, 1, 1, 2))] * spatial
         stride = [rng.choice((1, 1, 2))] * spatial
         padding = [rng.choice((0, kk // 2, kk // 2)) for kk in kernel]
-        largest = 48 if spatial == 2 else 512
+        largest = {1: 512, 2: 48, 3: 16}[spatial]
         sizes = [rng.randint(d * (kk - 1) + 1, largest) for kk, d in zip(kernel, dilation)]
         return kernel, stride, padding, dilation, sizes
 
-    def channels(self):
+    def channels(self, spatial):
         """(channels C, features F, groups G): one group mostly, else a
         depthwise convolution (G == C == F) or a grouped one (G dividing
-        both; C/G and F/G are 1 at times, the grouped form all the same)."""
+        both; C/G and F/G are 1 at times, the grouped form all the same);
+        a 3-D convolution one group only, of at most 16 channels."""
         rng = self.rng
+        if spatial == 3:
+            return rng.randint(1, 16), rng.randint(1, 32), 1
         r = rng.random()
         if r < 0.6:
             return rng.randint(1, 32), rng.randint(1, 32), 1
@@ -69,14 +80,16 @@ class ConvolutionGrammar(Grammar):
     def draw(self, size=None):
         rng = self.rng
         self.used = []
-        kind = rng.choice(self.kinds)
-        spatial = 1 if kind == "conv1d" else 2
+        planar = [k for k in self.kinds if k != "conv3d"]
+        kind = "conv3d" if "conv3d" in self.kinds and \
+            (not planar or rng.random() < CONV3D_SHARE) else rng.choice(planar)
+        spatial = int(kind[4])
         self.dtype = self.compute_dtype = "float32"
         kernel, stride, padding, dilation, sizes = self.window(spatial)
-        channels, features, groups = self.channels()
+        channels, features, groups = self.channels(spatial)
         form = "dense" if groups == 1 else \
             "depthwise" if channels == features == groups else "grouped"
-        n = rng.randint(1, 4)
+        n = rng.randint(1, 4 if spatial < 3 else 2)
         b = _Builder()
         x = self.new_input(b, (n, channels) + tuple(sizes))
         if rng.random() < 0.5:
@@ -106,6 +119,12 @@ class ConvolutionGrammar(Grammar):
         bound = x.bound * w.bound * (channels // groups) * math.prod(kernel)
         v = b.conv(x, w, stride, dilation, groups, lo=-bound, hi=bound)
         v = self.result(b, v, bias, spatial, groups if form == "grouped" else 1)
+        # A 2-D grouped result without a bias is read through the folded
+        # [N, G, F/G, *S] view, which the compiler propagates through the
+        # epilogue: an operand spanning the F channels is then viewed once
+        # for every op that reads it.
+        if form == "grouped" and bias is None and spatial == 2:
+            b.share_lifts = features
         self.used.append(kind)
         self.shape = v.shape
         return self.finish(b, v)

@@ -212,12 +212,18 @@ class ProgramBuilder:
         return self._add("reshape", (value.key,), tuple(shape), value.dtype, {}, value.lo,
                          value.hi, value.exact)
 
+    # Each op lifts its lower-rank operands with a reshape of its own, as
+    # torch-mlir does. A grammar sets this to a channel count where the
+    # compiler's reshape propagation leaves one lift for all readers of an
+    # operand that spans that many channels (dim 1 of the lifted shape).
+    share_lifts = 0
+
     def _lift(self, value, rank):
         if value.rank in (0, rank):
             return value
         shape = (1,) * (rank - value.rank) + value.shape
         return self._add("reshape", (value.key,), shape, value.dtype, {}, value.lo, value.hi,
-                         value.exact, shared=False)
+                         value.exact, shared=self.share_lifts > 1 and shape[1] == self.share_lifts)
 
     def _add(self, fn, args, shape, dtype, attrs, lo, hi, exact=True, shared=True):
         identity = (fn, args, shape, dtype, json.dumps(attrs, sort_keys=True))
