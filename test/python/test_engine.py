@@ -27,6 +27,7 @@ from dice.engine.normalization import NORMS, NormalizationGrammar
 from dice.engine.pooling import PoolingGrammar
 from dice.engine.program import output_type
 from dice.engine.reduction import REDUCTIONS, ReductionGrammar
+from dice.engine.sample import emitter_of
 from dice.engine.shapes import broadcast_pattern
 from dice.train.prepare import program_requests
 
@@ -404,3 +405,19 @@ def test_any_number_of_jobs_writes_the_same_corpus(corpus, tmp_path):
     for split in SPLITS:
         name = f"corpus-{split}.jsonl"
         assert (tmp_path / name).read_text() == (out / name).read_text(), name
+
+
+def test_each_convolution_path_is_a_cell_of_the_checks():
+    """The stratified checks sample every code path of the convolution
+    kernel (dense, depthwise, grouped; 3-D), not only the family."""
+    grammar = ConvolutionGrammar(random.Random(5))
+    paths = Counter()
+    for _ in range(300):
+        program, used = grammar.draw()
+        path = emitter_of({"family": "convolution", "program": program, "middle": ""})
+        form = grouped_form(program, used)
+        assert path.split("-")[1] == ("dense" if form is None else form[1]), (path, form)
+        assert path.endswith("-3d") == ("conv3d" in used)
+        paths[path] += 1
+    assert set(paths) == {"convolution-dense", "convolution-depthwise",
+                          "convolution-grouped", "convolution-dense-3d"}, paths

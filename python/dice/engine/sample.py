@@ -10,9 +10,24 @@ from dice.engine.program import output_type
 def emitter_of(row):
     """Which code path of the emitter the row's kernel takes."""
     source = row["middle"]
+    if row["family"] == "convolution":
+        return convolution_path(row["program"])
     if row["family"] != "elementwise":
         return row["family"]
     return "elementwise-vec4" if "fused_kernel_vec4" in source else "elementwise-scalar"
+
+
+def convolution_path(program):
+    """A convolution's kernel walks its group's channels (grouped), one
+    channel (depthwise) or all of them, over two or three window dims (a
+    1-D convolution is the 2-D one of [N, C, L, 1] views)."""
+    (conv,) = [op for op in program["ops"] if op["fn"] == "conv"]
+    types = program["inputs"] + [op["type"] for op in program["ops"]]
+    weight = types[conv["args"][1]]["shape"]  # [F, C/G, *K]
+    (groups,) = conv["ints"]["groups"]
+    form = "dense" if groups == 1 else \
+        "depthwise" if weight[1] == 1 and weight[0] == groups else "grouped"
+    return f"convolution-{form}" + ("-3d" if len(weight) == 5 else "")
 
 
 def shape_class(row):
