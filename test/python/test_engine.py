@@ -18,7 +18,7 @@ from build_tree import BIN
 from dice.corpus.cuda_common import hole
 from dice.engine import emit_conv
 from dice.engine.convolution import KINDS as CONVOLUTIONS, ConvolutionGrammar
-from dice.engine.elementwise import UNARY, Grammar
+from dice.engine.elementwise import UNARY, Grammar, _range
 from dice.engine.generate import (FAMILIES, HELDOUT_PAIRS, HELDOUT_PRIMITIVES, SFT_FIELDS,
                                   SPLITS, chunk_rows, class_of, generate, scaffold)
 from dice.engine.layout import KINDS as MOVES, LayoutGrammar
@@ -421,3 +421,14 @@ def test_each_convolution_path_is_a_cell_of_the_checks():
         paths[path] += 1
     assert set(paths) == {"convolution-dense", "convolution-depthwise",
                           "convolution-grouped", "convolution-dense-3d"}, paths
+
+
+@pytest.mark.parametrize("name", ["gelu", "silu", "mish"])
+def test_wide_ranges_keep_an_activations_minimum(name):
+    """A function's range over a wide interval keeps the minimum near 0 that
+    a coarse grid steps over (else sqrt(gelu(x)) is drawn unguarded): against
+    torch's own function on a dense grid."""
+    x = torch.linspace(-3000.0, 3000.0, 2_000_001, dtype=torch.float64)
+    truth = getattr(torch.nn.functional, name)(x).min().item()
+    lo, _ = _range(UNARY[name].py, -3000.0, 3000.0)
+    assert lo <= truth + 1e-3 and lo < -0.1

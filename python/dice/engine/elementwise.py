@@ -160,9 +160,13 @@ DOMAIN_LIMIT = {"tan": 1.2}
 
 
 def _range(py, lo, hi):
-    """Approximate [min, max] of py over [lo, hi] (a grid and the ends)."""
+    """Approximate [min, max] of py over [lo, hi]: a grid and the ends, and
+    a fine grid over [-8, 8], where the smooth activations have their
+    extrema (gelu's -0.17 at -0.75): a wide interval's grid steps over them,
+    and a minimum taken as 0 lets sqrt(gelu(x)) through unguarded."""
     f = _clip(py)
-    points = [lo + (hi - lo) * k / 64 for k in range(65)] + ([0.0] if lo < 0 < hi else [])
+    fine = [k / 16 for k in range(-128, 129) if lo <= k / 16 <= hi]
+    points = [lo + (hi - lo) * k / 64 for k in range(65)] + fine
     ys = [f(x) for x in points]
     if any(math.isinf(y) for y in ys):
         return -math.inf, math.inf
