@@ -89,6 +89,7 @@ class ConvolutionGrammar(Grammar):
         channels, features, groups = self.channels(spatial)
         form = "dense" if groups == 1 else \
             "depthwise" if channels == features == groups else "grouped"
+        view_groups = groups if form == "grouped" else 1  # G of the [N, G, F/G, *S] views
         n = rng.randint(1, 4 if spatial < 3 else 2)
         b = _Builder()
         x = self.new_input(b, (n, channels) + tuple(sizes))
@@ -111,14 +112,14 @@ class ConvolutionGrammar(Grammar):
         if spatial == 1 and form == "dense":
             w = b.reshape(w, w.shape + (1,))
         if bias is not None:
-            bias = self.bias_view(b, bias, out_shape, groups if form == "grouped" else 1)
+            bias = self.bias_view(b, bias, out_shape, view_groups)
         if not early_input:
             x = self.input_view(b, x, spatial, padding)
         if spatial == 1 and form != "dense":
             w = b.reshape(w, w.shape + (1,))
         bound = x.bound * w.bound * (channels // groups) * math.prod(kernel)
         v = b.conv(x, w, stride, dilation, groups, lo=-bound, hi=bound)
-        v = self.result(b, v, bias, spatial, groups if form == "grouped" else 1)
+        v = self.result(b, v, bias, spatial, view_groups)
         # A 2-D grouped result without a bias is read through the folded
         # [N, G, F/G, *S] view, which the compiler propagates through the
         # epilogue: an operand spanning the F channels is then viewed once
