@@ -122,6 +122,58 @@ def conv3d_rows():
     return convolution_rows(drawn, "conv3d")
 
 
+def per_channel(program):
+    """Whether a program reads a vector along a dim other than the last
+    (`w.view(1, -1, 1, 1)`): a reshape of a vector to a higher rank whose
+    size stands before the last dim."""
+    types = program["inputs"] + [op["type"] for op in program["ops"]]
+    return any(op["fn"] == "reshape" and len(types[op["args"][0]]["shape"]) == 1 and
+               len(op["type"]["shape"]) > 1 and op["type"]["shape"][-1] == 1 and
+               types[op["args"][0]]["shape"][0] > 1 for op in program["ops"])
+
+
+@pytest.fixture(scope="module")
+def per_channel_rows():
+    """Small programs that scale or shift along a channel: batch norms in
+    eval mode (every dtype, with and without weight and bias) and
+    elementwise programs with a per-channel operand, as rows with their
+    kernels."""
+    norms = NormalizationGrammar(random.Random(19),
+                                 exclude=[n for n in NORMS if n != "batch_norm"])
+    elementwise = Grammar(random.Random(23))
+    drawn, forms = [], Counter()
+    while len(drawn) < 24:
+        program, used = norms.draw() if len(drawn) < 12 else elementwise.draw()
+        form = ("batch_norm" in used, program["inputs"][0]["dtype"], len(program["inputs"]))
+        # Small: every CUDA thread is an OS thread on the host.
+        if forms[form] == 2 or not per_channel(program) or \
+                math.prod(output_type(program)["shape"]) > 1 << 12:
+            continue
+        forms[form] += 1
+        drawn.append(program)
+    emitters = ["normalization"] * 12 + ["elementwise"] * 12
+    return [{"id": f"per-channel-{n}", "family": family, "program": program,
+             "reference": s["reference"], "signature": s["signature"],
+             "fingerprint": s["fingerprint"], "prefix": s["prefix"], "suffix": s["suffix"],
+             "middle": hole(FAMILIES[family][1](program, s["signature"]))}
+            for n, (family, program, s) in enumerate(zip(emitters, drawn,
+                                                         scaffold(drawn, TOOL)))]
+
+
+def test_per_channel_programs_are_the_compilers(per_channel_rows):
+    assert_the_compilers(per_channel_rows)
+
+
+def test_per_channel_kernels_compute_the_reference_program(per_channel_rows, tmp_path):
+    """A channel's statistics and scales are read at the output element's
+    channel, by the elementwise kernel's views."""
+    if not engine_host.available():
+        pytest.skip(f"no CUDA half-precision headers at {engine_host.CUDA_INCLUDE}")
+    checked = check_on_host(per_channel_rows, tmp_path)
+    assert checked["normalization"] == 36 and checked["elementwise"] == 36, checked
+    assert all("fused_kernel" in r["middle"] for r in per_channel_rows)
+
+
 def assert_the_compilers(rows):
     """Each row's reference program, exported with torch-mlir and outlined,
     is the same request: prompt, signature and fingerprint."""
@@ -270,11 +322,16 @@ def test_the_normalization_grammar_covers_its_classes():
     for _ in range(600):
         program, productions = grammar.draw()
         used.update(productions)
+        if "batch_norm" in productions:  # elementwise: no op of its own
+            dtypes[("batch_norm", "per channel", per_channel(program))] += 1
+            continue
         (norm,) = [op for op in program["ops"] if op["fn"] in NORMS]
         affine[tuple(norm["ints"].get("affine", [0, 0]))] += 1
         dtypes[(norm["fn"], norm["type"]["dtype"])] += 1
         dtypes[(norm["fn"], "input " + program["inputs"][0]["dtype"])] += 1
     assert set(NORMS) <= set(used)
+    assert {("batch_norm", "per channel", True), ("batch_norm", "per channel", False)} <= \
+        set(dtypes)  # rank 3-5 (a channel dim), rank 2 ([N, C]: a row)
     assert {("group_norm", "input float16"), ("group_norm", "input bfloat16"),
             ("group_norm", "input float32")} <= set(dtypes)
     assert set(affine) == {(0, 0), (1, 0), (1, 1)}

@@ -244,12 +244,28 @@ class Grammar:
         if r < 0.25 and others:
             return self.rng.choice(others)
         if r < 0.75 and self.shape:  # (a 0-d result takes scalars)
+            if self.rng.random() < 0.15:
+                channel = self.channel_input(b)
+                if channel is not None:
+                    return channel
             shape = broadcast_pattern(self.rng, self.shape)
             return self.new_input(b, shape)
         return None
 
-    def new_input(self, b, shape):
-        x = b.input(shape, self.dtype)
+    def channel_input(self, b):
+        """A vector along one dim that is not the last, viewed at the
+        program's rank as a user writes it, `w.view(1, -1, 1, 1)` (a
+        per-channel scale or shift); None for a shape without such a dim."""
+        shape = self.shape
+        dims = [d for d in range(len(shape) - 1) if shape[d] > 1]
+        if not dims:
+            return None
+        d = self.rng.choice(dims)
+        lift = (1,) * d + (shape[d],) + (1,) * (len(shape) - d - 1)
+        return self.new_input(b, (shape[d],), lift)
+
+    def new_input(self, b, shape, lift=None):
+        x = replace(b.input(shape, self.dtype), lift=lift)
         if self.compute_dtype != self.dtype:
             x = b.op("to", [x], dtype=self.compute_dtype, lo=x.lo, hi=x.hi)
         return x

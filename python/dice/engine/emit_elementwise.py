@@ -131,24 +131,51 @@ class _Kernel:
                 raise Unsupported("outputs of different shapes")
         if any(not isinstance(s, int) for t in self.types for s in t["shape"]):
             raise Unsupported("dynamic sizes")
-        # Operands are read at their broadcast offsets, so a reshape may only
-        # lift a value to a higher rank with leading 1s.
-        for op in ops:
-            if op["fn"] == "reshape":
-                source, shape = self.types[op["args"][0]]["shape"], op["type"]["shape"]
-                if shape[len(shape) - len(source):] != source or set(
-                        shape[:len(shape) - len(source)]) - {1}:
-                    raise Unsupported(f"reshape of {source} to {shape}")
         self.numel = math.prod(self.out_shape)
         self.rank = len(self.out_shape)
+        self.places = self._places()
 
     def c_type(self, k):
         return FLOAT_T[self.types[k]["dtype"]]
 
+    def _places(self):
+        """For every value, the output dim that each of its dims of size
+        above 1 stands at: the value at output element i is the value's
+        element at those coordinates of i. A reshape may only insert or drop
+        dims of size 1 (a lift with leading 1s, `w.view(1, -1, 1, 1)`), which
+        keeps the elements in order, so it passes its places on; any other
+        op reads its operands (the same rank, 1s where they broadcast) at its
+        own places. Values are visited from the outputs back."""
+        places = {o: {d: d for d, s in enumerate(self.out_shape) if s != 1}
+                  for o in self.p["outputs"]}
+        for i in reversed(range(len(self.p["ops"]))):
+            k = self.n_in + i
+            op = self.p["ops"][i]
+            if k not in places:
+                raise Unsupported(f"t{k} reaches no output")
+            shape = self.types[k]["shape"]
+            for a in op["args"]:
+                source = self.types[a]["shape"]
+                if op["fn"] == "reshape":
+                    ours = [d for d, s in enumerate(shape) if s != 1]
+                    theirs = [d for d, s in enumerate(source) if s != 1]
+                    if [shape[d] for d in ours] != [source[d] for d in theirs]:
+                        raise Unsupported(f"reshape of {source} to {shape}")
+                    place = {d: places[k][e] for d, e in zip(theirs, ours)}
+                else:
+                    place = {d: places[k][d] for d, s in enumerate(source) if s != 1}
+                if places.setdefault(a, place) != place:
+                    raise Unsupported(f"{'x' if a < self.n_in else 't'}{a} is read at two "
+                                      "different views")
+        return places
+
     def in_view(self, k):
-        """Input k's shape as the output's rank sees it (leading 1s)."""
-        shape = self.types[k]["shape"]
-        return [1] * (self.rank - len(shape)) + list(shape)
+        """Input k's shape as the output's rank sees it: its sizes at its
+        places, 1s elsewhere."""
+        view = [1] * self.rank
+        for d, e in self.places.get(k, {}).items():
+            view[e] = self.types[k]["shape"][d]
+        return view
 
     def offset(self, k, index="i"):
         """Input k's element offset for output element `index`: the output

@@ -71,10 +71,20 @@ PRODUCTION_CLASS = {"add": "arith", "sub": "arith", "mul": "arith", "div": "arit
 # The classes of a family's main op (what is more than elementwise).
 MAIN_OP_CLASSES = ("reduction", "normalization", "matmul", "pooling", "layout",
                    "convolution")
+
+
+def emit_normalization(program, signature):
+    """A norm that computes statistics takes the reduction emitter; batch
+    norm in eval mode reads them, so it is one elementwise pass."""
+    if all(op["fn"] in emit_elementwise.ELEMENTWISE for op in program["ops"]):
+        return emit_elementwise.emit(program, signature)
+    return emit_reduction.emit(program, signature)
+
+
 # The program families: their grammar, their emitter, and their share of draws.
 FAMILIES = {"elementwise": (Grammar, emit_elementwise.emit, 0.33),
             "reduction": (ReductionGrammar, emit_reduction.emit, 0.18),
-            "normalization": (NormalizationGrammar, emit_reduction.emit, 0.12),
+            "normalization": (NormalizationGrammar, emit_normalization, 0.12),
             "matmul": (MatmulGrammar, emit_matmul.emit, 0.12),
             "pooling": (PoolingGrammar, emit_pool.emit, 0.08),
             "layout": (LayoutGrammar, emit_layout.emit, 0.08),

@@ -1,21 +1,26 @@
 """The normalization grammar: softmax and log-softmax along any dim, layer
 norm over the last 1-2 dims and RMS norm over the last dim, with or
 without weight and bias, group norm (any group count dividing the
-channels, ranks 3-5, with weight and bias), an elementwise prologue (0-1
+channels, ranks 3-5, with weight and bias), batch norm in eval mode
+(running statistics, ranks 2-5, weight and bias or not), an elementwise prologue (0-1
 productions) and an epilogue (0-2, an activation after a norm among them).
 
 These are the functions the compiler raises back from torch-mlir's
 decompositions (docs/reference-program.md, "Raised functions"), so each is
 one op of the reference program; what it does not raise is not drawn: a
-half-precision layer norm, a half-precision norm's weight and bias."""
+half-precision layer norm, a half-precision norm's weight and bias. Batch
+norm is the exception: in eval mode it is elementwise, so the compiler
+keeps torch's decomposition, a per-channel scale and shift."""
 
 import math
+import struct
+from dataclasses import replace
 
 from dice.engine.elementwise import Grammar
 from dice.engine.program import FLOATS, ProgramBuilder
 from dice.engine.shapes import draw_shape
 
-NORMS = ("softmax", "log_softmax", "layer_norm", "rms_norm", "group_norm")
+NORMS = ("softmax", "log_softmax", "layer_norm", "rms_norm", "group_norm", "batch_norm")
 
 
 class NormalizationGrammar(Grammar):
@@ -43,11 +48,50 @@ class NormalizationGrammar(Grammar):
                    shaped_like_first=True, ints={"groups": [groups]})
         return b.op("to", [out], dtype=self.dtype, lo=out.lo, hi=out.hi) if half else out
 
+    def batch_norm(self, b, v):
+        """`F.batch_norm(v, mean, var, weight, bias, training=False)` as
+        the compiler renders it: (v - mean) * (1 / sqrt(var + eps)), then
+        the weight and the bias, every statistic a vector viewed along dim
+        1 where it meets v; a half-precision one in float32 between casts.
+        The variance is kept positive as a running variance is (abs + 1).
+        The constants take the form the compiler gives the printed program
+        (float32 vectors of one element), so the program is its own
+        reference."""
+        rng = self.rng
+        channels = v.shape[1]
+        view = (1, channels) + (1,) * (v.rank - 2)
+        half = v.dtype != "float32"
+
+        def statistic(domain=None, cast=half):
+            s = b.input((channels,), v.dtype)
+            s = self.into_domain(b, domain, s) if domain else s
+            s = b.op("to", [s], dtype="float32", lo=s.lo, hi=s.hi) if cast else s
+            return replace(s, lift=view)
+
+        mean, var = statistic(), statistic("rsqrt")
+        eps = struct.unpack("f", struct.pack("f", rng.choice((1e-5, 1e-4, 1e-3))))[0]
+        eps, one = (b.full(c, (1,), "float32") for c in (eps, 1.0))
+        root = b.op("sqrt", [b.op("add", [var, eps])], lo=1.0, hi=math.sqrt(var.hi + 1))
+        inverse = b.op("div", [one, root], lo=0.0, hi=1.0)
+        if half:
+            v = b.op("to", [v], dtype="float32", lo=v.lo, hi=v.hi)
+        centred = b.op("sub", [v, mean], lo=v.lo - mean.bound, hi=v.hi + mean.bound)
+        bound = centred.bound
+        out = b.op("mul", [centred, replace(inverse, lift=view)], lo=-bound, hi=bound)
+        affine = rng.choice(("both", "both", "both", "weight", "none"))
+        for fn in ("mul", "add")[:{"both": 2, "weight": 1, "none": 0}[affine]]:
+            p = statistic(cast=False)  # float32 * half promotes: no cast
+            bound = bound * p.bound if fn == "mul" else bound + p.bound
+            out = b.op(fn, [out, p], lo=-bound, hi=bound)
+        return b.op("to", [out], dtype=self.dtype, lo=out.lo, hi=out.hi) if half else out
+
     def norm(self, b, kind, v):
         rng = self.rng
         shape = v.shape
         if kind == "group_norm":
             return self.group_norm(b, v)
+        if kind == "batch_norm":
+            return self.batch_norm(b, v)
         if kind in ("softmax", "log_softmax"):
             dim = rng.choice([d for d, s in enumerate(shape) if s > 1] or [len(shape) - 1])
             hi = 1.0 if kind == "softmax" else 0.0
@@ -78,6 +122,8 @@ class NormalizationGrammar(Grammar):
             shape = draw_shape(rng)
             if kind == "group_norm" and (len(shape) < 3 or shape[1] > 512 or
                                          math.prod(shape[1:]) < 2):
+                continue
+            if kind == "batch_norm" and (len(shape) < 2 or shape[1] < 2):
                 continue
             if shape[-1] > 1 and (len(shape) < 2 or shape[-2] > 1):
                 break

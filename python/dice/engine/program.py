@@ -11,9 +11,10 @@ torch-mlir export path, see also docs/corpus.md):
   back as a float64 constant and a cast);
 - the inputs are numbered in the order a depth-first walk from the outputs,
   operands left to right, first reaches them;
-- an operand of lower rank is reshaped to the full rank, with leading 1s,
-  right before each op that broadcasts it (a reshape of its own for every
-  such op); a constant that is not a Python number beside a tensor (a
+- an operand of lower rank is reshaped to the full rank, with leading 1s
+  (or, for a vector along another dim, at that dim: `Value.lift`), right
+  before each op that broadcasts it (a reshape of its own for every such
+  op); a constant that is not a Python number beside a tensor (a
   `full`) has the full rank from the start;
 - apart from those reshapes no op is computed twice (the compiler's CSE
   merges equal ops), and every op reaches an output;
@@ -27,7 +28,7 @@ heavy-tailed trial draws inputs up to +-100).
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 FLOATS = ("float32", "float16", "bfloat16")
 # A bound on |input| under every trial distribution of the verifier.
@@ -57,6 +58,9 @@ class Value:
     lo: float = -INPUT_BOUND
     hi: float = INPUT_BOUND
     exact: bool = True  # only EXACT ops between the inputs and it
+    # The shape a vector along one dim of the program takes where an op
+    # broadcasts it (`w.view(1, -1, 1, 1)`); None: leading 1s.
+    lift: tuple = None
 
     @property
     def rank(self):
@@ -117,16 +121,22 @@ class ProgramBuilder:
         lower rank than the result (0-d scalars aside) are reshaped first.
         `shaped_like_first`: an op whose result has its first operand's
         shape and whose other operands keep theirs (a norm's weight)."""
+        lift = None
+        lifts = {a.lift for a in args if any(size != 1 for size in a.shape)}
         if shaped_like_first:
             shape = args[0].shape
+        elif len(lifts) == 1 and None not in lifts:
+            # Vectors of one view, computed as vectors: the result is one too.
+            shape, lift = broadcast_shape(*(a.shape for a in args)), lifts.pop()
         else:
-            shape = broadcast_shape(*(a.shape for a in args))
+            shape = broadcast_shape(*(a.lift or a.shape for a in args))
             args = tuple(self._lift(a, len(shape)) for a in args)
         dtype = dtype or (args[1] if fn == "where" else args[0]).dtype
         lo = -INPUT_BOUND if lo is None else lo
         hi = INPUT_BOUND if hi is None else hi
         exact = fn in EXACT and all(a.exact for a in args)
-        return self._add(fn, tuple(a.key for a in args), shape, dtype, attrs, lo, hi, exact)
+        value = self._add(fn, tuple(a.key for a in args), shape, dtype, attrs, lo, hi, exact)
+        return replace(value, lift=lift)
 
     def reduce(self, fn, value, dims, dtype=None, lo=None, hi=None):
         """A reduction of `value` over `dims` (no keepdim): `sum amax amin
@@ -219,9 +229,12 @@ class ProgramBuilder:
     share_lifts = 0
 
     def _lift(self, value, rank):
-        if value.rank in (0, rank):
+        if value.lift and len(value.lift) == rank:
+            shape = value.lift
+        elif value.rank in (0, rank):
             return value
-        shape = (1,) * (rank - value.rank) + value.shape
+        else:
+            shape = (1,) * (rank - value.rank) + value.shape
         return self._add("reshape", (value.key,), shape, value.dtype, {}, value.lo, value.hi,
                          value.exact, shared=self.share_lifts > 1 and shape[1] == self.share_lifts)
 

@@ -12,6 +12,8 @@ def emitter_of(row):
     source = row["middle"]
     if row["family"] == "convolution":
         return convolution_path(row["program"])
+    if row["family"] == "normalization" and "fused_kernel" in source:
+        return "normalization-elementwise"  # batch norm in eval mode
     if row["family"] != "elementwise":
         return row["family"]
     return "elementwise-vec4" if "fused_kernel_vec4" in source else "elementwise-scalar"
