@@ -26,7 +26,7 @@ from dice.engine.matmul import FORMS, MatmulGrammar
 from dice.engine.normalization import NORMS, NormalizationGrammar
 from dice.engine.pooling import PoolingGrammar
 from dice.engine.program import output_type
-from dice.engine.reduction import REDUCTIONS, ReductionGrammar
+from dice.engine.reduction import LOSSES, REDUCTIONS, ReductionGrammar
 from dice.engine.sample import emitter_of
 from dice.engine.shapes import broadcast_pattern
 from dice.train.prepare import program_requests
@@ -312,8 +312,45 @@ def test_the_reduction_grammar_covers_its_classes():
         keepdim += len(out) == len(program["inputs"][0]["shape"]) and \
             len(reducing[0]["type"]["shape"]) < len(out)
         multi += len(reducing[0]["ints"].get("dims", [])) > 1
-    assert set(REDUCTIONS) <= set(used) and used["broadcast_back"] > 50
+    assert set(REDUCTIONS) <= set(used) and set(LOSSES) <= set(used)
+    assert used["broadcast_back"] > 50
     assert keepdim > 100 and multi > 50, (keepdim, multi)
+
+
+@pytest.fixture(scope="module")
+def loss_rows():
+    """Small losses: every kind in every dtype it is drawn in, as rows
+    with their kernels."""
+    grammar = ReductionGrammar(random.Random(29))
+    drawn, forms = [], Counter()
+    while len(drawn) < 24:
+        program, used = grammar.draw()
+        kind = next((u for u in used if u in LOSSES), None)
+        form = (kind, program["inputs"][0]["dtype"])
+        if kind is None or forms[form] == 2 or \
+                math.prod(program["inputs"][0]["shape"]) > 1 << 12:
+            continue
+        forms[form] += 1
+        drawn.append(program)
+    return [{"id": f"loss-{n}", "family": "reduction", "program": program,
+             "reference": s["reference"], "signature": s["signature"],
+             "fingerprint": s["fingerprint"], "prefix": s["prefix"], "suffix": s["suffix"],
+             "middle": hole(FAMILIES["reduction"][1](program, s["signature"]))}
+            for n, (program, s) in enumerate(zip(drawn, scaffold(drawn, TOOL)))]
+
+
+def test_losses_are_the_compilers(loss_rows):
+    """F.mse_loss, F.huber_loss, F.kl_div ... as the compiler renders each
+    (its beta or delta folded where it is 1, a batchmean's division)."""
+    assert_the_compilers(loss_rows)
+
+
+def test_loss_kernels_compute_the_reference_program(loss_rows, tmp_path):
+    """A loss reduces its term over every element to one value."""
+    if not engine_host.available():
+        pytest.skip(f"no CUDA half-precision headers at {engine_host.CUDA_INCLUDE}")
+    checked = check_on_host(loss_rows, tmp_path)
+    assert checked["reduction"] == 3 * len(loss_rows), checked
 
 
 def test_the_normalization_grammar_covers_its_classes():

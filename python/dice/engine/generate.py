@@ -48,7 +48,7 @@ from dice.engine.matmul import FORMS, MatmulGrammar
 from dice.engine.normalization import NORMS, NormalizationGrammar
 from dice.engine.pooling import KINDS, PoolingGrammar
 from dice.engine.program import output_type
-from dice.engine.reduction import REDUCTIONS, ReductionGrammar
+from dice.engine.reduction import LOSSES, REDUCTIONS, ReductionGrammar
 
 CHUNK = 500
 SPLITS = ("train", "val", "heldout-primitives", "heldout-compositions")
@@ -63,13 +63,14 @@ PRODUCTION_CLASS = {"add": "arith", "sub": "arith", "mul": "arith", "div": "arit
                     "where": "select", "pow": "exponential", "atan2": "trig",
                     "cast": "cast", "broadcast_back": "arith",
                     **{r: "reduction" for r in REDUCTIONS},
+                    **{loss: "loss" for loss in LOSSES},
                     **{n: "normalization" for n in NORMS},
                     **{f: "matmul" for f in FORMS},
                     **{k: "pooling" for k in KINDS},
                     **{k: "layout" for k in MOVES},
                     **{k: "convolution" for k in CONVOLUTIONS}}
 # The classes of a family's main op (what is more than elementwise).
-MAIN_OP_CLASSES = ("reduction", "normalization", "matmul", "pooling", "layout",
+MAIN_OP_CLASSES = ("reduction", "loss", "normalization", "matmul", "pooling", "layout",
                    "convolution")
 
 

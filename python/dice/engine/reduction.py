@@ -2,7 +2,10 @@
 full-shape value, one reduction over any dims (sum, mean, amax, amin,
 prod, logsumexp, var, std, argmax, argmin), keepdim or not, and an
 elementwise epilogue (0-2 productions) on the result, which with keepdim
-may combine with the full-shape value again (`x - x.amax(-1, keepdim=True)`).
+may combine with the full-shape value again (`x - x.amax(-1, keepdim=True)`);
+or a loss of a prediction (after 0-1 productions) against a target
+(MSE, L1, smooth L1, Huber, KL divergence, soft margin) over every element,
+and an epilogue (0-1 productions) on it.
 
 Each reduction is written as the compiler renders it: `mean` a sum and a
 division by the count, `var`/`std` the float64 two-pass decomposition, a
@@ -12,12 +15,21 @@ import math
 import random
 import struct
 
-from dice.engine.elementwise import Grammar, _scalar_op
+from dice.engine.elementwise import Grammar, _compare_scalar, _scalar_op
 from dice.engine.program import FLOATS, ProgramBuilder
 from dice.engine.shapes import draw_shape
 
 REDUCTIONS = ("sum", "mean", "amax", "amin", "prod", "logsumexp", "var", "std", "argmax",
               "argmin")
+# Losses of a prediction against a target, each an elementwise term summed
+# over every element (reduction "sum"), then divided by the count ("mean")
+# or, for kl_div, by the batch ("batchmean").
+LOSSES = ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "soft_margin_loss")
+# Losses whose terms grow too fast for a half-precision sum: float32 only.
+FLOAT32_LOSSES = ("kl_div", "soft_margin_loss")
+LOSS_SHARE = 0.25
+
+
 def holds_exactly(value, dtype):
     """Whether `dtype` holds the number exactly (the compiler renders any
     other constant as a float64 tensor and a cast)."""
@@ -37,6 +49,89 @@ class ReductionGrammar(Grammar):
     def __init__(self, rng, exclude=()):
         super().__init__(rng, exclude)
         self.reductions = [r for r in REDUCTIONS if r not in exclude]
+        self.losses = [loss for loss in LOSSES if loss not in exclude]
+
+    def loss_term(self, b, kind, pred, target):
+        """The elementwise term of a loss as the compiler renders
+        `F.<kind>(pred, target)`: the inputs scaled first where the term
+        would overflow (their bound `limit`), the term's own constants
+        drawn (beta, delta)."""
+        if kind == "kl_div":  # log_target=True: exp(target) * (target - pred)
+            target = self.squash(b, target, 4.0)
+            pred = self.squash(b, pred, 4.0)
+            diff = b.op("sub", [target, pred], lo=-8.0, hi=8.0)
+            return b.op("mul", [b.op("exp", [target], lo=0, hi=math.exp(4.0)), diff],
+                        lo=-8.0 * math.exp(4.0), hi=8.0 * math.exp(4.0))
+        if kind == "soft_margin_loss":  # log(1 + exp(-pred * target))
+            pred, target = self.squash(b, pred, 2.0), self.squash(b, target, 2.0)
+            product = b.op("mul", [b.op("neg", [pred]), target], lo=-4.0, hi=4.0)
+            return b.op("log1p", [b.op("exp", [product], lo=0, hi=math.exp(4.0))],
+                        lo=0, hi=4.02)
+        diff = b.op("sub", [pred, target], lo=pred.lo - target.hi, hi=pred.hi - target.lo)
+        if kind == "mse_loss":
+            return b.op("pow", [diff, b.scalar(2, "int64")], lo=0, hi=diff.bound ** 2)
+        size = b.op("abs", [diff], lo=0, hi=diff.bound)
+        if kind == "l1_loss":
+            return size
+        c = self.rng.choice((1.0, 1.0, 0.5, 2.0))  # beta, delta; 1.0 the default
+        near = _compare_scalar(b, "lt", size, c)
+        if kind == "smooth_l1_loss":  # 0.5 a^2 / beta below beta, a - beta / 2 above
+            quad = _scalar_op(b, "mul", b.op("pow", [size, b.scalar(2, "int64")]), 0.5)
+            if c != 1.0:
+                quad = _scalar_op(b, "div", quad, c)
+            far = _scalar_op(b, "sub", size, c / 2)
+        else:  # huber: 0.5 a^2 below delta, delta (a - delta / 2) above
+            quad = b.op("mul", [_scalar_op(b, "mul", size, 0.5), size])
+            far = _scalar_op(b, "sub", size, c / 2)
+            if c != 1.0:
+                far = _scalar_op(b, "mul", far, c)
+        return b.op("where", [near, quad, far], lo=0, hi=max(size.bound ** 2, size.bound * c))
+
+    def loss(self, b, kind, pred):
+        """F.<kind>(pred, target) of a new target input, over every element."""
+        rng = self.rng
+        shape = pred.shape
+        extent = math.prod(shape)
+        # A half-precision sum stays below its largest value.
+        per_element = 30000.0 / extent if pred.dtype != "float32" else 1e30
+        limit = {"mse_loss": math.sqrt(per_element) / 2}.get(kind, per_element / 4)
+        pred = self.squash(b, pred, min(limit, self.limit(pred)))
+        target = self.squash(b, self.new_input(b, shape), min(limit, self.limit(pred)))
+        term = self.loss_term(b, kind, pred, target)
+        total = b.reduce("sum", term, range(len(shape)), lo=term.lo * extent,
+                         hi=term.hi * extent)
+        if kind == "kl_div" and shape[0] > 1 and rng.random() < 0.7:
+            count = float(shape[0])  # batchmean
+        elif rng.random() < 0.75 and extent > 1:
+            count = float(extent)  # mean
+        else:
+            return total
+        if not holds_exactly(count, pred.dtype):
+            return total
+        return b.op("div", [total, b.scalar(count, pred.dtype)], lo=term.lo, hi=term.hi)
+
+    def draw_loss(self):
+        rng = self.rng
+        kind = rng.choice(self.losses)
+        self.dtype = self.compute_dtype = "float32" if kind in FLOAT32_LOSSES else \
+            rng.choice(FLOATS + ("float32",))
+        for _ in range(100):
+            shape = draw_shape(rng)
+            if any(s > 1 for s in shape):
+                break
+        self.shape = shape
+        b = ProgramBuilder()
+        v = self.new_input(b, shape)
+        if rng.random() < 0.3:
+            v = self.unary(b, v)
+        self.used.append(kind)
+        r = self.loss(b, kind, v)
+        self.shape = ()
+        reduced = [r]
+        for _ in range(rng.choice((0, 0, 1))):
+            r = self.unary(b, r) if rng.random() < 0.6 else self.binary(b, r, reduced)
+            reduced.append(r)
+        return b.build([r]), [u for u in self.used if u != "scale"]
 
     def draw_dims(self, shape, kind):
         rng = self.rng
@@ -93,6 +188,8 @@ class ReductionGrammar(Grammar):
     def draw(self, size=None):
         rng = self.rng
         self.used = []
+        if self.losses and rng.random() < LOSS_SHARE:
+            return self.draw_loss()
         kind = rng.choice(self.reductions)
         self.dtype = self.compute_dtype = rng.choice(FLOATS + ("float32",))
         for _ in range(100):
