@@ -63,10 +63,13 @@ class ReductionGrammar(Grammar):
             return b.op("mul", [b.op("exp", [target], lo=0, hi=math.exp(4.0)), diff],
                         lo=-8.0 * math.exp(4.0), hi=8.0 * math.exp(4.0))
         if kind == "soft_margin_loss":  # log(1 + exp(-pred * target))
-            pred, target = self.squash(b, pred, 2.0), self.squash(b, target, 2.0)
-            product = b.op("mul", [b.op("neg", [pred]), target], lo=-4.0, hi=4.0)
-            return b.op("log1p", [b.op("exp", [product], lo=0, hi=math.exp(4.0))],
-                        lo=0, hi=4.02)
+            # A target in [-1, 1] (labels are +-1): a scale small enough for
+            # both would leave every term at log 2, a program of no input.
+            target = self.unary(b, target, "tanh")
+            pred = self.squash(b, pred, 8.0)
+            product = b.op("mul", [b.op("neg", [pred]), target], lo=-8.0, hi=8.0)
+            return b.op("log1p", [b.op("exp", [product], lo=0, hi=math.exp(8.0))],
+                        lo=0, hi=8.01)
         diff = b.op("sub", [pred, target], lo=pred.lo - target.hi, hi=pred.hi - target.lo)
         if kind == "mse_loss":
             return b.op("pow", [diff, b.scalar(2, "int64")], lo=0, hi=diff.bound ** 2)
