@@ -120,12 +120,13 @@ public:
     os << "\n\n\ndef get_inputs():\n    return [";
     // Inputs at the example sizes; the forward pass reads the actual ones.
     std::vector<int64_t> examples = program.exampleSizes();
+    std::vector<int64_t> indexBounds = program.indexBounds();
     for (size_t i = 0; i < program.inputs.size(); ++i) {
       TensorType type = program.inputs[i];
       for (int64_t &d : type.shape)
         if (isSymbolicSize(d))
           d = examples.at(symbolOfSize(d));
-      os << (i ? ", " : "") << randomInput(type);
+      os << (i ? ", " : "") << randomInput(type, indexBounds[i]);
     }
     os << "]\n\n\ndef get_init_inputs():\n    return []\n";
     return os.str();
@@ -196,12 +197,14 @@ private:
     return scalarTensor(s);
   }
 
-  std::string randomInput(const TensorType &type) const {
+  /// `indexBound`: an input of indices draws in [0, indexBound).
+  std::string randomInput(const TensorType &type, int64_t indexBound) const {
     std::string shape = tuple(type.shape);
     if (type.dtype == DType::Bool)
       return "torch.rand(" + shape + ") > 0.5";
     if (!isFloatingPoint(type.dtype))
-      return "torch.randint(0, 10, " + shape + ", dtype=" + torchDType(type.dtype) + ")";
+      return "torch.randint(0, " + std::to_string(indexBound ? indexBound : 10) + ", " +
+             shape + ", dtype=" + torchDType(type.dtype) + ")";
     return "torch.randn(" + shape + ", dtype=" + torchDType(type.dtype) + ")";
   }
 

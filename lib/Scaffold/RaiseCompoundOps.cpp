@@ -922,6 +922,74 @@ void foldReshapes(ReferenceProgram &program) {
   }
 }
 
+/// Whether value `v` is a scalar constant holding `value`.
+bool isScalarOf(const ReferenceProgram &program, int v, double value) {
+  int numInputs = static_cast<int>(program.inputs.size());
+  return v >= numInputs && program.ops[v - numInputs].fn == "scalar" &&
+         program.ops[v - numInputs].value == value;
+}
+
+/// An `index` reads its source as PyTorch's advanced indexing does, where a
+/// negative index counts from the end; torch-mlir spells that out before
+/// every index, `where(i < 0, i + n, i)`, n the size indexed. The wrap is
+/// the index op's own meaning, so it is folded into it: otherwise the
+/// printed `x[i]`, exported again, would gain a second wrap, and a program
+/// would never be its own reference.
+void foldIndexWraps(ReferenceProgram &program) {
+  int numInputs = static_cast<int>(program.inputs.size());
+  auto def = [&](int v) -> const RefOp * {
+    return v >= numInputs ? &program.ops[v - numInputs] : nullptr;
+  };
+  for (RefOp &op : program.ops) {
+    if (op.fn != "index")
+      continue;
+    const std::vector<int64_t> &source = program.typeOf(op.args[0]).shape;
+    for (size_t k = 1; k < op.args.size() && k - 1 < source.size(); ++k) {
+      const RefOp *wrap = def(op.args[k]);
+      if (!wrap || wrap->fn != "where" || isSymbolicSize(source[k - 1]))
+        continue;
+      const RefOp *negative = def(wrap->args[0]), *shifted = def(wrap->args[1]);
+      int index = wrap->args[2];
+      if (negative && negative->fn == "lt" && negative->args[0] == index &&
+          isScalarOf(program, negative->args[1], 0) && shifted && shifted->fn == "add" &&
+          shifted->args[0] == index &&
+          isScalarOf(program, shifted->args[1], static_cast<double>(source[k - 1])))
+        op.args[k] = index;
+    }
+  }
+}
+
+/// A reshape of an arange that only inserts or drops dims of size 1 is the
+/// arange laid along the reshape's dim (torch-mlir makes `arange(n)` and
+/// then views it; the printer writes the view into the arange).
+void foldArangeViews(ReferenceProgram &program) {
+  int numInputs = static_cast<int>(program.inputs.size());
+  auto along = [](const std::vector<int64_t> &shape) {
+    int dim = -1;
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (shape[d] != 1) {
+        if (dim >= 0)
+          return -2;
+        dim = static_cast<int>(d);
+      }
+    return dim;
+  };
+  for (RefOp &op : program.ops) {
+    if (op.fn != "reshape" || op.args[0] < numInputs)
+      continue;
+    const RefOp &arange = program.ops[op.args[0] - numInputs];
+    if (arange.fn != "arange")
+      continue;
+    int from = along(arange.type.shape), to = along(op.type.shape);
+    if (from < 0 || to < 0 || arange.ints.at("dim") != std::vector<int64_t>{from})
+      continue;
+    RefOp laid = arange;
+    laid.type = op.type;
+    laid.ints["dim"] = {to};
+    op = std::move(laid);
+  }
+}
+
 /// Drops the ops no output depends on, renumbering the rest; `raised`, one
 /// flag an op, follows the ops it flags.
 void pruneUnused(ReferenceProgram &program, std::vector<bool> &raised) {
@@ -967,8 +1035,11 @@ std::vector<std::string> raiseCompoundOps(ReferenceProgram &program) {
     program.ops[i] = std::move(*op);
     raised[i] = true;
   }
+  foldIndexWraps(program);
+  foldArangeViews(program);
   foldReshapes(program);
-  // A norm that took in its weight leaves the norm raised before it unused.
+  // A norm that took in its weight leaves the norm raised before it unused,
+  // a folded wrap or view its ops.
   pruneUnused(program, raised);
   std::vector<std::string> names;
   for (size_t i = 0; i < program.ops.size(); ++i)

@@ -627,6 +627,40 @@ int64_t TensorType::numElements() const {
   return n;
 }
 
+std::vector<int64_t> ReferenceProgram::indexBounds() const {
+  const int numInputs = static_cast<int>(inputs.size());
+  std::vector<int64_t> bounds(inputs.size(), 0);
+  for (const RefOp &index : ops) {
+    if (index.fn != "index")
+      continue;
+    const std::vector<int64_t> &source = typeOf(index.args[0]).shape;
+    for (size_t k = 1; k < index.args.size() && k - 1 < source.size(); ++k) {
+      int64_t size = source[k - 1];
+      if (isSymbolicSize(size))
+        continue;
+      // Back from the operand to the inputs whose values it carries.
+      std::vector<int> stack = {index.args[k]};
+      while (!stack.empty()) {
+        int id = stack.back();
+        stack.pop_back();
+        if (id < numInputs) {
+          if (!isFloatingPoint(inputs[id].dtype))
+            bounds[id] = bounds[id] ? std::min(bounds[id], size) : std::max<int64_t>(size, 1);
+          continue;
+        }
+        const RefOp &op = ops[id - numInputs];
+        static const std::set<std::string> carriers = {"reshape", "expand", "permute",
+                                                       "slice", "to", "cat"};
+        if (carriers.count(op.fn))
+          stack.insert(stack.end(), op.args.begin(), op.args.end());
+        else if (op.fn == "where") // the values, not the condition
+          stack.insert(stack.end(), op.args.begin() + 1, op.args.end());
+      }
+    }
+  }
+  return bounds;
+}
+
 const TensorType &ReferenceProgram::typeOf(int id) const {
   if (id < static_cast<int>(inputs.size()))
     return inputs[id];

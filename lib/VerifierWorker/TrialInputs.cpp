@@ -67,9 +67,10 @@ at::Tensor normal(at::IntArrayRef shape, uint64_t key, c10::Device device) {
 }
 
 /// One input: stream `key` (the trial's seed and the input's position)
-/// in the trial's distribution, computed in float64 and rounded once.
+/// in the trial's distribution, computed in float64 and rounded once;
+/// integer indices (`indexBound` > 0) in [0, indexBound) whatever the trial.
 at::Tensor makeInput(const TensorType &type, Distribution distribution,
-                     uint64_t key, c10::Device device) {
+                     uint64_t key, c10::Device device, int64_t indexBound) {
   at::IntArrayRef shape(type.shape);
   at::Tensor values;
   if (isFloatingPoint(type.dtype)) {
@@ -98,6 +99,8 @@ at::Tensor makeInput(const TensorType &type, Distribution distribution,
       lo = 1;
     else if (type.dtype == DType::UInt8)
       lo = 0;
+    if (indexBound > 0)
+      lo = 0, hi = indexBound;
     values = at::floor(uniform(shape, key, device) * double(hi - lo)).to(at::kLong) + lo;
   }
   return values.to(toScalarType(type.dtype)).contiguous();
@@ -137,9 +140,10 @@ std::vector<at::Tensor> makeInputs(const ReferenceProgram &program,
                                    Distribution distribution, uint64_t seed,
                                    c10::Device device) {
   std::vector<at::Tensor> inputs;
+  std::vector<int64_t> indexBounds = program.indexBounds();
   for (size_t i = 0; i < program.inputs.size(); ++i)
     inputs.push_back(makeInput(program.inputs[i], distribution,
-                               seed * 0x9E3779B97F4A7C15ull + i, device));
+                               seed * 0x9E3779B97F4A7C15ull + i, device, indexBounds[i]));
   return inputs;
 }
 

@@ -164,6 +164,43 @@ TEST(RaiseCompoundOps, AReturnedReshapeToItsOwnTypeStays) {
   EXPECT_EQ(b.p.outputs, std::vector<int>{1});
 }
 
+/// table[where(i < 0, i + wrapAt, i), arange(8).reshape(1, 8)] of a
+/// [16, 8] table and indices i: [5] viewed as [5, 1], as torch-mlir renders
+/// `table[i]`.
+ReferenceProgram wrappedGather(double wrapAt) {
+  const TensorType indices{{5, 1}, DType::Int64}, column{{1, 8}, DType::Int64};
+  Builder b({TensorType{{5}, DType::Int64}, TensorType{{16, 8}, DType::Float32}});
+  int zero = b.scalar(0, DType::Int64), size = b.scalar(wrapAt, DType::Int64);
+  int i = b.op("reshape", {0}, indices);
+  int negative = b.op("lt", {i, zero}, TensorType{{5, 1}, DType::Bool});
+  int wrapped = b.op("where", {negative, b.op("add", {i, size}, indices), i}, indices);
+  int range = b.op("arange", {}, TensorType{{8}, DType::Int64}, {{"dim", {0}}});
+  int laid = b.op("reshape", {range}, column);
+  b.p.outputs = {b.op("index", {1, wrapped, laid}, TensorType{{5, 8}, DType::Float32})};
+  return b.p;
+}
+
+TEST(RaiseCompoundOps, AGathersNegativeIndexWrapIsItsOwn) {
+  // x[i] counts a negative index from the end: the wrap is the index's own.
+  ReferenceProgram p = wrappedGather(16);
+  ASSERT_EQ(p.validate(), "");
+  EXPECT_TRUE(raiseCompoundOps(p).empty());
+  EXPECT_EQ(fns(p), (std::vector<std::string>{"reshape", "arange", "index"}));
+  const RefOp &index = p.ops[2];
+  EXPECT_EQ(index.args, (std::vector<int>{1, 2, 3}));
+  // The arange laid along the view's dim, in the view's place.
+  EXPECT_EQ(p.ops[1].type.shape, (std::vector<int64_t>{1, 8}));
+  EXPECT_EQ(p.ops[1].ints.at("dim"), std::vector<int64_t>{1});
+}
+
+TEST(RaiseCompoundOps, AnotherShiftIsNotTheWrap) {
+  // i + 15 where i < 0 is not the wrap of a 16-row table: kept as it is.
+  ReferenceProgram p = wrappedGather(15);
+  raiseCompoundOps(p);
+  EXPECT_EQ(fns(p), (std::vector<std::string>{"scalar", "scalar", "reshape", "lt", "add",
+                                              "where", "arange", "index"}));
+}
+
 /// rms_norm(x) over the last dim times a weight reshaped to [1, 8]; the
 /// norm's value is also returned when `alsoReturned`.
 ReferenceProgram rmsNorm(bool alsoReturned) {

@@ -127,4 +127,64 @@ TEST(TrialInputs, HalfPrecisionAndScalarsAndEmptyShapes) {
   EXPECT_EQ(empty.numel(), 0);
 }
 
+RefOp opOf(std::string fn, std::vector<int> args, TensorType type,
+          std::map<std::string, std::vector<int64_t>> ints = {}) {
+  RefOp op;
+  op.fn = std::move(fn);
+  op.args = std::move(args);
+  op.type = std::move(type);
+  op.ints = std::move(ints);
+  return op;
+}
+
+// table[idx.reshape(4, 5, 1), arange(8)] (F.embedding of a 16-row table),
+// and a second table of 6 rows indexed by a slice of the same indices
+// through a where, as torch-mlir wraps negative indices.
+ReferenceProgram embeddingProgram() {
+  ReferenceProgram program = programOf({TensorType{{4, 5}, DType::Int64},
+                                        TensorType{{16, 8}, DType::Float32},
+                                        TensorType{{6, 8}, DType::Float32},
+                                        TensorType{{4, 5}, DType::Int64}});
+  int lifted = program.add(opOf("reshape", {0}, {{4, 5, 1}, DType::Int64}));
+  int column = program.add(opOf("arange", {}, {{1, 1, 8}, DType::Int64}, {{"dim", {2}}}));
+  program.outputs.push_back(
+      program.add(opOf("index", {1, lifted, column}, {{4, 5, 8}, DType::Float32})));
+  int zero = program.add(opOf("full", {}, {{4, 5}, DType::Bool}));
+  int wrapped = program.add(opOf("where", {zero, 3, 0}, {{4, 5}, DType::Int64}));
+  int rows = program.add(opOf("reshape", {wrapped}, {{4, 5, 1}, DType::Int64}));
+  program.outputs.push_back(
+      program.add(opOf("index", {2, rows, column}, {{4, 5, 8}, DType::Float32})));
+  return program;
+}
+
+TEST(TrialInputs, IndicesStayInTheRangeTheyIndex) {
+  ReferenceProgram program = embeddingProgram();
+  ASSERT_EQ(program.validate(), "");
+  // Input 0 indexes both tables (the smaller bounds it), input 3 the second;
+  // the tables index nothing.
+  EXPECT_EQ(program.indexBounds(), (std::vector<int64_t>{6, 0, 0, 6}));
+  for (int trial = 0; trial < 4; ++trial) {
+    std::vector<at::Tensor> inputs = makeInputs(program, distributionOfTrial(trial),
+                                                seedOfTrial(5, trial), kCpu);
+    for (int i : {0, 3}) {
+      EXPECT_GE(inputs[i].min().item<int64_t>(), 0) << trial;
+      EXPECT_LT(inputs[i].max().item<int64_t>(), 6) << trial;
+    }
+  }
+  // Every row is drawn, not only some: the whole range is used.
+  at::Tensor many = makeInputs(programOf({TensorType{{4096}, DType::Int64},
+                                          TensorType{{6, 8}, DType::Float32}}),
+                               Distribution::Normal, 9, kCpu)[0];
+  EXPECT_EQ(many.min().item<int64_t>(), -64); // no index: the usual range
+  ReferenceProgram gather = programOf({TensorType{{4096}, DType::Int64},
+                                       TensorType{{6, 8}, DType::Float32}});
+  int lifted = gather.add(opOf("reshape", {0}, {{4096, 1}, DType::Int64}));
+  int column = gather.add(opOf("arange", {}, {{1, 8}, DType::Int64}, {{"dim", {1}}}));
+  gather.outputs.push_back(
+      gather.add(opOf("index", {1, lifted, column}, {{4096, 8}, DType::Float32})));
+  at::Tensor rows = makeInputs(gather, Distribution::Normal, 9, kCpu)[0];
+  EXPECT_EQ(at::bincount(rows).numel(), 6);
+  EXPECT_GT(at::bincount(rows).min().item<int64_t>(), 500); // 4096 / 6 each, about
+}
+
 } // namespace

@@ -128,6 +128,13 @@ struct ReferenceProgram {
   /// The static program with symbol k at `sizes[k]` (one per symbol).
   ReferenceProgram specialize(const std::vector<int64_t> &sizes) const;
 
+  /// For each input, the exclusive bound on the values it may hold because
+  /// it reaches an `index` operand (through views, casts, a cat or a
+  /// where's values): the smallest size it indexes there. 0 for an input
+  /// that indexes nothing (or a dynamic size). Trial inputs and get_inputs
+  /// draw such an input in [0, bound): a user's indices are in range, and
+  /// any other value makes the reference itself fail.
+  std::vector<int64_t> indexBounds() const;
   /// Type of value `id`.
   const TensorType &typeOf(int id) const;
   /// Adds an op and returns its value number.

@@ -27,6 +27,8 @@ DTYPES = {
     "bfloat16": Storage("torch.bfloat16", "__nv_bfloat16", "at::BFloat16", "at::kBFloat16",
                         "__bfloat162float({})", "__float2bfloat16({})",
                         "#include <cuda_bf16.h>\n"),
+    # Indices (an embedding's): read as they are, never computed in float.
+    "int64": Storage("torch.int64", "int64_t", "int64_t", "at::kLong", "{}", "{}", ""),
 }
 
 HEADER = ("#include <torch/extension.h>\n#include <c10/cuda/CUDAStream.h>\n"

@@ -12,7 +12,8 @@ Neither is a kernel worth learning. The engine drops such programs.
 
 The test runs the program's printed PyTorch form on the CPU, in its own
 dtypes, on the verifier's first two trial distributions (normal(0, 1) and
-uniform(-1, 1); integers in [-64, 64), bools random bits) and calls a
+uniform(-1, 1); integers in [-64, 64), indices in range, bools random
+bits) and calls a
 result degenerate when the second trial's result is within the verifier's
 tolerance of the first one's (docs/verifier.md, "Correctness"): then the
 first result would be accepted for the second inputs. Integer and bool
@@ -45,14 +46,18 @@ def _pool(trial, numel):
     return pool
 
 
-def trial_inputs(examples, trial):
+def trial_inputs(examples, trial, index_bounds=None):
     """The inputs of trial 0 (normal) or 1 (uniform(-1, 1)) in the examples'
-    shapes and dtypes."""
+    shapes and dtypes; an input of indices (`index_bounds[k]` > 0, see
+    dice.engine.program.index_bounds) in [0, bound)."""
     generator = torch.Generator().manual_seed(SEED + trial)
     made = []
     for k, x in enumerate(examples):
+        bound = index_bounds[k] if index_bounds else 0
         if x.dtype == torch.bool:
             made.append(torch.randint(0, 2, x.shape, generator=generator).bool())
+        elif bound:
+            made.append(torch.randint(0, bound, x.shape, generator=generator).to(x.dtype))
         elif not x.dtype.is_floating_point:
             made.append(torch.randint(-64, 64, x.shape, generator=generator).to(x.dtype))
         else:
@@ -80,10 +85,11 @@ def indistinguishable(first, second):
     return bool(((a - b).abs() <= t * rms + t * b.abs()).all())
 
 
-def degenerate_result(reference_code):
+def degenerate_result(reference_code, index_bounds=None):
     """The index of the first result of the program (a Model and get_inputs,
     as the scaffold prints it) that does not tell the two trials' inputs
-    apart, or None when every result does."""
+    apart, or None when every result does. `index_bounds`: per input, the
+    range of its indices (0: not indices)."""
     scope = {}
     exec(compile(reference_code, "<reference>", "exec"), scope)
     model = scope["Model"](*scope["get_init_inputs"]())
@@ -92,7 +98,7 @@ def degenerate_result(reference_code):
     results = []
     with torch.inference_mode():
         for trial in (0, 1):
-            out = model(*trial_inputs(examples, trial))
+            out = model(*trial_inputs(examples, trial, index_bounds))
             results.append(out if isinstance(out, (tuple, list)) else (out,))
     for i, (first, second) in enumerate(zip(*results)):
         if indistinguishable(first, second):

@@ -1,14 +1,15 @@
 """The CUDA kernel for a program that moves data (`cat`, `permute`,
-`slice`, `pad`) with elementwise ops around it: one output element a
-thread (grid-stride), whose source element is found from its coordinates
-(a cat's operand by the range its coordinate falls in, a pad's operand
-only inside it), the prologue fused into the read and the epilogue into
-the store."""
+`slice`, `pad`, a gather by `index`) with elementwise ops around it: one
+output element a thread (grid-stride), whose source element is found from
+its coordinates (a cat's operand by the range its coordinate falls in, a
+pad's operand only inside it, a gather's source at the coordinates its
+indices hold), the prologue fused into the read and the epilogue into the
+store."""
 
 from dice.engine.emit_host import Unsupported, element_launch, one_kernel_source
 from dice.engine.emit_reduction import ValueEmitter
 
-MOVES = ("cat", "permute", "slice", "pad")
+MOVES = ("cat", "permute", "slice", "pad", "index")
 
 
 class _Emitter(ValueEmitter):

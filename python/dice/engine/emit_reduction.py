@@ -388,6 +388,12 @@ class ValueEmitter:
             return self.leaves[v]
         if fn in ("scalar", "full"):
             return constant_expression(op)
+        if fn == "arange":  # the coordinate along its dim
+            return f"(long long)({coords[op['ints']['dim'][0]]})"
+        if fn == "index":  # the source at the coordinates its indices hold there
+            where = [self.value(a, self.operand_coords(coords, self.shape(v), self.shape(a)))
+                     for a in args[1:]]
+            return self.value(args[0], where)
         if fn == "permute":
             dims = op["ints"]["dims"]
             source = [None] * len(dims)

@@ -47,7 +47,7 @@ from dice.engine.layout import KINDS as MOVES, LayoutGrammar
 from dice.engine.matmul import FORMS, MatmulGrammar
 from dice.engine.normalization import NORMS, NormalizationGrammar
 from dice.engine.pooling import KINDS, PoolingGrammar
-from dice.engine.program import output_type
+from dice.engine.program import index_bounds, output_type
 from dice.engine.reduction import LOSSES, REDUCTIONS, ReductionGrammar
 
 CHUNK = 500
@@ -140,7 +140,7 @@ def chunk_rows(seed, chunk, count, tool, packs=False, exclude=()):
     dropped = 0
     scaffolds = scaffold([d[0] for d in drawn], tool)
     for n, (family, (program, used), s) in enumerate(zip(families, drawn, scaffolds)):
-        if degenerate_result(s["reference"]) is not None:
+        if degenerate_result(s["reference"], index_bounds(s["program"])) is not None:
             dropped += 1
             continue
         middle = hole(FAMILIES[family][1](program, s["signature"]))

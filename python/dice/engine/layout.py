@@ -5,8 +5,10 @@ but that dim's size, with its own prologue half the time), `permute` by a
 permutation that moves something, a `slice` of one dim with an offset
 and a stride (the compiler renders a subscript that slices several dims
 as a chain of slices, which is not drawn yet), or a constant `pad` (zero
-or another value) of one or two dims; an elementwise prologue (0-1
-productions, on the operand) and epilogue (0-2). Ranks 2-4."""
+or another value) of one or two dims, or a gather by int64 indices: an
+embedding (a table's rows) or an `index_select` along any dim; an
+elementwise prologue (0-1 productions, on the operand; none on a gather's
+source, which the compiler computes apart) and epilogue (0-2). Ranks 2-4."""
 
 import math
 
@@ -14,7 +16,9 @@ from dice.engine.elementwise import Grammar
 from dice.engine.program import ProgramBuilder
 from dice.engine.shapes import MAX_ELEMENTS, draw_shape
 
-KINDS = ("cat", "permute", "slice", "pad")
+KINDS = ("cat", "permute", "slice", "pad", "embedding", "index_select")
+# Rows of an embedding table.
+TABLE_ROWS = (10, 16, 50, 100, 128, 1000, 4096, 30522)
 
 
 class LayoutGrammar(Grammar):
@@ -77,6 +81,41 @@ class LayoutGrammar(Grammar):
             low[d], high[d] = rng.choice(((1, 1), (0, 2), (2, 0), (1, 3), (3, 2)))
         fill = rng.choice((0.0, 0.0, 1.0, -0.5))
         return b.pad(self.moved_operand(b, shape), low, high, fill)
+
+    def embedding(self, b, shape):
+        """`F.embedding(idx, table)` as the compiler renders it: the table
+        indexed by the indices viewed with a trailing 1 and by an arange
+        along the embedding dim (`table[idx.reshape(*S, 1), arange(D)]`);
+        indices of rank 1-3, the table's dtype any float."""
+        rng = self.rng
+        dim = shape[-1]
+        rows = rng.choice([r for r in TABLE_ROWS if r * dim <= MAX_ELEMENTS])
+        lead = shape[:-1][:3] or (1,)
+        idx = b.input(lead, "int64", lo=0, hi=rows - 1)
+        table = b.input((rows, dim), self.dtype)
+        return b.index(table, [b.reshape(idx, lead + (1,)),
+                               b.arange((1,) * len(lead) + (dim,), len(lead))])
+
+    def index_select(self, b, shape):
+        """`torch.index_select(x, dim, idx)` of a 1-D `idx` (`x[idx]` for
+        dim 0), as the compiler renders it: x indexed by idx viewed along
+        `dim` and by an arange along each other dim (torch-mlir's wrap of
+        negative indices folded into the index, as the compiler folds it)."""
+        rng = self.rng
+        dim = rng.randrange(len(shape))
+        count = rng.choice((1, 2, 3, 5, 8, 16, 31, 64, 100))
+        idx = b.input((count,), "int64", lo=0, hi=shape[dim] - 1)
+        # Each dim's index in order (the order of the compiler's form of
+        # the printed program): the indices viewed along `dim`, an arange
+        # along each other.
+        indices = []
+        for d, n in enumerate(shape):
+            view = tuple(count if e == d else 1 for e in range(len(shape)))
+            indices.append(b.reshape(idx, view) if d == dim else
+                           b.arange(tuple(n if e == d else 1 for e in range(len(shape))), d))
+        # The source as it is: the compiler computes a prologue on it apart,
+        # outside the gather's request.
+        return b.index(b.input(shape, self.dtype), indices)
 
     def draw(self, size=None):
         rng = self.rng

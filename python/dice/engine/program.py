@@ -10,7 +10,8 @@ torch-mlir export path, see also docs/corpus.md):
   represents exactly (a float32 0.1 comes
   back as a float64 constant and a cast);
 - the inputs are numbered in the order a depth-first walk from the outputs,
-  operands left to right, first reaches them;
+  operands left to right, first reaches them (an `index` op's indices
+  before its source);
 - an operand of lower rank is reshaped to the full rank, with leading 1s
   (or, for a vector along another dim, at that dim: `Value.lift`), right
   before each op that broadcasts it (a reshape of its own for every such
@@ -46,6 +47,35 @@ def output_type(program):
     """The type of a program's first result (an op: programs the engine
     draws never return an input)."""
     return program["ops"][program["outputs"][0] - len(program["inputs"])]["type"]
+
+
+def index_bounds(program):
+    """For each input, the exclusive bound on its values where it reaches
+    an `index` operand (through views, casts, a cat or a where's values):
+    the smallest size it indexes; 0 for none. The rule of the C++
+    ReferenceProgram::indexBounds, by which the verifier and get_inputs draw
+    indices in range."""
+    n_in = len(program["inputs"])
+    types = program["inputs"] + [op["type"] for op in program["ops"]]
+    bounds = [0] * n_in
+    for op in program["ops"]:
+        if op["fn"] != "index":
+            continue
+        source = types[op["args"][0]]["shape"]
+        for operand, size in zip(op["args"][1:], source):
+            stack = [operand]
+            while stack:
+                v = stack.pop()
+                if v < n_in:
+                    if not program["inputs"][v]["dtype"].startswith("float"):
+                        bounds[v] = min(bounds[v], size) if bounds[v] else max(size, 1)
+                    continue
+                producer = program["ops"][v - n_in]
+                if producer["fn"] in ("reshape", "expand", "permute", "slice", "to", "cat"):
+                    stack.extend(producer["args"])
+                elif producer["fn"] == "where":
+                    stack.extend(producer["args"][1:])
+    return bounds
 
 
 @dataclass(frozen=True)
@@ -218,6 +248,19 @@ class ProgramBuilder:
                          {"ints": {k: list(v) for k, v in ints.items()}}, lo, hi,
                          value.exact and fn == "max_pool")
 
+    def arange(self, shape, dim):
+        """`torch.arange(shape[dim]).reshape(shape)`: each element its
+        coordinate along `dim` (a loop index, int64)."""
+        return self._add("arange", (), tuple(shape), "int64", {"ints": {"dim": [dim]}}, 0,
+                         shape[dim] - 1)
+
+    def index(self, source, indices):
+        """`source[i0, i1, ...]`: advanced indexing of every dim of
+        `source` by int64 `indices`, broadcast together."""
+        shape = broadcast_shape(*(i.shape for i in indices))
+        return self._add("index", (source.key,) + tuple(i.key for i in indices), shape,
+                         source.dtype, {}, source.lo, source.hi, source.exact)
+
     def reshape(self, value, shape):
         return self._add("reshape", (value.key,), tuple(shape), value.dtype, {}, value.lo,
                          value.hi, value.exact)
@@ -275,9 +318,13 @@ class ProgramBuilder:
             if key in seen:
                 continue
             seen.add(key)
-            if self._nodes[key].fn == "input":
+            node = self._nodes[key]
+            if node.fn == "input":
                 inputs.append(key)
-            stack.extend(reversed(self._nodes[key].args))
+            # An index reads its source from outside the loop over its
+            # indices: the compiler numbers the indices' inputs first.
+            args = node.args[1:] + node.args[:1] if node.fn == "index" else node.args
+            stack.extend(reversed(args))
         number = {k: i for i, k in enumerate(inputs + constants + rest)}
         program = {"inputs": [{"shape": list(self._nodes[k].shape),
                                "dtype": self._nodes[k].dtype} for k in inputs],
