@@ -16,7 +16,6 @@ import torch
 import engine_host
 from build_tree import BIN
 from dice.corpus.cuda_common import hole
-from dice.engine import emit_conv
 from dice.engine.convolution import KINDS as CONVOLUTIONS, ConvolutionGrammar
 from dice.engine.elementwise import UNARY, Grammar, _range
 from dice.engine.generate import (FAMILIES, HELDOUT_PAIRS, HELDOUT_PRIMITIVES, SFT_FIELDS,
@@ -88,16 +87,20 @@ def grouped_rows():
             continue
         forms[form] += 1
         drawn.append(program)
-    return convolution_rows(drawn, "grouped")
+    return engine_rows(drawn, "grouped", "convolution")
 
 
-def convolution_rows(drawn, name):
-    """The drawn convolution programs as rows with their kernels."""
-    return [{"id": f"{name}-{n}", "family": "convolution", "program": s["program"],
+def engine_rows(drawn, name, families):
+    """The drawn programs as rows with their kernels, each written by the
+    emitter of its family (`families`: one a program, or one for all)."""
+    if isinstance(families, str):
+        families = [families] * len(drawn)
+    return [{"id": f"{name}-{n}", "family": family, "program": s["program"],
              "reference": s["reference"], "signature": s["signature"],
              "fingerprint": s["fingerprint"], "prefix": s["prefix"], "suffix": s["suffix"],
-             "middle": hole(emit_conv.emit(program, s["signature"]))}
-            for n, (program, s) in enumerate(zip(drawn, scaffold(drawn, TOOL)))]
+             "middle": hole(FAMILIES[family][1](program, s["signature"]))}
+            for n, (family, program, s) in enumerate(zip(families, drawn,
+                                                         scaffold(drawn, TOOL)))]
 
 
 @pytest.fixture(scope="module")
@@ -119,7 +122,7 @@ def conv3d_rows():
             continue
         forms[form] += 1
         drawn.append(program)
-    return convolution_rows(drawn, "conv3d")
+    return engine_rows(drawn, "conv3d", "convolution")
 
 
 def per_channel(program):
@@ -151,13 +154,7 @@ def per_channel_rows():
             continue
         forms[form] += 1
         drawn.append(program)
-    emitters = ["normalization"] * 12 + ["elementwise"] * 12
-    return [{"id": f"per-channel-{n}", "family": family, "program": program,
-             "reference": s["reference"], "signature": s["signature"],
-             "fingerprint": s["fingerprint"], "prefix": s["prefix"], "suffix": s["suffix"],
-             "middle": hole(FAMILIES[family][1](program, s["signature"]))}
-            for n, (family, program, s) in enumerate(zip(emitters, drawn,
-                                                         scaffold(drawn, TOOL)))]
+    return engine_rows(drawn, "per-channel", ["normalization"] * 12 + ["elementwise"] * 12)
 
 
 def test_per_channel_programs_are_the_compilers(per_channel_rows):
@@ -187,11 +184,7 @@ def gather_rows():
             continue
         forms[form] += 1
         drawn.append(program)
-    return [{"id": f"gather-{n}", "family": "layout", "program": program,
-             "reference": s["reference"], "signature": s["signature"],
-             "fingerprint": s["fingerprint"], "prefix": s["prefix"], "suffix": s["suffix"],
-             "middle": hole(FAMILIES["layout"][1](program, s["signature"]))}
-            for n, (program, s) in enumerate(zip(drawn, scaffold(drawn, TOOL)))]
+    return engine_rows(drawn, "gather", "layout")
 
 
 def test_gathers_are_the_compilers(gather_rows):
@@ -380,11 +373,7 @@ def loss_rows():
             continue
         forms[form] += 1
         drawn.append(program)
-    return [{"id": f"loss-{n}", "family": "reduction", "program": program,
-             "reference": s["reference"], "signature": s["signature"],
-             "fingerprint": s["fingerprint"], "prefix": s["prefix"], "suffix": s["suffix"],
-             "middle": hole(FAMILIES["reduction"][1](program, s["signature"]))}
-            for n, (program, s) in enumerate(zip(drawn, scaffold(drawn, TOOL)))]
+    return engine_rows(drawn, "loss", "reduction")
 
 
 def test_losses_are_the_compilers(loss_rows):

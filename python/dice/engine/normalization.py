@@ -2,8 +2,9 @@
 norm over the last 1-2 dims and RMS norm over the last dim, with or
 without weight and bias, group norm (any group count dividing the
 channels, ranks 3-5, with weight and bias), batch norm in eval mode
-(running statistics, ranks 2-5, weight and bias or not), an elementwise prologue (0-1
-productions) and an epilogue (0-2, an activation after a norm among them).
+(running statistics, ranks 2-5, weight and bias or not), an elementwise
+prologue (0-1 productions) and an epilogue (0-2, an activation after a
+norm among them).
 
 These are the functions the compiler raises back from torch-mlir's
 decompositions (docs/reference-program.md, "Raised functions"), so each is

@@ -53,9 +53,9 @@ class ReductionGrammar(Grammar):
 
     def loss_term(self, b, kind, pred, target):
         """The elementwise term of a loss as the compiler renders
-        `F.<kind>(pred, target)`: the inputs scaled first where the term
-        would overflow (their bound `limit`), the term's own constants
-        drawn (beta, delta)."""
+        `F.<kind>(pred, target)`, its constants (beta, delta) drawn; KL
+        divergence and soft margin scale their inputs into the range where
+        their exponentials stay finite."""
         if kind == "kl_div":  # log_target=True: exp(target) * (target - pred)
             target = self.squash(b, target, 4.0)
             pred = self.squash(b, pred, 4.0)
