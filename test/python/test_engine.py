@@ -173,11 +173,12 @@ def test_per_channel_kernels_compute_the_reference_program(per_channel_rows, tmp
 
 @pytest.fixture(scope="module")
 def gather_rows():
-    """Small gathers (embeddings, index_select along any dim) of every
-    source dtype, with and without an epilogue, as rows with their kernels."""
+    """Small gathers (embeddings; index_select and torch.gather along any
+    dim) of every source dtype, with and without an epilogue, as rows with
+    their kernels."""
     grammar = LayoutGrammar(random.Random(31), exclude=("cat", "permute", "slice", "pad"))
     drawn, forms = [], Counter()
-    while len(drawn) < 16:
+    while len(drawn) < 18:
         program, used = grammar.draw()
         form = (used[0], program["inputs"][1]["dtype"], len(used) > 1)
         if forms[form] == 2 or math.prod(output_type(program)["shape"]) > 1 << 12:
@@ -188,19 +189,20 @@ def gather_rows():
 
 
 def test_gathers_are_the_compilers(gather_rows):
-    """F.embedding and index_select as the compiler renders them (its
-    folds make the printed program its own reference), the indices drawn
-    in the range of the dim they index, by the printed get_inputs (the
-    compiler's rule) and by the engine's bounds (its rule in Python)."""
+    """F.embedding, index_select and torch.gather as the compiler renders
+    them (its folds make the printed program its own reference), the
+    indices drawn in the range of the dim they index, by the printed
+    get_inputs (the compiler's rule) and by the engine's bounds (its rule
+    in Python)."""
     assert_the_compilers(gather_rows)
     for row in gather_rows:
         program = row["program"]
         (index,) = [op for op in program["ops"] if op["fn"] == "index"]
         source = program["inputs"][index["args"][0]]["shape"]
         n_in = len(program["inputs"])
-        # The dim whose index is the viewed input 0 (the others are aranges).
+        # The dim whose index is input 0 (the others are aranges).
         (dim,) = [k for k, a in enumerate(index["args"][1:])
-                  if program["ops"][a - n_in]["fn"] == "reshape"]
+                  if a < n_in or program["ops"][a - n_in]["fn"] != "arange"]
         assert index_bounds(program) == [source[dim]] + [0] * (n_in - 1)
         assert f"torch.randint(0, {source[dim]}, " in row["reference"]
 
@@ -446,7 +448,7 @@ def test_the_layout_grammar_covers_its_forms():
     seen = Counter()
     for _ in range(600):
         program, used = grammar.draw()
-        gather = {"embedding", "index_select"} & set(used)
+        gather = {"embedding", "index_select", "gather"} & set(used)
         if gather:  # int64 indices, then the source
             assert [op["fn"] for op in program["ops"]].count("index") == 1
             assert [i["dtype"] for i in program["inputs"][:1]] == ["int64"]

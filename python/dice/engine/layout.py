@@ -6,7 +6,8 @@ permutation that moves something, a `slice` of one dim with an offset
 and a stride (the compiler renders a subscript that slices several dims
 as a chain of slices, which is not drawn yet), or a constant `pad` (zero
 or another value) of one or two dims, or a gather by int64 indices: an
-embedding (a table's rows) or an `index_select` along any dim; an
+embedding (a table's rows), an `index_select` or a `torch.gather` along
+any dim; an
 elementwise prologue (0-1 productions, on the operand; none on a gather's
 source, which the compiler computes apart) and epilogue (0-2). Ranks 2-4."""
 
@@ -16,9 +17,15 @@ from dice.engine.elementwise import Grammar
 from dice.engine.program import ProgramBuilder
 from dice.engine.shapes import MAX_ELEMENTS, draw_shape
 
-KINDS = ("cat", "permute", "slice", "pad", "embedding", "index_select")
+KINDS = ("cat", "permute", "slice", "pad", "embedding", "index_select", "gather")
 # Rows of an embedding table.
 TABLE_ROWS = (10, 16, 50, 100, 128, 1000, 4096, 30522)
+
+
+def _no_unit_dims(shape):
+    """`shape` with its 1s made 2: a gather's arange along a dim of one
+    element comes back from the compiler as a constant 0, another form."""
+    return tuple(max(n, 2) for n in shape)
 
 
 class LayoutGrammar(Grammar):
@@ -88,6 +95,7 @@ class LayoutGrammar(Grammar):
         along the embedding dim (`table[idx.reshape(*S, 1), arange(D)]`);
         indices of rank 1-3, the table's dtype any float."""
         rng = self.rng
+        shape = _no_unit_dims(shape)
         dim = shape[-1]
         rows = rng.choice([r for r in TABLE_ROWS if r * dim <= MAX_ELEMENTS])
         lead = shape[:-1][:3] or (1,)
@@ -102,6 +110,7 @@ class LayoutGrammar(Grammar):
         `dim` and by an arange along each other dim (torch-mlir's wrap of
         negative indices folded into the index, as the compiler folds it)."""
         rng = self.rng
+        shape = _no_unit_dims(shape)
         dim = rng.randrange(len(shape))
         count = rng.choice((1, 2, 3, 5, 8, 16, 31, 64, 100))
         idx = b.input((count,), "int64", lo=0, hi=shape[dim] - 1)
@@ -115,6 +124,23 @@ class LayoutGrammar(Grammar):
                            b.arange(tuple(n if e == d else 1 for e in range(len(shape))), d))
         # The source as it is: the compiler computes a prologue on it apart,
         # outside the gather's request.
+        return b.index(b.input(shape, self.dtype), indices)
+
+    def gather(self, b, shape):
+        """`torch.gather(x, dim, idx)` as the compiler renders it: x indexed
+        by idx along `dim` and by an arange along each other dim of idx
+        (whose sizes are at most x's there, any along `dim`)."""
+        rng = self.rng
+        shape = _no_unit_dims(shape)
+        dim = rng.randrange(len(shape))
+        sizes = [rng.randint(1, 2 * n) if d == dim else n if rng.random() < 0.7 else
+                 rng.randint(2, n) for d, n in enumerate(shape)]
+        while math.prod(sizes) > MAX_ELEMENTS // 4:
+            sizes[sizes.index(max(sizes))] //= 2  # the largest is at least 2
+        idx = b.input(tuple(sizes), "int64", lo=0, hi=shape[dim] - 1)
+        indices = [idx if d == dim else
+                   b.arange(tuple(n if e == d else 1 for e, n in enumerate(sizes)), d)
+                   for d in range(len(shape))]
         return b.index(b.input(shape, self.dtype), indices)
 
     def draw(self, size=None):
