@@ -26,7 +26,8 @@ namespace dice {
 /// Rewrites every exact decomposition in `program` into its compound
 /// function, folds torch-mlir's negative-index wraps into the `index` ops
 /// they feed and an arange's view into the arange, folds chains of
-/// reshapes into one reshape, and drops the ops nothing uses any more. Returns the functions raised, in program order.
+/// reshapes into one reshape, and drops the ops nothing uses any more.
+/// Returns the functions raised, in program order.
 std::vector<std::string> raiseCompoundOps(ReferenceProgram &program);
 
 } // namespace dice
