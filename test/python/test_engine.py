@@ -71,22 +71,34 @@ def grouped_form(program, used):
             any(op["fn"] == "expand" for op in program["ops"]), used[-1] != kind)
 
 
+def small(*shapes):
+    """Whether every one of `shapes` is small: every CUDA thread is an OS
+    thread on the host."""
+    return all(math.prod(shape) <= 1 << 12 for shape in shapes)
+
+
+def sample_forms(draw, count, form_of, per_form=2):
+    """`count` programs of `draw()`, at most `per_form` of each form that
+    `form_of(program, used)` names (None or False: not wanted)."""
+    drawn, forms = [], Counter()
+    while len(drawn) < count:
+        program, used = draw()
+        form = form_of(program, used)
+        if not form or forms[form] == per_form:
+            continue
+        forms[form] += 1
+        drawn.append(program)
+    return drawn
+
+
 @pytest.fixture(scope="module")
 def grouped_rows():
     """Two small convolutions of each grouped and depthwise form: 1-D and
     2-D, with and without a bias, returned or read by an epilogue (the
     forms the compiler renders differently), as rows with their kernels."""
     grammar = ConvolutionGrammar(random.Random(11))
-    drawn, forms = [], Counter()
-    while len(drawn) < 32:
-        program, used = grammar.draw()
-        form = grouped_form(program, used)
-        # Small: every CUDA thread is an OS thread on the host.
-        if form is None or forms[form] == 2 or \
-                math.prod(program["inputs"][0]["shape"]) > 1 << 12:
-            continue
-        forms[form] += 1
-        drawn.append(program)
+    drawn = sample_forms(grammar.draw, 32, lambda program, used: small(
+        program["inputs"][0]["shape"]) and grouped_form(program, used))
     return engine_rows(drawn, "grouped", "convolution")
 
 
@@ -108,20 +120,17 @@ def conv3d_rows():
     """Small 3-D convolutions (one group): with and without a bias, padded,
     strided and dilated, returned or read by an epilogue."""
     grammar = ConvolutionGrammar(random.Random(13), exclude=("conv1d", "conv2d"))
-    drawn, forms = [], Counter()
-    while len(drawn) < 12:
-        program, used = grammar.draw()
+
+    def form(program, used):
         (conv,) = [op for op in program["ops"] if op["fn"] == "conv"]
-        form = (any(op["fn"] == "expand" for op in program["ops"]),
+        if not small(conv["type"]["shape"], *(t["shape"] for t in program["inputs"])):
+            return None
+        return (any(op["fn"] == "expand" for op in program["ops"]),
                 any(op["fn"] == "pad" for op in program["ops"]),
                 max(conv["ints"]["stride"] + conv["ints"]["dilation"]) > 1,
                 used[-1] != "conv3d")
-        # Small: every CUDA thread is an OS thread on the host.
-        if forms[form] == 1 or max(math.prod(t["shape"]) for t in program["inputs"]) > 1 << 12 \
-                or math.prod(conv["type"]["shape"]) > 1 << 12:
-            continue
-        forms[form] += 1
-        drawn.append(program)
+
+    drawn = sample_forms(grammar.draw, 12, form, per_form=1)
     return engine_rows(drawn, "conv3d", "convolution")
 
 
@@ -144,16 +153,13 @@ def per_channel_rows():
     norms = NormalizationGrammar(random.Random(19),
                                  exclude=[n for n in NORMS if n != "batch_norm"])
     elementwise = Grammar(random.Random(23))
-    drawn, forms = [], Counter()
-    while len(drawn) < 24:
-        program, used = norms.draw() if len(drawn) < 12 else elementwise.draw()
-        form = ("batch_norm" in used, program["inputs"][0]["dtype"], len(program["inputs"]))
-        # Small: every CUDA thread is an OS thread on the host.
-        if forms[form] == 2 or not per_channel(program) or \
-                math.prod(output_type(program)["shape"]) > 1 << 12:
-            continue
-        forms[form] += 1
-        drawn.append(program)
+
+    def form(program, used):
+        if per_channel(program) and small(output_type(program)["shape"]):
+            return program["inputs"][0]["dtype"], len(program["inputs"])
+        return None
+
+    drawn = sample_forms(norms.draw, 12, form) + sample_forms(elementwise.draw, 12, form)
     return engine_rows(drawn, "per-channel", ["normalization"] * 12 + ["elementwise"] * 12)
 
 
@@ -177,14 +183,8 @@ def gather_rows():
     dim) of every source dtype, with and without an epilogue, as rows with
     their kernels."""
     grammar = LayoutGrammar(random.Random(31), exclude=("cat", "permute", "slice", "pad"))
-    drawn, forms = [], Counter()
-    while len(drawn) < 18:
-        program, used = grammar.draw()
-        form = (used[0], program["inputs"][1]["dtype"], len(used) > 1)
-        if forms[form] == 2 or math.prod(output_type(program)["shape"]) > 1 << 12:
-            continue
-        forms[form] += 1
-        drawn.append(program)
+    drawn = sample_forms(grammar.draw, 18, lambda program, used: small(
+        output_type(program)["shape"]) and (used[0], program["inputs"][1]["dtype"], len(used) > 1))
     return engine_rows(drawn, "gather", "layout")
 
 
@@ -365,16 +365,14 @@ def loss_rows():
     """Small losses: every kind in every dtype it is drawn in, as rows
     with their kernels."""
     grammar = ReductionGrammar(random.Random(29))
-    drawn, forms = [], Counter()
-    while len(drawn) < 24:
-        program, used = grammar.draw()
+
+    def form(program, used):
         kind = next((u for u in used if u in LOSSES), None)
-        form = (kind, program["inputs"][0]["dtype"])
-        if kind is None or forms[form] == 2 or \
-                math.prod(program["inputs"][0]["shape"]) > 1 << 12:
-            continue
-        forms[form] += 1
-        drawn.append(program)
+        if kind and small(program["inputs"][0]["shape"]):
+            return kind, program["inputs"][0]["dtype"]
+        return None
+
+    drawn = sample_forms(grammar.draw, 24, form)
     return engine_rows(drawn, "loss", "reduction")
 
 
