@@ -75,6 +75,22 @@ public:
     return std::nullopt;
   }
 
+  /// The index `i` that `v` wraps as torch-mlir does before an index op,
+  /// `where(i < 0, i + size, i)`, or nullopt.
+  std::optional<int> unwrappedIndex(int v, int64_t size) const {
+    const RefOp *wrap = def(v);
+    if (!wrap || wrap->fn != "where")
+      return std::nullopt;
+    int index = wrap->args[2];
+    const RefOp *negative = def(wrap->args[0]);
+    bool wraps = negative && negative->fn == "lt" && negative->args[0] == index &&
+                 constantIs(negative->args[1], 0) &&
+                 binary(wrap->args[1], "add", [&](int i, int n) {
+                   return i == index && constantIs(n, static_cast<double>(size));
+                 });
+    return wraps ? std::optional<int>(index) : std::nullopt;
+  }
+
 private:
   const ReferenceProgram &p;
   int numInputs;
@@ -922,13 +938,6 @@ void foldReshapes(ReferenceProgram &program) {
   }
 }
 
-/// Whether value `v` is a scalar constant holding `value`.
-bool isScalarOf(const ReferenceProgram &program, int v, double value) {
-  int numInputs = static_cast<int>(program.inputs.size());
-  return v >= numInputs && program.ops[v - numInputs].fn == "scalar" &&
-         program.ops[v - numInputs].value == value;
-}
-
 /// An `index` reads its source as PyTorch's advanced indexing does, where a
 /// negative index counts from the end; torch-mlir spells that out before
 /// every index, `where(i < 0, i + n, i)`, n the size indexed. The wrap is
@@ -936,26 +945,15 @@ bool isScalarOf(const ReferenceProgram &program, int v, double value) {
 /// printed `x[i]`, exported again, would gain a second wrap, and a program
 /// would never be its own reference.
 void foldIndexWraps(ReferenceProgram &program) {
-  int numInputs = static_cast<int>(program.inputs.size());
-  auto def = [&](int v) -> const RefOp * {
-    return v >= numInputs ? &program.ops[v - numInputs] : nullptr;
-  };
+  Matcher matcher(program); // reads the wraps; only the index ops' args change
   for (RefOp &op : program.ops) {
     if (op.fn != "index")
       continue;
     const std::vector<int64_t> &source = program.typeOf(op.args[0]).shape;
-    for (size_t k = 1; k < op.args.size() && k - 1 < source.size(); ++k) {
-      const RefOp *wrap = def(op.args[k]);
-      if (!wrap || wrap->fn != "where" || isSymbolicSize(source[k - 1]))
-        continue;
-      const RefOp *negative = def(wrap->args[0]), *shifted = def(wrap->args[1]);
-      int index = wrap->args[2];
-      if (negative && negative->fn == "lt" && negative->args[0] == index &&
-          isScalarOf(program, negative->args[1], 0) && shifted && shifted->fn == "add" &&
-          shifted->args[0] == index &&
-          isScalarOf(program, shifted->args[1], static_cast<double>(source[k - 1])))
-        op.args[k] = index;
-    }
+    for (size_t k = 1; k < op.args.size() && k - 1 < source.size(); ++k)
+      if (!isSymbolicSize(source[k - 1]))
+        if (std::optional<int> index = matcher.unwrappedIndex(op.args[k], source[k - 1]))
+          op.args[k] = *index;
   }
 }
 
