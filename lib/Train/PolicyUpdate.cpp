@@ -18,7 +18,7 @@ PolicyUpdateStats tracePolicyUpdate(TrainSession &s,
   std::vector<int64_t> slots;
   for (const RolloutTrace *t : traces)
     slots.push_back(traceSlots(*t, blockSize));
-  std::vector<std::vector<size_t>> rows = packInOrder(slots, c.packLength);
+  std::vector<std::vector<size_t>> rows = packLongestFirst(slots, c.packLength);
 
   // The batches, with each target's old log-probability and advantage: a
   // target's tag is its trace's index (high bits) and its answer position.

@@ -54,12 +54,6 @@ Status runSft(TrainSession &s) {
           " tokens) and are left out");
   if (samples.empty())
     return Error("", 0, 0, "data.sft", "holds no sample short enough to train on");
-  for (const SftSample &sample : samples)
-    if (sample.slots(s.model->config().blockSize) > c.packLength)
-      return Error("", 0, 0, "data.pack_length",
-                   "is smaller than one sample's clean and noisy tokens (" +
-                       std::to_string(sample.slots(s.model->config().blockSize)) +
-                       "); raise it to at least 2 * data.max_length");
   s.say("SFT on " + std::to_string(samples.size()) + " samples, " +
         std::to_string(c.globalBatch) + " per step, " +
         std::to_string(s.dist->worldSize()) + " rank(s) (" + s.dist->backendName() +
@@ -101,7 +95,7 @@ Status runSft(TrainSession &s) {
     std::vector<int64_t> slots;
     for (const SftSample *sample : mine)
       slots.push_back(sample->slots(blockSize));
-    std::vector<std::vector<size_t>> packed = packInOrder(slots, c.packLength);
+    std::vector<std::vector<size_t>> packed = packLongestFirst(slots, c.packLength);
     double lossSum = 0;
     {
       AutocastScope autocast(s.autocast());

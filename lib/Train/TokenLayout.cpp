@@ -55,6 +55,20 @@ std::vector<std::vector<size_t>> packInOrder(const std::vector<int64_t> &slots,
   return rows;
 }
 
+std::vector<std::vector<size_t>> packLongestFirst(const std::vector<int64_t> &slots,
+                                                  int64_t capacity) {
+  std::vector<std::vector<size_t>> rows = packInOrder(slots, capacity);
+  auto length = [&](const std::vector<size_t> &row) {
+    int64_t total = 0;
+    for (size_t i : row)
+      total += slots[i];
+    return total;
+  };
+  std::stable_sort(rows.begin(), rows.end(),
+                   [&](const auto &a, const auto &b) { return length(a) > length(b); });
+  return rows;
+}
+
 TrainingBatch makeBatch(const std::vector<TrainingRow> &rows, int64_t padId,
                         torch::Device device) {
   int64_t n = int64_t(rows.size()), t = 0;

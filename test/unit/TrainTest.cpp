@@ -199,6 +199,19 @@ TEST(TokenLayout, MasksFollowTheBlockDiffusionRules) {
       EXPECT_FALSE(sees(q, k));
 }
 
+TEST(TokenLayout, PacksInOrderThenPutsTheLongestRowsFirst) {
+  // Capacity 10: [3, 4] fill a row, 9 does not fit beside them, 12 is longer
+  // than a row and stands alone, [2, 5] share the last row.
+  std::vector<int64_t> slots = {3, 4, 9, 12, 2, 5};
+  EXPECT_EQ(packInOrder(slots, 10),
+            (std::vector<std::vector<size_t>>{{0, 1}, {2}, {3}, {4, 5}}));
+  // Longest first; rows of equal length keep their order.
+  EXPECT_EQ(packLongestFirst(slots, 10),
+            (std::vector<std::vector<size_t>>{{3}, {2}, {0, 1}, {4, 5}}));
+  EXPECT_EQ(packLongestFirst({2, 2, 2}, 2),
+            (std::vector<std::vector<size_t>>{{0}, {1}, {2}}));
+}
+
 TEST(DiffusionLoss, MasksOnlyAnswerTokensAndWeightsThemByOneOverT) {
   SftSample sample{{1, 2, 3, 4, 5}, std::vector<int32_t>(400, 7)};
   double ratesSeen = 0;

@@ -68,6 +68,13 @@ torch::Tensor attentionMask(const TrainingRow &row, torch::Device device = torch
 std::vector<std::vector<size_t>> packInOrder(const std::vector<int64_t> &slots,
                                              int64_t capacity);
 
+/// packInOrder's rows, longest first: a micro-batch pads its rows to its
+/// longest one and attends over all of its slots, so rows of like length
+/// side by side waste the fewest slots. The order of rows within one step
+/// does not change the step's gradient, which is their sum.
+std::vector<std::vector<size_t>> packLongestFirst(const std::vector<int64_t> &slots,
+                                                  int64_t capacity);
+
 TrainingBatch makeBatch(const std::vector<TrainingRow> &rows, int64_t padId,
                         torch::Device device);
 
