@@ -227,6 +227,14 @@ private:
     return first;
   }
 
+  /// Whether `user` is one of the group's ops or nested in one: a value
+  /// that a member's region reads (a gather's source, read by the
+  /// tensor.extract in its body) is read inside the request, not after it.
+  bool inGroup(Operation *user, const llvm::DenseSet<Operation *> &members) const {
+    Operation *top = block.findAncestorOpInBlock(*user);
+    return top && members.contains(top);
+  }
+
   Role roleOf(Operation *op) const {
     auto it = roles.find(op);
     return it == roles.end() ? Role::Other : it->second;
@@ -570,7 +578,7 @@ private:
     for (Operation *op : group)
       for (Value result : op->getResults())
         if (llvm::any_of(result.getUsers(),
-                         [&](Operation *u) { return !members.contains(u); }))
+                         [&](Operation *u) { return !inGroup(u, members); }))
           outputs.push_back(result);
     if (outputs.empty())
       return false; // nothing outside reads it
@@ -710,7 +718,7 @@ private:
     for (auto [output, result] : llvm::zip(outputs, request.getResults())) {
       sizes.rename(output, result);
       output.replaceUsesWithIf(result, [&](OpOperand &use) {
-        return !members.contains(use.getOwner());
+        return !inGroup(use.getOwner(), members);
       });
     }
     for (Operation *op : llvm::reverse(group))

@@ -36,3 +36,26 @@ func.func @gather_after_producer(%x: tensor<4x3xf32>, %idx: tensor<4xi64>) -> te
   } -> tensor<4x3xf32>
   return %d : tensor<4x3xf32>
 }
+
+// The gather's source is read only inside the gather's payload: it is not a
+// result of the request (the request returns the gather alone).
+// CHECK-LABEL: func.func @gather_of_producer
+// CHECK: %[[R:[^ ]+]] = dice.kernel_request {{.*}} -> tensor<4x3xf32> scaffold
+// CHECK-SAME: t5 = t2[t3, t4]\0A        return t5\0A
+// CHECK: return {{.*}}%[[R]] : tensor<4x3xf32>
+func.func @gather_of_producer(%x: tensor<4x3xf32>, %idx: tensor<4xi64>) -> tensor<4x3xf32> {
+  %e = tensor.empty() : tensor<4x3xf32>
+  %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x3xf32>) outs(%e : tensor<4x3xf32>) {
+  ^bb0(%p: f32, %o: f32):
+    %y = math.exp %p : f32
+    linalg.yield %y : f32
+  } -> tensor<4x3xf32>
+  %c = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, #id], iterator_types = ["parallel", "parallel"]} ins(%idx : tensor<4xi64>) outs(%e : tensor<4x3xf32>) {
+  ^bb0(%i: i64, %o: f32):
+    %ii = arith.index_cast %i : i64 to index
+    %j = linalg.index 1 : index
+    %v = tensor.extract %a[%ii, %j] : tensor<4x3xf32>
+    linalg.yield %v : f32
+  } -> tensor<4x3xf32>
+  return %c : tensor<4x3xf32>
+}
