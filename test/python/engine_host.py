@@ -1,6 +1,6 @@
 """Runs the engine's emitted CUDA kernels on the host, for tests on a
 machine without a GPU: the kernels' source is compiled as C++20, each CUDA
-thread an OS thread, `__syncthreads` a barrier of the block, a warp
+thread a fiber (ucontext) of one OS thread, `__syncthreads` a barrier of the block, a warp
 shuffle an exchange through memory between two barriers of the warp, and
 blocks one after another, on a grid smaller than the work so that every
 grid-stride loop strides. It checks what the kernels compute (offsets,
@@ -25,56 +25,114 @@ PRELUDE = r"""
 #include <math.h>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <algorithm>
-#include <barrier>
-#include <memory>
-#include <thread>
 #include <vector>
+#include <ucontext.h>
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 #define __global__ static
 #define __device__
 #define __forceinline__ inline
 #define __shared__ static
-// One OS thread a CUDA thread; blocks one after another.
+// A block's CUDA threads are fibers of one OS thread, run in turn until each
+// waits at a barrier (__syncthreads, a warp's exchange) or returns; a
+// barrier opens when all its threads wait at it. Blocks run one after
+// another. No OS scheduling: fast however busy the machine is, and the
+// same interleaving on every run. The indices are volatile: a fiber reads
+// them again after each switch, when the scheduler has set them for it.
 struct HostDim { unsigned x = 0, y = 0, z = 0; };
-static thread_local HostDim threadIdx, blockIdx;
+static volatile HostDim threadIdx, blockIdx;
 static HostDim blockDim = {1, 1, 1}, gridDim = {1, 1, 1};
-static std::unique_ptr<std::barrier<>> block_barrier;
-static std::vector<std::unique_ptr<std::barrier<>>> warp_barriers;
 alignas(8) static unsigned char warp_slots[64][32][8];
-static inline void __syncthreads() { block_barrier->arrive_and_wait(); }
+namespace host {
+constexpr int kRunning = 0, kAtBlock = 1;  // or kAtWarp + w: at warp w's barrier
+constexpr int kAtWarp = 2;
+constexpr size_t kStack = 256 << 10;
+struct Fiber { ucontext_t context; int state = kRunning; bool done = false; };
+static std::vector<Fiber> fibers;
+static std::vector<char *> stacks;  // kept from launch to launch
+static ucontext_t scheduler;
+static unsigned current;
+static void (*body)(void *);
+static void *body_arg;
+static void fiber_main() { body(body_arg); fibers[current].done = true; }
+static void wait_at(int barrier) {
+  fibers[current].state = barrier;
+  swapcontext(&fibers[current].context, &scheduler);
+}
+static void enter(unsigned t) {
+  current = t;
+  threadIdx.x = t % blockDim.x;
+  threadIdx.y = t / blockDim.x;
+  threadIdx.z = 0;
+  swapcontext(&scheduler, &fibers[t].context);
+}
+// Opens every barrier all of whose threads wait at it; false if none does.
+static bool open_barriers(unsigned threads) {
+  std::vector<unsigned> waiting(2 + (threads + 31) / 32, 0);
+  for (const Fiber &f : fibers)
+    if (!f.done && f.state != kRunning) ++waiting[f.state];
+  bool opened = false;
+  for (unsigned t = 0; t < threads; ++t) {
+    Fiber &f = fibers[t];
+    if (f.done || f.state == kRunning) continue;
+    unsigned size = f.state == kAtBlock ? threads
+                    : std::min(32u, threads - unsigned(f.state - kAtWarp) * 32);
+    if (waiting[f.state] == size) { f.state = kRunning; opened = true; }
+  }
+  return opened;
+}
+}  // namespace host
+static inline void __syncthreads() { host::wait_at(host::kAtBlock); }
 static inline unsigned host_tid() { return threadIdx.x + blockDim.x * threadIdx.y; }
 // A warp's lanes exchange through memory, between two waits on the warp.
 template <typename T> T __shfl_down_sync(unsigned, T v, int offset) {
   const unsigned tid = host_tid(), warp = tid / 32, lane = tid % 32;
   const unsigned size = std::min(32u, blockDim.x * blockDim.y - warp * 32);
   std::memcpy(warp_slots[warp][lane], &v, sizeof(T));
-  warp_barriers[warp]->arrive_and_wait();
+  host::wait_at(host::kAtWarp + int(warp));
   T out = v;
   if (lane + offset < size) std::memcpy(&out, warp_slots[warp][lane + offset], sizeof(T));
-  warp_barriers[warp]->arrive_and_wait();
+  host::wait_at(host::kAtWarp + int(warp));
   return out;
 }
 static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 template <typename F> void host_launch(HostDim grid, HostDim block, F kernel) {
+  using namespace host;
   gridDim = grid;
   blockDim = block;
   const unsigned threads = block.x * block.y;
+  body = [](void *k) { (*static_cast<F *>(k))(); };
+  body_arg = &kernel;
+  fibers.assign(threads, Fiber());
+  while (stacks.size() < threads) stacks.push_back(static_cast<char *>(std::malloc(kStack)));
   for (unsigned b = 0; b < grid.x * grid.y * grid.z; ++b) {
-    block_barrier = std::make_unique<std::barrier<>>(threads);
-    warp_barriers.clear();
-    for (unsigned w = 0; w * 32 < threads; ++w)
-      warp_barriers.push_back(std::make_unique<std::barrier<>>(std::min(32u, threads - w * 32)));
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; ++t)
-      pool.emplace_back([&, b, t] {
-        blockIdx = {b % grid.x, b / grid.x % grid.y, b / (grid.x * grid.y)};
-        threadIdx = {t % block.x, t / block.x, 0};
-        kernel();
-      });
-    for (auto &thread : pool) thread.join();
+    blockIdx.x = b % grid.x;
+    blockIdx.y = b / grid.x % grid.y;
+    blockIdx.z = b / (grid.x * grid.y);
+    for (unsigned t = 0; t < threads; ++t) {
+      Fiber &f = fibers[t];
+      getcontext(&f.context);
+      f.context.uc_stack.ss_sp = stacks[t];
+      f.context.uc_stack.ss_size = kStack;
+      f.context.uc_link = &scheduler;
+      makecontext(&f.context, fiber_main, 0);
+      f.state = kRunning;
+      f.done = false;
+    }
+    for (;;) {
+      for (unsigned t = 0; t < threads; ++t)
+        if (!fibers[t].done && fibers[t].state == kRunning) enter(t);
+      if (std::all_of(fibers.begin(), fibers.end(), [](const Fiber &f) { return f.done; }))
+        break;
+      if (!open_barriers(threads)) {
+        std::fprintf(stderr, "host_launch: the block's threads wait at barriers that never open\n");
+        std::abort();
+      }
+    }
   }
 }
 """
@@ -147,7 +205,7 @@ def build(rows, workdir):
     source = workdir / "engine_host.cpp"
     source.write_text(PRELUDE + "\n".join(host_unit(i, r) for i, r in enumerate(rows)))
     library = workdir / "engine_host.so"
-    proc = subprocess.run(["g++", "-std=c++20", "-O1", "-shared", "-fPIC", "-pthread",
+    proc = subprocess.run(["g++", "-std=c++20", "-O1", "-shared", "-fPIC",
                            f"-I{CUDA_INCLUDE}", str(source), "-o", str(library)],
                           capture_output=True, text=True)
     if proc.returncode != 0:

@@ -72,8 +72,8 @@ def grouped_form(program, used):
 
 
 def small(*shapes):
-    """Whether every one of `shapes` is small: every CUDA thread is an OS
-    thread on the host."""
+    """Whether every one of `shapes` is small: the host runs every CUDA
+    thread in turn."""
     return all(math.prod(shape) <= 1 << 12 for shape in shapes)
 
 
@@ -247,7 +247,7 @@ def test_kernels_compute_the_reference_program(rows, tmp_path):
     verifier's input distributions."""
     if not engine_host.available():
         pytest.skip(f"no CUDA half-precision headers at {engine_host.CUDA_INCLUDE}")
-    # Small programs: every CUDA thread is an OS thread here.
+    # Small programs: the host runs every CUDA thread in turn.
     limit = {"elementwise": 1 << 14, "pooling": 1 << 16, "layout": 1 << 14,
              "convolution": 1 << 12}
     small = [r for r in rows if math.prod(r["program"]["inputs"][0]["shape"]) <=
