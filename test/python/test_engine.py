@@ -24,7 +24,7 @@ from dice.engine.layout import KINDS as MOVES, LayoutGrammar
 from dice.engine.matmul import FORMS, MatmulGrammar
 from dice.engine.normalization import NORMS, NormalizationGrammar
 from dice.engine.pooling import PoolingGrammar
-from dice.engine.program import index_bounds, output_type
+from dice.engine.program import FLOATS, index_bounds, output_type
 from dice.engine.reduction import LOSSES, REDUCTIONS, ReductionGrammar
 from dice.engine.sample import emitter_of
 from dice.engine.shapes import broadcast_pattern
@@ -161,6 +161,37 @@ def per_channel_rows():
 
     drawn = sample_forms(norms.draw, 12, form) + sample_forms(elementwise.draw, 12, form)
     return engine_rows(drawn, "per-channel", ["normalization"] * 12 + ["elementwise"] * 12)
+
+
+@pytest.fixture(scope="module")
+def instance_rows():
+    """Small instance norms of every dtype and spatial rank, with and
+    without weight and bias, as rows with their kernels."""
+    norms = NormalizationGrammar(random.Random(37),
+                                 exclude=[n for n in NORMS if n != "instance_norm"])
+    drawn = sample_forms(norms.draw, 12, lambda program, used: small(
+        program["inputs"][0]["shape"]) and (program["inputs"][0]["dtype"],
+                                            len(program["inputs"][0]["shape"]),
+                                            len(program["inputs"])))
+    return engine_rows(drawn, "instance", "normalization")
+
+
+def test_instance_norms_are_the_compilers(instance_rows):
+    """F.instance_norm as the compiler renders torch's decomposition: float64
+    and float32 sums over the `[1, N*C, *S]` view, a half-precision input
+    cast twice."""
+    assert any(len(r["program"]["inputs"]) == 3 for r in instance_rows)
+    assert {r["program"]["inputs"][0]["dtype"] for r in instance_rows} == {
+        "float32", "float16", "bfloat16"}
+    assert_the_compilers(instance_rows)
+
+
+def test_instance_norm_kernels_compute_the_reference_program(instance_rows, tmp_path):
+    """Each (sample, channel) row is normalized by its own statistics."""
+    if not engine_host.available():
+        pytest.skip(f"no CUDA half-precision headers at {engine_host.CUDA_INCLUDE}")
+    checked = check_on_host(instance_rows, tmp_path)
+    assert checked["normalization"] == 3 * len(instance_rows), checked
 
 
 def test_per_channel_programs_are_the_compilers(per_channel_rows):
@@ -399,6 +430,10 @@ def test_the_normalization_grammar_covers_its_classes():
         if "batch_norm" in productions:  # elementwise: no op of its own
             dtypes[("batch_norm", "per channel", per_channel(program))] += 1
             continue
+        if "instance_norm" in productions:  # its decomposition: no op of its own
+            dtypes[("instance_norm", "input " + program["inputs"][0]["dtype"],
+                    len(program["inputs"][0]["shape"]))] += 1
+            continue
         (norm,) = [op for op in program["ops"] if op["fn"] in NORMS]
         affine[tuple(norm["ints"].get("affine", [0, 0]))] += 1
         dtypes[(norm["fn"], norm["type"]["dtype"])] += 1
@@ -408,6 +443,8 @@ def test_the_normalization_grammar_covers_its_classes():
         set(dtypes)  # rank 3-5 (a channel dim), rank 2 ([N, C]: a row)
     assert {("group_norm", "input float16"), ("group_norm", "input bfloat16"),
             ("group_norm", "input float32")} <= set(dtypes)
+    assert {("instance_norm", "input " + dtype, rank) for dtype in FLOATS + ("float32",)
+            for rank in (3, 4, 5)} <= set(dtypes)
     assert set(affine) == {(0, 0), (1, 0), (1, 1)}
     assert {("softmax", "float16"), ("log_softmax", "bfloat16"), ("rms_norm", "float16")} <= \
         set(dtypes)

@@ -530,11 +530,17 @@ class _Emitter(ValueEmitter):
                 body += self.loop(lambda r: [
                     f"y{slot}[{_linear(coords, self.full)}] = "
                     f"{store.format(self.value(o, coords))};"])
-            elif merged := merged_coords(self.full_coords("r"), self.full, self.shape(o)):
-                # The full shape with dims merged (a group norm's [N, G, C/G,
-                # *S] back as [N, C, *S]): the same elements, the same order.
-                coords = merged
-                body.append(f"    // result {slot}: the full shape, dims merged")
+            elif math.prod(self.shape(o)) == math.prod(self.full):
+                # The full shape viewed otherwise: the same elements in the
+                # same order. Dims merged (a group norm's [N, G, C/G, *S]
+                # back as [N, C, *S]) keep their coordinates; any other view
+                # (an instance norm's [1, N*C, *S] as [N, C, *S]) unravels
+                # the full shape's offset.
+                full = self.full_coords("r")
+                coords = merged_coords(full, self.full, self.shape(o)) or \
+                    _unravel(_linear(full, self.full), self.shape(o))
+                body.append(f"    // result {slot}: the full shape, viewed as "
+                            f"{list(self.shape(o))}")
                 body += self.loop(lambda r: [
                     f"y{slot}[{_linear(coords, self.shape(o))}] = "
                     f"{store.format(self.value(o, coords))};"])

@@ -2,7 +2,8 @@
 norm over the last 1-2 dims and RMS norm over the last dim, with or
 without weight and bias, group norm (any group count dividing the
 channels, ranks 3-5, with weight and bias), batch norm in eval mode
-(running statistics, ranks 2-5, weight and bias or not), an elementwise
+(running statistics, ranks 2-5, weight and bias or not), instance norm
+(ranks 3-5, weight and bias or not), an elementwise
 prologue (0-1 productions) and an epilogue (0-2, an activation after a
 norm among them).
 
@@ -11,7 +12,8 @@ decompositions (docs/reference-program.md, "Raised functions"), so each is
 one op of the reference program; what it does not raise is not drawn: a
 half-precision layer norm, a half-precision norm's weight and bias. Batch
 norm is the exception: in eval mode it is elementwise, so the compiler
-keeps torch's decomposition, a per-channel scale and shift."""
+keeps torch's decomposition, a per-channel scale and shift; so is
+instance norm, whose decomposition is a program of reductions."""
 
 import math
 import struct
@@ -21,7 +23,8 @@ from dice.engine.elementwise import Grammar
 from dice.engine.program import FLOATS, ProgramBuilder
 from dice.engine.shapes import draw_shape
 
-NORMS = ("softmax", "log_softmax", "layer_norm", "rms_norm", "group_norm", "batch_norm")
+NORMS = ("softmax", "log_softmax", "layer_norm", "rms_norm", "group_norm", "batch_norm",
+         "instance_norm")
 
 
 class NormalizationGrammar(Grammar):
@@ -86,9 +89,58 @@ class NormalizationGrammar(Grammar):
             out = b.op(fn, [out, p], lo=-bound, hi=bound)
         return b.op("to", [out], dtype=self.dtype, lo=out.lo, hi=out.hi) if half else out
 
+    def instance_norm(self, b, v):
+        """`F.instance_norm(v, weight=..., bias=...)` as the compiler renders
+        torch's decomposition (a batch norm in training mode over the
+        `[1, N*C, *S]` view): the variance a biased two-pass float64 sum,
+        the mean a float32 sum, both over the spatial dims, then
+        `(v - mean) * rsqrt(var + eps)` (eps a float32 constant), the
+        weight and the bias, and the view back; a half-precision input in
+        float32 between casts. The weight and bias are `[N*C, 1, ...]`
+        inputs: torch repeats the module's per-channel ones over the batch,
+        outside the request. This is the printed program's own rendering
+        (the module's first rendering casts eps from float64 and a half
+        input twice; its printed program is rendered as here)."""
+        rng = self.rng
+        shape = v.shape
+        rows, spatial = shape[0] * shape[1], shape[2:]
+        count = float(math.prod(spatial))
+        view = (1, rows) + spatial
+        kept = (1, rows) + (1,) * len(spatial)
+        dims = [0] + list(range(2, len(view)))
+        half = v.dtype != "float32"
+        flat = b.reshape(v, view)
+        x = b.op("to", [flat], dtype="float32", lo=v.lo, hi=v.hi) if half else flat
+        wide = b.op("to", [x], dtype="float64", lo=v.lo, hi=v.hi)
+        mean64 = b.op("div", [b.reshape(b.reduce("sum", wide, dims), kept),
+                              b.scalar(count, "float64")], lo=v.lo, hi=v.hi)
+        dev = b.op("sub", [wide, mean64])
+        var = b.op("div", [b.reshape(b.reduce("sum", b.op("mul", [dev, dev]), dims), kept),
+                           b.scalar(count, "float64")], lo=0, hi=v.bound ** 2)
+        var = b.op("to", [var], dtype="float32", lo=0, hi=v.bound ** 2)
+        mean = b.op("div", [b.reshape(b.reduce("sum", x, dims), kept),
+                            b.scalar(count, "float32")], lo=v.lo, hi=v.hi)
+        eps = struct.unpack("f", struct.pack("f", rng.choice((1e-5, 1e-6, 1e-3))))[0]
+        eps = b.full(eps, (1,) * len(view), "float32")
+        inverse = b.op("rsqrt", [b.op("add", [var, eps])], lo=0.0, hi=1e3)
+        bound = math.sqrt(count)
+        out = b.op("mul", [b.op("sub", [x, mean]), inverse], lo=-bound, hi=bound)
+        if rng.random() < 0.6:  # affine
+            for fn in ("mul", "add"):
+                p = b.reshape(b.input((rows,) + (1,) * len(spatial), v.dtype), kept)
+                if half:
+                    p = b.op("to", [p], dtype="float32", lo=p.lo, hi=p.hi)
+                bound = bound * p.bound if fn == "mul" else bound + p.bound
+                out = b.op(fn, [out, p], lo=-bound, hi=bound)
+        if half:
+            out = b.op("to", [out], dtype=v.dtype, lo=out.lo, hi=out.hi)
+        return b.reshape(out, shape)
+
     def norm(self, b, kind, v):
         rng = self.rng
         shape = v.shape
+        if kind == "instance_norm":
+            return self.instance_norm(b, v)
         if kind == "group_norm":
             return self.group_norm(b, v)
         if kind == "batch_norm":
@@ -125,6 +177,8 @@ class NormalizationGrammar(Grammar):
                                          math.prod(shape[1:]) < 2):
                 continue
             if kind == "batch_norm" and (len(shape) < 2 or shape[1] < 2):
+                continue
+            if kind == "instance_norm" and (len(shape) < 3 or math.prod(shape[2:]) < 2):
                 continue
             if shape[-1] > 1 and (len(shape) < 2 or shape[-2] > 1):
                 break
