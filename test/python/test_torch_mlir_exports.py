@@ -4,7 +4,7 @@
 (b) MLIR 22 (dice-opt) parses each one and reprints it stably;
 (c) sdpa_attention, which holds a tm_tensor op, parses, and that op stays
     outside kernel requests with a remark;
-(d) modules with non-persistent buffers export.
+(d) modules with non-persistent buffers export, and bfloat16 constants.
 """
 
 import os
@@ -131,3 +131,20 @@ def test_non_persistent_buffers_export_and_stay_non_persistent():
     torch.testing.assert_close(run_plan(plan, [fresh])[0], module(fresh))
     assert module._non_persistent_buffers_set == {"cos", "mask"}
     assert set(module.state_dict()) == {"scale"}
+
+
+def test_bfloat16_constants_export():
+    """A bfloat16 module's constants (its buffers, baked into the program)
+    export: torch-mlir reads a bfloat16 literal through ml_dtypes."""
+    from dice.plan import run_plan
+    from dice.pipeline import plan_of
+    from dice.torch_mlir_import import export_linalg_on_tensors
+
+    module = RotaryScale().eval().to(torch.bfloat16)
+    x = torch.randn(8, 4, dtype=torch.bfloat16)
+    text = export_linalg_on_tensors(module, (x,))
+    outlined = subprocess.run([str(DICE_OPT), "--dice-outline", "--dice-scaffold"], input=text,
+                              capture_output=True, text=True, timeout=60)
+    assert outlined.returncode == 0, outlined.stderr
+    fresh = torch.randn(8, 4, dtype=torch.bfloat16)
+    torch.testing.assert_close(run_plan(plan_of(outlined.stdout), [fresh])[0], module(fresh))
