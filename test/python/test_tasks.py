@@ -2,16 +2,17 @@
 
 Each task is loaded the way `dice bench tasks` loads it (dice.programs.load_program) and run
 eagerly twice under one seed: the results must be finite and bit-identical, the inputs
-untouched, and one forward must stay within a CPU size limit so that CI can run them all.
+untouched, and one forward must stay within a size limit (matmul and convolution FLOPs,
+elements held) so that CI can run them all on a small CPU.
 """
 
 import ast
 import re
-import time
 from pathlib import Path
 
 import pytest
 import torch
+from torch.utils.flop_counter import FlopCounterMode
 
 from dice.programs import load_program
 
@@ -19,8 +20,11 @@ TASKS_ROOT = Path(__file__).resolve().parents[2] / "tasks"
 TASKS = sorted(TASKS_ROOT.glob("level*/*.py"))
 MINIMUM_PER_LEVEL = {"level1": 25, "level2": 22, "level3": 13}
 MINIMUM_TOTAL = 60
-# A size sanity limit for CI on a small CPU, not a performance claim.
-CPU_FORWARD_LIMIT_S = 3.0
+# Size limits for CI on a small CPU: FLOPs of a forward's matmuls and convolutions
+# (torch's FlopCounterMode) and elements of its inputs, parameters, buffers and outputs
+# (1 GiB of float32). The largest task today has about 21 GFLOP and 218 M elements.
+FLOP_LIMIT = 32 * 10**9
+ELEMENT_LIMIT = 1 << 28
 SEED = 1234
 FILE_NAME = re.compile(r"^(\d\d)_[a-z0-9_]+\.py$")
 
@@ -38,7 +42,8 @@ def _flatten(value):
 
 
 def _run(path, copy_inputs=True):
-    """Load under SEED and run once; returns (inputs before, inputs after, outputs, seconds).
+    """Load under SEED and run once; returns (inputs before, inputs after, outputs, FLOPs,
+    elements held).
 
     Without copy_inputs, "inputs before" is None: a copy of large inputs costs as much as a
     forward, and only the first run checks them."""
@@ -47,11 +52,13 @@ def _run(path, copy_inputs=True):
     before = None
     if copy_inputs:
         before = [x.clone() if isinstance(x, torch.Tensor) else x for x in program.inputs]
-    with torch.no_grad():
-        start = time.perf_counter()
+    with torch.no_grad(), FlopCounterMode(display=False) as flops:
         out = program.module(*program.inputs)
-        seconds = time.perf_counter() - start
-    return before, list(program.inputs), _flatten(out), seconds
+    outputs = _flatten(out)
+    held = [x for x in program.inputs if isinstance(x, torch.Tensor)] + outputs + \
+        list(program.module.parameters()) + list(program.module.buffers())
+    return before, list(program.inputs), outputs, flops.get_total_flops(), \
+        sum(t.numel() for t in held)
 
 
 def _model_source(path):
@@ -99,7 +106,7 @@ def test_every_task_file_starts_with_a_one_line_docstring():
 
 @pytest.mark.parametrize("path", TASKS, ids=_task_id)
 def test_task_runs_deterministically_on_cpu(path):
-    before, after, first, seconds = _run(path)
+    before, after, first, flops, elements = _run(path)
 
     for x in before:
         assert isinstance(x, (torch.Tensor, int, float, bool)), \
@@ -110,14 +117,15 @@ def test_task_runs_deterministically_on_cpu(path):
         if isinstance(x, torch.Tensor):
             assert torch.equal(x, y), f"forward changed input {i} in place"
 
-    assert seconds <= CPU_FORWARD_LIMIT_S, (
-        f"one eager CPU forward took {seconds:.2f} s (limit {CPU_FORWARD_LIMIT_S} s): "
-        "make the task's sizes smaller")
+    assert flops <= FLOP_LIMIT and elements <= ELEMENT_LIMIT, (
+        f"one forward has {flops / 1e9:.1f} GFLOP and holds {elements / 1e6:.0f} M elements "
+        f"(limits {FLOP_LIMIT / 1e9:.0f} and {ELEMENT_LIMIT / 1e6:.0f}): make the task's "
+        "sizes smaller")
     for i, t in enumerate(first):
         if t.is_floating_point():
             assert torch.isfinite(t).all(), f"output {i} has non-finite values"
 
-    _, _, second, _ = _run(path, copy_inputs=False)
+    _, _, second, _, _ = _run(path, copy_inputs=False)
     assert len(first) == len(second)
     for i, (a, b) in enumerate(zip(first, second)):
         assert a.dtype == b.dtype and a.shape == b.shape, f"output {i} changed shape or dtype"
