@@ -12,8 +12,9 @@ decompositions (docs/reference-program.md, "Raised functions"), so each is
 one op of the reference program; what it does not raise is not drawn: a
 half-precision layer norm, a half-precision norm's weight and bias. Batch
 norm is the exception: in eval mode it is elementwise, so the compiler
-keeps torch's decomposition, a per-channel scale and shift; so is
-instance norm, whose decomposition is a program of reductions."""
+keeps torch's decomposition, a per-channel scale and shift. Instance norm
+is the other: the compiler does not raise it, so the grammar draws its
+decomposition, a program of reductions."""
 
 import math
 import struct
