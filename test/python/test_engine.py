@@ -164,6 +164,31 @@ def per_channel_rows():
 
 
 @pytest.fixture(scope="module")
+def slice_rows():
+    """Small slices of 1-3 dims (a chain of one-dim slices) of every dtype,
+    as rows with their kernels."""
+    grammar = LayoutGrammar(random.Random(41), exclude=[k for k in MOVES if k != "slice"])
+    drawn = sample_forms(grammar.draw, 12, lambda program, used: small(
+        output_type(program)["shape"]) and (sum(op["fn"] == "slice" for op in program["ops"]),
+                                            program["inputs"][0]["dtype"]))
+    return engine_rows(drawn, "slice", "layout")
+
+
+def test_multi_dim_slices_are_the_compilers(slice_rows):
+    """A subscript that slices several dims, as the compiler renders it:
+    one slice per dim, in dim order."""
+    assert {sum(op["fn"] == "slice" for op in r["program"]["ops"]) for r in slice_rows} == \
+        {1, 2, 3}
+    assert_the_compilers(slice_rows)
+
+
+def test_multi_dim_slice_kernels_compute_the_reference_program(slice_rows, tmp_path):
+    """A chain of slices reads the source element at the composed offsets
+    and strides."""
+    assert_each_agrees_on_host(slice_rows, "layout", tmp_path)
+
+
+@pytest.fixture(scope="module")
 def instance_rows():
     """Small instance norms of every dtype and spatial rank, with and
     without weight and bias, as rows with their kernels."""
@@ -479,7 +504,17 @@ def test_the_layout_grammar_covers_its_forms():
             seen[gather.pop()] += 1
             seen[program["inputs"][1]["dtype"]] += 1
             continue
-        (move,) = [op for op in program["ops"] if op["fn"] in MOVES]
+        moves = [op for op in program["ops"] if op["fn"] in MOVES]
+        if moves[0]["fn"] == "slice":  # a chain, each link slicing one dim
+            types = program["inputs"] + [op["type"] for op in program["ops"]]
+            assert {op["fn"] for op in moves} == {"slice"} and len(moves) <= 3
+            for op in moves:
+                ints, source = op["ints"], types[op["args"][0]]["shape"]
+                assert sum(window != (0, size, 1) for window, size in zip(
+                    zip(ints["offsets"], ints["sizes"], ints["strides"]), source)) == 1
+            seen[f"slice of {len(moves)} dims"] += 1
+            moves = moves[:1]
+        (move,) = moves
         assert move["fn"] in used
         seen[move["fn"]] += 1
         seen[program["inputs"][0]["dtype"]] += 1
@@ -493,7 +528,8 @@ def test_the_layout_grammar_covers_its_forms():
     assert min(seen[k] for k in MOVES) >= 50, seen
     assert min(seen[d] for d in ("float32", "float16", "bfloat16")) >= 60, seen
     assert min(seen[k] for k in ("cat last dim", "cat other dim", "cat of 2", "cat of 3",
-                                 "strided slice", "filled pad")) >= 10, seen
+                                 "strided slice", "filled pad", "slice of 1 dims",
+                                 "slice of 2 dims", "slice of 3 dims")) >= 10, seen
 
 
 def test_the_convolution_grammar_covers_its_forms():

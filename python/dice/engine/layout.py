@@ -2,9 +2,9 @@
 One main op, as the compiler renders it (docs/reference-program.md):
 `cat` of 2-3 operands along any dim (each a new input of the same shape
 but that dim's size, with its own prologue half the time), `permute` by a
-permutation that moves something, a `slice` of one dim with an offset
-and a stride (the compiler renders a subscript that slices several dims
-as a chain of slices, which is not drawn yet), or a constant `pad` (zero
+permutation that moves something, a `slice` of 1-3 dims, each with an
+offset and a stride (a chain of one-dim slices, as the compiler renders a
+subscript that slices several dims), or a constant `pad` (zero
 or another value) of one or two dims, or a gather by int64 indices: an
 embedding (a table's rows), an `index_select` or a `torch.gather` along
 any dim; an
@@ -65,21 +65,25 @@ class LayoutGrammar(Grammar):
         return b.permute(self.moved_operand(b, shape), dims)
 
     def slice(self, b, shape):
+        """A slice of 1-3 dims, each with an offset and a stride, as the
+        compiler renders a subscript: one slice per sliced dim, in dim
+        order, each over the result of the one before."""
         rng = self.rng
-        offsets, sizes, strides = [], [], []
-        moved = [rng.randrange(len(shape))]
-        for d, n in enumerate(shape):
-            if d not in moved:
-                offsets.append(0), sizes.append(n), strides.append(1)
-                continue
+        v = self.moved_operand(b, shape)
+        sliceable = [d for d, n in enumerate(shape) if n > 1]  # base_shape has one
+        moved = sorted(rng.sample(sliceable, min(len(sliceable), rng.choice((1, 1, 2, 3)))))
+        for d in moved:
+            n = v.shape[d]
             stride = rng.choice((1, 1, 2, 3))
             offset = rng.randrange(0, max(1, n // 3))
             most = (n - 1 - offset) // stride + 1
             size = rng.randint(max(1, most // 2), most)
             if (offset, size, stride) == (0, n, 1):
                 offset, size = 1, n - 1
-            offsets.append(offset), sizes.append(size), strides.append(stride)
-        return b.slice(self.moved_operand(b, shape), offsets, sizes, strides)
+            offsets, sizes, strides = [0] * v.rank, list(v.shape), [1] * v.rank
+            offsets[d], sizes[d], strides[d] = offset, size, stride
+            v = b.slice(v, offsets, sizes, strides)
+        return v
 
     def pad(self, b, shape):
         rng = self.rng
