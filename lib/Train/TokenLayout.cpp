@@ -3,6 +3,7 @@
 #include "dice/Train/TokenLayout.h"
 
 #include <algorithm>
+#include <numeric>
 
 namespace dice {
 
@@ -58,15 +59,18 @@ std::vector<std::vector<size_t>> packInOrder(const std::vector<int64_t> &slots,
 std::vector<std::vector<size_t>> packLongestFirst(const std::vector<int64_t> &slots,
                                                   int64_t capacity) {
   std::vector<std::vector<size_t>> rows = packInOrder(slots, capacity);
-  auto length = [&](const std::vector<size_t> &row) {
-    int64_t total = 0;
-    for (size_t i : row)
-      total += slots[i];
-    return total;
-  };
-  std::stable_sort(rows.begin(), rows.end(),
-                   [&](const auto &a, const auto &b) { return length(a) > length(b); });
-  return rows;
+  std::vector<int64_t> length(rows.size(), 0);
+  for (size_t r = 0; r < rows.size(); ++r)
+    for (size_t i : rows[r])
+      length[r] += slots[i];
+  std::vector<size_t> order(rows.size());
+  std::iota(order.begin(), order.end(), size_t(0));
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return length[a] > length[b]; });
+  std::vector<std::vector<size_t>> sorted;
+  for (size_t r : order)
+    sorted.push_back(std::move(rows[r]));
+  return sorted;
 }
 
 TrainingBatch makeBatch(const std::vector<TrainingRow> &rows, int64_t padId,

@@ -110,17 +110,18 @@ class NormalizationGrammar(Grammar):
         kept = (1, rows) + (1,) * len(spatial)
         dims = [0] + list(range(2, len(view)))
         half = v.dtype != "float32"
+
+        def spatial_mean(value, lo, hi):  # kept: a sum and a division by the count
+            total = b.reshape(b.reduce("sum", value, dims), kept)
+            return b.op("div", [total, b.scalar(count, value.dtype)], lo=lo, hi=hi)
+
         flat = b.reshape(v, view)
         x = b.op("to", [flat], dtype="float32", lo=v.lo, hi=v.hi) if half else flat
         wide = b.op("to", [x], dtype="float64", lo=v.lo, hi=v.hi)
-        mean64 = b.op("div", [b.reshape(b.reduce("sum", wide, dims), kept),
-                              b.scalar(count, "float64")], lo=v.lo, hi=v.hi)
-        dev = b.op("sub", [wide, mean64])
-        var = b.op("div", [b.reshape(b.reduce("sum", b.op("mul", [dev, dev]), dims), kept),
-                           b.scalar(count, "float64")], lo=0, hi=v.bound ** 2)
+        dev = b.op("sub", [wide, spatial_mean(wide, v.lo, v.hi)])
+        var = spatial_mean(b.op("mul", [dev, dev]), 0, v.bound ** 2)
         var = b.op("to", [var], dtype="float32", lo=0, hi=v.bound ** 2)
-        mean = b.op("div", [b.reshape(b.reduce("sum", x, dims), kept),
-                            b.scalar(count, "float32")], lo=v.lo, hi=v.hi)
+        mean = spatial_mean(x, v.lo, v.hi)
         eps = struct.unpack("f", struct.pack("f", rng.choice((1e-5, 1e-6, 1e-3))))[0]
         eps = b.full(eps, (1,) * len(view), "float32")
         inverse = b.op("rsqrt", [b.op("add", [var, eps])], lo=0.0, hi=1e3)
