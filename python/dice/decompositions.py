@@ -19,6 +19,13 @@ And one graph rewrite: torch's decompositions (group_norm's among them) emit
 `aten.as_strided` to reshape a contiguous tensor; torch-mlir's importer wants
 its sizes static, which a dynamic batch is not. A contiguous as_strided of a
 contiguous tensor is a view, and `views_for_as_strided` makes it one.
+
+And another: torch-mlir folds a comparison of a constant floating-point
+tensor with an integer (`torch.full(..., 2.0) > 1`, what
+`cosine_embedding_loss`'s `target == 1` becomes for a constant target)
+to the wrong truth value, and the program it gives computes something
+else. PyTorch compares in the tensor's dtype either way, so
+`float_scalars_for_comparisons` makes such an integer a float first.
 """
 
 import torch
@@ -167,5 +174,33 @@ def views_for_as_strided(graph_module):
             count += 1
     if count:
         graph_module.graph.lint()
+        graph_module.recompile()
+    return count
+
+
+COMPARISONS = (aten.eq.Scalar, aten.ne.Scalar, aten.lt.Scalar, aten.le.Scalar,
+               aten.gt.Scalar, aten.ge.Scalar)
+# Integers a double holds exactly: float(n) is n, so the comparison, made
+# in the tensor's dtype, rounds the same number as before.
+EXACT_IN_DOUBLE = 2 ** 53
+
+
+def float_scalars_for_comparisons(graph_module):
+    """Rewrites, in place, each comparison of a floating-point tensor with
+    a Python int (`aten.<cmp>.Scalar`) to compare with the same number as a
+    float; returns how many."""
+    count = 0
+    for node in graph_module.graph.nodes:
+        if node.op != "call_function" or node.target not in COMPARISONS or len(node.args) != 2:
+            continue
+        tensor, number = node.args
+        value = _value(tensor)
+        if not isinstance(value, torch.Tensor) or not value.dtype.is_floating_point:
+            continue
+        if type(number) is not int or abs(number) > EXACT_IN_DOUBLE:
+            continue
+        node.args = (tensor, float(number))
+        count += 1
+    if count:
         graph_module.recompile()
     return count

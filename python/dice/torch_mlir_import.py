@@ -84,7 +84,8 @@ def exported_program(module, inputs, decomposition_table=None, dynamic_shapes=No
     """`module` (an nn.Module, exported here, or an ExportedProgram)
     decomposed for torch-mlir: by `decomposition_table` (torch-mlir's
     default if None) with the project's additions, then with its contiguous
-    as_strided made views (dice.decompositions says why)."""
+    as_strided made views and its comparisons of floats with integers made
+    comparisons with floats (dice.decompositions says why)."""
     if isinstance(module, torch.export.ExportedProgram):
         program = module
     else:
@@ -92,6 +93,7 @@ def exported_program(module, inputs, decomposition_table=None, dynamic_shapes=No
                                       dynamic_shapes=dynamic_shapes, strict=strict)
     program = program.run_decompositions(decompositions.decomposition_table(decomposition_table))
     decompositions.views_for_as_strided(program.graph_module)
+    decompositions.float_scalars_for_comparisons(program.graph_module)
     return program
 
 

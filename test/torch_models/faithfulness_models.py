@@ -49,7 +49,25 @@ SINGLE_OPS = {
     "hardtanh": lambda: (nn.Hardtanh(-0.5, 0.5), (r(4, 64),)),
     "broadcast_mul_add": lambda: (Lambda(lambda a, b, c: a * b + c), (r(4, 8), r(8), r(4, 1))),
     "scale_exp": lambda: (Lambda(lambda x: torch.exp(x / 3.0)), (r(16, 16),)),
+    # A loss whose target is a constant: its `target == 1` compares a
+    # constant tensor with an integer, a mask torch-mlir folds.
+    "cosine_loss_constant_target": lambda: (
+        Lambda(lambda a, b: F.cosine_embedding_loss(a, b, torch.ones(a.shape[0]))),
+        (r(6, 12), r(6, 12))),
+    "constant_masks": lambda: (ConstantMasks(), (r(5, 7),)),
 }
+
+
+class ConstantMasks(nn.Module):
+    """Every comparison of a constant tensor with an integer, true and
+    false, each choosing between two branches of the input."""
+
+    def forward(self, x):
+        c = torch.full_like(x, 2.0)
+        for compare, n in ((torch.eq, 2), (torch.ne, 2), (torch.lt, 3), (torch.le, 1),
+                           (torch.gt, -1), (torch.ge, 3)):
+            x = torch.where(compare(c, n), x * 1.5, x - 0.25)
+        return x
 
 # ----------------------------------------------------------------- level 2
 
