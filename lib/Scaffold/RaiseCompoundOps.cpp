@@ -468,7 +468,9 @@ private:
     return elementwise("gelu_tanh", root, x);
   }
 
-  /// where(x > threshold, x, log1p(exp(x))): softplus with beta 1.
+  /// where(x > threshold, x, log1p(exp(x))): softplus with beta 1. The
+  /// comparison may read x widened to float64 (a float16 or bfloat16 input's
+  /// softplus, computed in float32, compares that way).
   std::optional<RefOp> softplus(int root) const {
     const RefOp *w = def(root);
     if (!w || w->fn != "where")
@@ -476,7 +478,9 @@ private:
     int x = w->args[1];
     std::optional<double> threshold;
     binary(w->args[0], "gt", [&](int a, int t) {
-      threshold = a == x ? constantOf(t) : std::nullopt;
+      std::optional<int> widened = unary(a, "to");
+      bool isX = a == x || (widened == x && type(a).dtype == DType::Float64);
+      threshold = isX ? constantOf(t) : std::nullopt;
       return threshold.has_value();
     });
     std::optional<int> e = unary(w->args[2], "log1p");

@@ -12,12 +12,13 @@ Needs g++ and CUDA's half and bfloat16 headers (host-capable), not nvcc.
 """
 
 import ctypes
+import re
 import subprocess
 from pathlib import Path
 
 import torch
 
-from dice.corpus.cuda_common import DTYPES, definition_head
+from dice.corpus.cuda_common import DTYPES, definition_head, parameters
 
 CUDA_INCLUDE = Path("/usr/local/cuda/include")
 
@@ -100,6 +101,11 @@ template <typename T> T __shfl_down_sync(unsigned, T v, int offset) {
   return out;
 }
 static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+// An untyped pointer that becomes whatever pointer a kernel parameter is.
+struct AnyPtr {
+  void *p;
+  template <typename T> operator T *() const { return static_cast<T *>(p); }
+};
 template <typename F> void host_launch(HostDim grid, HostDim block, F kernel) {
   using namespace host;
   gridDim = grid;
@@ -175,7 +181,9 @@ def host_unit(index, row):
         return (f"host_launch({{{', '.join(map(str, grid))}}}, "
                 f"{{{', '.join(map(str, block))}}}, [&] {{ k{index}::{call}; }});")
 
-    if "reduce_kernel" in body:
+    if "reduce_stage0" in body:
+        run = staged_run(source, row, launch)
+    elif "reduce_kernel" in body:
         run = launch(f"reduce_kernel({a})", grid=(3, 1, 1))
     elif "matmul_kernel" in body:  # the launch dice_forward makes
         (mm,) = [op for op in program["ops"] if op["fn"] == "matmul"]
@@ -197,6 +205,49 @@ def host_unit(index, row):
                     f'{launch(f"fused_kernel_vec4({a})")} '
                     f'{launch(f"fused_kernel({a}, {numel // 4 * 4})")} }}')
     return "\n".join(unit)
+
+
+# What dice_forward of a staged reduction does: allocate buffers, launch.
+BUFFER = re.compile(r"auto (w\d+) = torch::empty\(\{([\d, ]*)\}, .*\.dtype\((at::k\w+)\)\);")
+STAGE = re.compile(r"(reduce_stage\d+)<<<.*>>>\((.*)\);")
+DATA_PTR = re.compile(r"\b(\w+)\.data_ptr")
+ELEMENT_SIZE = {"at::kFloat": 4, "at::kHalf": 2, "at::kBFloat16": 2, "at::kDouble": 8,
+                "at::kLong": 8}
+
+
+def staged_run(source, row, launch):
+    """The body of run_<i> for kernels in stages: dice_forward's buffers
+    allocated as it allocates them, and its launches in its order, each
+    pointer argument (an input, a result, a buffer) mapped to its memory."""
+    host = source[source.index(definition_head(row["signature"])):]
+    n_in = len(row["program"]["inputs"])
+    where = {name: f"p[{k}]" for k, name in enumerate(parameters(row["signature"]))}
+    where.update({f"y{j}": f"p[{n_in + j}]" for j in range(len(row["program"]["outputs"]))})
+    lines = []
+    for name, dims, kind in BUFFER.findall(host):
+        numel = 1
+        for d in dims.split(","):
+            numel *= int(d) if d.strip() else 1
+        lines.append(f"std::vector<unsigned char> {name}_bytes({numel * ELEMENT_SIZE[kind]}); "
+                     f"void *{name}_p = {name}_bytes.data();")
+        where[name] = f"{name}_p"
+    for kernel, args in STAGE.findall(host):
+        names = [DATA_PTR.search(a).group(1) for a in split_arguments(args)]
+        pointers = [f"AnyPtr{{{where[name]}}}" for name in names]
+        lines.append(launch(f"{kernel}({', '.join(pointers)})", grid=(3, 1, 1)))
+    return " ".join(lines)
+
+
+def split_arguments(args):
+    """A call's arguments, split at the commas outside parentheses and <>."""
+    out, depth, start = [], 0, 0
+    for i, c in enumerate(args):
+        depth += c in "(<"
+        depth -= c in ")>"
+        if c == "," and depth == 0:
+            out.append(args[start:i].strip())
+            start = i + 1
+    return out + [args[start:].strip()]
 
 
 def build(rows, workdir):

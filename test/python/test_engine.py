@@ -18,6 +18,8 @@ from build_tree import BIN
 from dice.corpus.cuda_common import hole
 from dice.engine.convolution import KINDS as CONVOLUTIONS, ConvolutionGrammar
 from dice.engine.elementwise import UNARY, Grammar, _range
+from dice.engine.emit_reduction import lower_norms
+from dice.engine.emit_stages import reduction_stages
 from dice.engine.generate import (FAMILIES, HELDOUT_PAIRS, HELDOUT_PRIMITIVES, SFT_FIELDS,
                                   SPLITS, chunk_rows, class_of, generate, scaffold)
 from dice.engine.layout import KINDS as MOVES, LayoutGrammar
@@ -260,6 +262,58 @@ def test_gathers_are_the_compilers(gather_rows):
 def test_gather_kernels_compute_the_reference_program(gather_rows, tmp_path):
     """A gather's kernel reads the source element its indices name."""
     assert_each_agrees_on_host(gather_rows, "layout", tmp_path)
+
+
+@pytest.fixture(scope="module")
+def staged_rows():
+    """Small reductions of a reduction's result (two kernels and a buffer
+    between them): every dtype, each kind of second reduction."""
+    grammar = ReductionGrammar(random.Random(41), exclude=LOSSES)
+
+    def form(program, used):
+        if len(reduction_stages(lower_norms(program))) < 2 or not small(
+                program["inputs"][0]["shape"]):
+            return None
+        last = [u for u in used if u in REDUCTIONS][-1]
+        return program["inputs"][0]["dtype"], last
+
+    drawn = sample_forms(grammar.draw, 18, form, per_form=1)
+    return engine_rows(drawn, "staged", "reduction")
+
+
+def test_staged_reductions_are_the_compilers(staged_rows):
+    assert_the_compilers(staged_rows)
+
+
+def test_staged_kernels_compute_the_reference_program(staged_rows, tmp_path):
+    """Each stage a kernel: the first stores its results in buffers of
+    their own shape, the second reads them where it needs them."""
+    assert all("reduce_stage1" in r["middle"] and "auto w0 = torch::empty" in r["middle"]
+               for r in staged_rows)
+    assert_each_agrees_on_host(staged_rows, "reduction", tmp_path)
+
+
+def test_reductions_fall_into_stages_by_shape_dims_and_order():
+    """A reduction joins the stage of its operand's shape and dims, after
+    every stage it reads: a softmax's max and sum share one, the sum over
+    the rows of its result another, and a sum of the input over all dims
+    that reads no reduction a third of its own."""
+    x = {"shape": [4, 6], "dtype": "float32"}
+
+    def op(fn, args, shape, dims=None):
+        return {"fn": fn, "args": args, "type": {"shape": shape, "dtype": "float32"},
+                **({"ints": {"dims": dims}} if dims is not None else {})}
+
+    program = {"inputs": [x], "ops": [
+        op("amax", [0], [4], [1]),                  # 1
+        op("reshape", [1], [4, 1]),                 # 2
+        op("sub", [0, 2], [4, 6]),                  # 3
+        op("sum", [3], [4], [1]),                   # 4: reads 1, same key: stage 0
+        op("sum", [4], [], [0]),                    # 5: reads 4: stage 1
+        op("sum", [0], [], [0, 1]),                 # 6: reads none, its own key: stage 2
+        op("add", [5, 6], []),                      # 7
+    ], "outputs": [7]}
+    assert reduction_stages(program) == [[1, 4], [5], [6]]
 
 
 def assert_the_compilers(rows):

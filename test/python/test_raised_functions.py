@@ -81,6 +81,10 @@ CASES = {
     "silu_by_hand": (Lambda(lambda x: x * torch.sigmoid(x)), [(6, 11)], ["silu"]),
     "softplus": (Lambda(F.softplus), [(5, 12)], ["softplus"]),
     "mish": (Lambda(F.mish), [(5, 12)], ["mish"]),
+    # Half precision: computed in float32 between two casts, the threshold
+    # compared in float64.
+    "mish_half": (Lambda(F.mish), [(5, 12)], ["mish"], torch.float16),
+    "softplus_bfloat16": (Lambda(F.softplus), [(5, 12)], ["softplus"], torch.bfloat16),
     "hardsigmoid": (Lambda(F.hardsigmoid), [(5, 12)], ["hardsigmoid"]),
     "hardswish": (Lambda(F.hardswish), [(5, 12)], ["hardswish"]),
     "leaky_relu": (nn.LeakyReLU(), [(5, 12)], ["leaky_relu"]),
@@ -138,19 +142,20 @@ def compounds(plan):
 @pytest.fixture(scope="module", params=sorted(CASES))
 def exported(request, tmp_path_factory):
     name = request.param
-    module, shapes, want = CASES[name]
+    module, shapes, want, *dtype = CASES[name]
+    dtype = dtype[0] if dtype else torch.float32
     torch.manual_seed(0)
     module.eval()
-    example = [torch.randn(s) for s in shapes]
+    example = [torch.randn(s, dtype=dtype) for s in shapes]
     path = tmp_path_factory.mktemp(name) / f"{name}.mlir"
     path.write_text(export_linalg_on_tensors(module, example, func_name=name))
-    return name, module, shapes, want, path
+    return name, module, shapes, want, dtype, path
 
 
 @pytest.mark.parametrize("granularity", ["fusion", "function"])
 def test_compound_functions_come_back_and_compute_the_function(exported, granularity,
                                                                tmp_path):
-    name, module, shapes, want, source = exported
+    name, module, shapes, want, dtype, source = exported
     outlined = tool("dice-opt", source, f"--dice-outline=granularity={granularity}",
                     "--dice-scaffold")
     plan_text = tool("dice-plan", stdin=outlined)
@@ -159,7 +164,7 @@ def test_compound_functions_come_back_and_compute_the_function(exported, granula
     plan_path = tmp_path / "plan.json"
     plan_path.write_text(plan_text)
     g = torch.Generator().manual_seed(7)
-    inputs = [torch.randn(s, generator=g) * 3 for s in shapes]
+    inputs = [(torch.randn(s, generator=g) * 3).to(dtype) for s in shapes]
     with torch.no_grad():
         expected = module(*inputs)
     for backend, outputs in (("python", run_plan(plan, inputs)),
@@ -194,7 +199,7 @@ ELEMENTARY = ("sigmoid", "erf", "tanh", "where", "log1p", "exp", "expm1", "clamp
 def test_the_prompt_carries_the_math_of_each_function(exported):
     """The comment of every compound elementwise call computes what torch's
     function computes (torch is the oracle), far into both tails."""
-    name, module, shapes, want, source = exported
+    name, module, shapes, want, dtype, source = exported
     outlined = tool("dice-opt", source, "--dice-outline=granularity=function", "--dice-scaffold")
     plan = json.loads(tool("dice-plan", stdin=outlined))
     python = "".join(step.get("python", "") for step in plan["steps"])

@@ -195,15 +195,18 @@ class ValueEmitter:
     the shared part of the emitters whose kernels index the program's
     values (reductions, matmuls, pools). `leaves` maps the values a kernel
     computes itself (a reduction's result, a matmul's accumulator) to the
-    C expression holding them."""
+    C expression holding them; `loaded` maps the values an earlier kernel
+    stored (a reduction of an earlier stage) to the buffer holding them,
+    read like an input."""
 
-    def __init__(self, program):
+    def __init__(self, program, loaded=None):
         self.p = program
         self.n_in = len(program["inputs"])
         self.types = list(program["inputs"]) + [op["type"] for op in program["ops"]]
         if any(not isinstance(s, int) for t in self.types for s in t["shape"]):
             raise Unsupported("dynamic sizes")
         self.leaves = {}
+        self.loaded = dict(loaded or {})
         self.new_scope()
 
     def new_scope(self):
@@ -292,9 +295,11 @@ class ValueEmitter:
             return self.padded(v, coords)
         if v >= self.n_in and self.op(v)["fn"] == "cat":
             return self.concatenated(v, coords)
-        if v < self.n_in:
+        if v < self.n_in or v in self.loaded:
             dtype = self.types[v]["dtype"]
-            expr = DTYPES[dtype].load.format(f"x{v}[{_linear(coords, self.shape(v))}]")
+            buffer = self.loaded.get(v, f"x{v}")
+            load = DTYPES[dtype].load if dtype in DTYPES else "{}"
+            expr = load.format(f"{buffer}[{_linear(coords, self.shape(v))}]")
         else:
             expr = self.expression(v, coords)
         if v in self.leaves:
@@ -427,10 +432,13 @@ class ValueEmitter:
 
 
 class _Emitter(ValueEmitter):
-    def __init__(self, program):
-        super().__init__(program)
-        self.reductions = [self.n_in + i for i, op in enumerate(program["ops"])
-                           if op["fn"] in REDUCING]
+    """The kernel of the program's reductions, or of `reductions` (a
+    stage, emit_stages) with `loaded` those of earlier stages."""
+
+    def __init__(self, program, reductions=None, loaded=None):
+        super().__init__(program, loaded)
+        self.reductions = reductions if reductions is not None else [
+            self.n_in + i for i, op in enumerate(program["ops"]) if op["fn"] in REDUCING]
         if not self.reductions:
             raise Unsupported("no reduction")
         self.leaves = {v: f"red{j}" for j, v in enumerate(self.reductions)}
@@ -516,19 +524,23 @@ class _Emitter(ValueEmitter):
         out.append(f"    const {self.c_type(v)} red{j} = {result};")
         return out
 
-    def kernel(self, in_params, out_params):
+    def kernel(self, in_params, out_params, kernel_name="reduce_kernel", outputs=None,
+               out_names=None):
+        """The kernel `kernel_name` storing `outputs` (the program's by default)
+        to `out_names` (y0..)."""
         body = []
         for j, v in enumerate(self.reductions):
             body += self.reduction_code(j, v)
-        outputs = self.p["outputs"]
-        for slot, o in enumerate(outputs):
+        outputs = self.p["outputs"] if outputs is None else outputs
+        out_names = out_names or [f"y{slot}" for slot in range(len(outputs))]
+        for target, o in zip(out_names, outputs):
             dtype = self.types[o]["dtype"]
             store = DTYPES[dtype].store if dtype in DTYPES else "{}"
             if list(self.shape(o)) == list(self.full):
                 coords = self.full_coords("r")
-                body.append(f"    // result {slot}: the full shape")
+                body.append(f"    // {target}: the full shape")
                 body += self.loop(lambda r: [
-                    f"y{slot}[{_linear(coords, self.full)}] = "
+                    f"{target}[{_linear(coords, self.full)}] = "
                     f"{store.format(self.value(o, coords))};"])
             elif math.prod(self.shape(o)) == math.prod(self.full):
                 # The full shape viewed otherwise: the same elements in the
@@ -539,22 +551,22 @@ class _Emitter(ValueEmitter):
                 full = self.full_coords("r")
                 coords = merged_coords(full, self.full, self.shape(o)) or \
                     _unravel(_linear(full, self.full), self.shape(o))
-                body.append(f"    // result {slot}: the full shape, viewed as "
+                body.append(f"    // {target}: the full shape, viewed as "
                             f"{list(self.shape(o))}")
                 body += self.loop(lambda r: [
-                    f"y{slot}[{_linear(coords, self.shape(o))}] = "
+                    f"{target}[{_linear(coords, self.shape(o))}] = "
                     f"{store.format(self.value(o, coords))};"])
             else:
                 self.new_scope()
                 name = self.value(o, self.out_coords(o))
-                body.append(f"    // result {slot}: the reduced shape, by the first thread")
+                body.append(f"    // {target}: the reduced shape, by the first thread")
                 body.append("    if (threadIdx.x == 0) {")
                 body += [f"      {line}" for line in self.lines]
-                body.append(f"      y{slot}[k] = {store.format(name)};")
+                body.append(f"      {target}[k] = {store.format(name)};")
                 body.append("    }")
         return "\n".join(
             ["// One block a kept index; its threads stride over the reduced elements.",
-             f"__global__ void reduce_kernel({', '.join(in_params + out_params)}) {{",
+             f"__global__ void {kernel_name}({', '.join(in_params + out_params)}) {{",
              f"  for (int64_t k = blockIdx.x; k < {self.kept_c}; k += gridDim.x) {{"]
             + body + ["  }", "}", ""])
 

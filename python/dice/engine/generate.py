@@ -39,7 +39,7 @@ import torch
 
 from dice.corpus.cuda_common import hole
 from dice.engine import (emit_conv, emit_elementwise, emit_layout, emit_matmul, emit_pool,
-                         emit_reduction)
+                         emit_stages)
 from dice.engine.convolution import KINDS as CONVOLUTIONS, ConvolutionGrammar
 from dice.engine.degenerate import degenerate_result
 from dice.engine.elementwise import UNARY, Grammar
@@ -79,12 +79,12 @@ def emit_normalization(program, signature):
     norm in eval mode reads them, so it is one elementwise pass."""
     if all(op["fn"] in emit_elementwise.ELEMENTWISE for op in program["ops"]):
         return emit_elementwise.emit(program, signature)
-    return emit_reduction.emit(program, signature)
+    return emit_stages.emit(program, signature)
 
 
 # The program families: their grammar, their emitter, and their share of draws.
 FAMILIES = {"elementwise": (Grammar, emit_elementwise.emit, 0.33),
-            "reduction": (ReductionGrammar, emit_reduction.emit, 0.18),
+            "reduction": (ReductionGrammar, emit_stages.emit, 0.18),
             "normalization": (NormalizationGrammar, emit_normalization, 0.12),
             "matmul": (MatmulGrammar, emit_matmul.emit, 0.12),
             "pooling": (PoolingGrammar, emit_pool.emit, 0.08),

@@ -2,7 +2,8 @@
 full-shape value, one reduction over any dims (sum, mean, amax, amin,
 prod, logsumexp, var, std, argmax, argmin), keepdim or not, and an
 elementwise epilogue (0-2 productions) on the result, which with keepdim
-may combine with the full-shape value again (`x - x.amax(-1, keepdim=True)`);
+may combine with the full-shape value again (`x - x.amax(-1, keepdim=True)`)
+or be reduced again over its own dims (`x.pow(2).sum(-1).sqrt().amax()`);
 or a loss of a prediction (after 0-1 productions) against a target
 (MSE, L1, smooth L1, Huber, KL divergence, soft margin) over every element,
 and an epilogue (0-1 productions) on it.
@@ -28,6 +29,9 @@ LOSSES = ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "soft
 # Losses whose terms grow too fast for a half-precision sum: float32 only.
 FLOAT32_LOSSES = ("kl_div", "soft_margin_loss")
 LOSS_SHARE = 0.25
+# Reductions whose result is reduced again, over its own dims.
+SECOND_SHARE = 0.25
+SECOND_EXCLUDED = ("var", "std", "argmax", "argmin")
 
 
 def holds_exactly(value, dtype):
@@ -225,9 +229,32 @@ class ReductionGrammar(Grammar):
             for _ in range(rng.choice((0, 0, 1, 2))):
                 r = self.unary(b, r) if rng.random() < 0.6 else self.binary(b, r, reduced)
                 reduced.append(r)
-            if keepdim and rng.random() < 0.5:
+            if any(s > 1 for s in r.shape) and rng.random() < SECOND_SHARE:
+                r = self.second_reduction(b, r)
+            elif keepdim and rng.random() < 0.5:
                 r = self.broadcast_back(b, v, r)
         return b.build([r]), [u for u in self.used if u != "scale"]
+
+    def second_reduction(self, b, r):
+        """A reduction of the first one's result over its own dims (a row's
+        norm, then the largest over the batch), and 0-1 productions after."""
+        rng = self.rng
+        # Not an argmax: a rounded sum ties where PyTorch's order of adding breaks
+        # the tie otherwise.
+        kind = rng.choice([k for k in self.reductions if k not in SECOND_EXCLUDED] or ["sum"])
+        dims = self.draw_dims(r.shape, kind)
+        extent = math.prod(r.shape[d] for d in dims)
+        if kind == "prod" and extent > 16:
+            kind = "sum"
+        if kind == "mean" and not holds_exactly(float(extent), r.dtype):
+            kind = "sum"
+        v = self.guard(b, kind, r, extent)
+        self.used.append(kind)
+        r = self.reduce(b, kind, v, dims, keepdim=False)
+        if kind not in ("argmax", "argmin") and rng.random() < 0.4:
+            self.shape = r.shape
+            r = self.unary(b, r)
+        return r
 
     def broadcast_back(self, b, v, r):
         """The full-shape value combined with the kept result: x - max,
