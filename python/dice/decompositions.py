@@ -25,7 +25,9 @@ tensor with an integer (`torch.full(..., 2.0) > 1`, what
 `cosine_embedding_loss`'s `target == 1` becomes for a constant target)
 to the wrong truth value, and the program it gives computes something
 else. PyTorch compares in the tensor's dtype either way, so
-`float_scalars_for_comparisons` makes such an integer a float first.
+`float_scalars_for_comparisons` makes such an integer a float first. Only
+there: a comparison with a float lowers otherwise (through float64), and a
+tensor computed from the inputs is never folded.
 """
 
 import torch
@@ -185,11 +187,42 @@ COMPARISONS = (aten.eq.Scalar, aten.ne.Scalar, aten.lt.Scalar, aten.le.Scalar,
 EXACT_IN_DOUBLE = 2 ** 53
 
 
-def float_scalars_for_comparisons(graph_module):
-    """Rewrites, in place, each comparison of a floating-point tensor with
-    a Python int (`aten.<cmp>.Scalar`) to compare with the same number as a
-    float; returns how many."""
-    count = 0
+# Ops whose values do not depend on their tensor operand's values.
+SHAPE_ONLY = (aten.full_like.default, aten.zeros_like.default, aten.ones_like.default,
+              aten.empty_like.default, aten.new_full.default, aten.new_zeros.default,
+              aten.new_ones.default, aten.new_empty.default)
+
+
+def _constant(node, user_inputs, known):
+    """Whether FX `node` is computed from none of `user_inputs` (names of
+    placeholders; the others are weights and constants, which torch-mlir
+    imports as literals), transitively; `known` memoizes."""
+    stack = [node]
+    while stack:
+        n = stack[-1]
+        if n in known:
+            stack.pop()
+            continue
+        if n.op == "placeholder" or n.target in SHAPE_ONLY:
+            known[n] = n.op != "placeholder" or n.name not in user_inputs
+            stack.pop()
+            continue
+        pending = [a for a in n.all_input_nodes if a not in known]
+        if pending:
+            stack.extend(pending)
+            continue
+        known[n] = all(known[a] for a in n.all_input_nodes)
+        stack.pop()
+    return known[node]
+
+
+def float_scalars_for_comparisons(program):
+    """Rewrites, in place, each comparison of a constant floating-point
+    tensor with a Python int (`aten.<cmp>.Scalar`) in ExportedProgram
+    `program` to compare with the same number as a float; returns how many."""
+    graph_module = program.graph_module
+    user_inputs = set(program.graph_signature.user_inputs)
+    count, known = 0, {}
     for node in graph_module.graph.nodes:
         if node.op != "call_function" or node.target not in COMPARISONS or len(node.args) != 2:
             continue
@@ -198,6 +231,8 @@ def float_scalars_for_comparisons(graph_module):
         if not isinstance(value, torch.Tensor) or not value.dtype.is_floating_point:
             continue
         if type(number) is not int or abs(number) > EXACT_IN_DOUBLE:
+            continue
+        if not isinstance(tensor, torch.fx.Node) or not _constant(tensor, user_inputs, known):
             continue
         node.args = (tensor, float(number))
         count += 1

@@ -93,7 +93,7 @@ def exported_program(module, inputs, decomposition_table=None, dynamic_shapes=No
                                       dynamic_shapes=dynamic_shapes, strict=strict)
     program = program.run_decompositions(decompositions.decomposition_table(decomposition_table))
     decompositions.views_for_as_strided(program.graph_module)
-    decompositions.float_scalars_for_comparisons(program.graph_module)
+    decompositions.float_scalars_for_comparisons(program)
     return program
 
 

@@ -293,6 +293,35 @@ def test_staged_kernels_compute_the_reference_program(staged_rows, tmp_path):
     assert_each_agrees_on_host(staged_rows, "reduction", tmp_path)
 
 
+@pytest.fixture(scope="module")
+def cross_entropy_rows():
+    """Small cross entropies of every dtype, mean and sum, with and without
+    a prologue and an epilogue."""
+    grammar = ReductionGrammar(random.Random(43))
+
+    def draw():
+        grammar.used = []
+        return grammar.draw_cross_entropy()
+
+    drawn = sample_forms(draw, 12, lambda program, used: small(
+        program["inputs"][1]["shape"]) and (program["inputs"][1]["dtype"], len(used),
+                                            any(op["fn"] == "div" for op in program["ops"])))
+    return engine_rows(drawn, "cross-entropy", "reduction")
+
+
+def test_cross_entropies_are_the_compilers(cross_entropy_rows):
+    """F.cross_entropy as the compiler renders its printed program: the
+    log-softmax gathered at the targets, the ignore index masked."""
+    assert all("torch.log_softmax(" in r["reference"] and "-100" in r["reference"]
+               for r in cross_entropy_rows)
+    assert_the_compilers(cross_entropy_rows)
+
+
+def test_cross_entropy_kernels_compute_the_reference_program(cross_entropy_rows, tmp_path):
+    assert all("reduce_stage1" in r["middle"] for r in cross_entropy_rows)
+    assert_each_agrees_on_host(cross_entropy_rows, "reduction", tmp_path)
+
+
 def test_reductions_fall_into_stages_by_shape_dims_and_order():
     """A reduction joins the stage of its operand's shape and dims, after
     every stage it reads: a softmax's max and sum share one, the sum over

@@ -25,7 +25,8 @@ REDUCTIONS = ("sum", "mean", "amax", "amin", "prod", "logsumexp", "var", "std", 
 # Losses of a prediction against a target, each an elementwise term summed
 # over every element (reduction "sum"), then divided by the count ("mean")
 # or, for kl_div, by the batch ("batchmean").
-LOSSES = ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "soft_margin_loss")
+LOSSES = ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "soft_margin_loss",
+          "cross_entropy")
 # Losses whose terms grow too fast for a half-precision sum: float32 only.
 FLOAT32_LOSSES = ("kl_div", "soft_margin_loss")
 LOSS_SHARE = 0.25
@@ -117,9 +118,57 @@ class ReductionGrammar(Grammar):
             return total
         return b.op("div", [total, b.scalar(count, pred.dtype)], lo=term.lo, hi=term.hi)
 
+    def cross_entropy(self, b, logits):
+        """F.cross_entropy(logits, target) of [N, C] logits and a new input
+        of N class indices, as the compiler renders it: the log-softmax over
+        the classes gathered at each row's target, targets equal to the
+        ignore index (-100) masked out, then the sum, or the mean over the
+        targets kept. Made of two stages of reductions: over each row, then
+        over the rows."""
+        n, c = logits.shape
+        dtype = logits.dtype
+        if dtype != "float32":  # the half-precision sum of N terms stays finite
+            logits = self.squash(b, logits, min(self.limit(logits), 15000.0 / n))
+        target = b.input((n,), "int64", lo=0, hi=c - 1)
+        log_p = b.op("log_softmax", [logits], lo=-2 * logits.bound - math.log(c), hi=0.0,
+                     ints={"dim": [1]})
+        kept = b.op("ne", [target, b.scalar(-100, "int64")], dtype="bool")
+        safe = b.op("where", [kept, target, b.full(0, (1,), "int64")], lo=0, hi=c - 1)
+        row = b.arange((n, 1), 0)
+        picked = b.index(log_p, [row, b.reshape(safe, (n, 1))])
+        nll = b.op("neg", [b.reshape(picked, (n,))], lo=0, hi=-log_p.lo)
+        masked = b.op("where", [kept, nll, b.full(0.0, (1,), dtype)], lo=0, hi=nll.hi)
+        if self.rng.random() < 0.25:  # reduction="sum"
+            return b.reduce("sum", masked, [0], lo=0, hi=nll.hi * n)
+        count = b.reduce("sum", b.op("to", [kept], dtype="int64", lo=0, hi=1), [0], lo=0, hi=n)
+        count = b.op("to", [count], dtype=dtype, lo=0, hi=n)
+        total = b.reduce("sum", masked, [0], lo=0, hi=nll.hi * n)
+        return b.op("div", [total, count], lo=0, hi=nll.hi)
+
+    def draw_cross_entropy(self):
+        rng = self.rng
+        self.dtype = self.compute_dtype = rng.choice(FLOATS + ("float32",))
+        while True:
+            shape = draw_shape(rng)
+            if len(shape) >= 2 and shape[1] > 1:
+                break
+        self.shape = shape = (shape[0], math.prod(shape[1:]))
+        b = ProgramBuilder()
+        v = self.new_input(b, shape)
+        if rng.random() < 0.3:
+            v = self.unary(b, v)
+        self.used += ["cross_entropy", "log_softmax"]
+        r = self.cross_entropy(b, v)
+        self.shape = ()
+        if rng.random() < 0.3:
+            r = self.unary(b, r)
+        return b.build([r]), [u for u in self.used if u != "scale"]
+
     def draw_loss(self):
         rng = self.rng
         kind = rng.choice(self.losses)
+        if kind == "cross_entropy":
+            return self.draw_cross_entropy()
         self.dtype = self.compute_dtype = "float32" if kind in FLOAT32_LOSSES else \
             rng.choice(FLOATS + ("float32",))
         for _ in range(100):
