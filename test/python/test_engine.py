@@ -27,6 +27,7 @@ from dice.engine.matmul import FORMS, MatmulGrammar
 from dice.engine.normalization import NORMS, NormalizationGrammar
 from dice.engine.pooling import PoolingGrammar
 from dice.engine.program import FLOATS, index_bounds, output_type
+from dice.engine.losses import ELEMENTWISE_LOSSES, ROW_LOSSES
 from dice.engine.reduction import LOSSES, REDUCTIONS, ReductionGrammar
 from dice.engine.sample import emitter_of
 from dice.engine.shapes import broadcast_pattern
@@ -294,32 +295,39 @@ def test_staged_kernels_compute_the_reference_program(staged_rows, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def cross_entropy_rows():
-    """Small cross entropies of every dtype, mean and sum, with and without
-    a prologue and an epilogue."""
+def row_loss_rows():
+    """Small losses of the kinds that reduce rows first (cross entropy,
+    cosine embedding, triplet margin) and the hinge embedding loss: every
+    dtype, with and without a prologue and an epilogue."""
     grammar = ReductionGrammar(random.Random(43))
 
-    def draw():
-        grammar.used = []
-        return grammar.draw_cross_entropy()
+    def drawer(kind):
+        def draw():
+            grammar.used, grammar.losses = [], [kind]
+            return grammar.draw_loss()
+        return draw
 
-    drawn = sample_forms(draw, 12, lambda program, used: small(
-        program["inputs"][1]["shape"]) and (program["inputs"][1]["dtype"], len(used),
-                                            any(op["fn"] == "div" for op in program["ops"])))
-    return engine_rows(drawn, "cross-entropy", "reduction")
-
-
-def test_cross_entropies_are_the_compilers(cross_entropy_rows):
-    """F.cross_entropy as the compiler renders its printed program: the
-    log-softmax gathered at the targets, the ignore index masked."""
-    assert all("torch.log_softmax(" in r["reference"] and "-100" in r["reference"]
-               for r in cross_entropy_rows)
-    assert_the_compilers(cross_entropy_rows)
+    drawn = []
+    for kind in ROW_LOSSES + ("hinge_embedding_loss",):
+        drawn += sample_forms(drawer(kind), 6, lambda program, used: all(
+            small(i["shape"]) for i in program["inputs"]) and (
+                program["inputs"][-1]["dtype"], len(used), len(program["ops"])), per_form=1)
+    return engine_rows(drawn, "loss", "reduction")
 
 
-def test_cross_entropy_kernels_compute_the_reference_program(cross_entropy_rows, tmp_path):
-    assert all("reduce_stage1" in r["middle"] for r in cross_entropy_rows)
-    assert_each_agrees_on_host(cross_entropy_rows, "reduction", tmp_path)
+def test_row_losses_are_the_compilers(row_loss_rows):
+    """Each loss as the compiler renders its printed program: a cross
+    entropy's log-softmax gathered at the targets, a clamp as a float64
+    comparison and a select, an eps as the dtype holds it."""
+    assert sum("torch.log_softmax(" in r["reference"] for r in row_loss_rows) == 6
+    assert_the_compilers(row_loss_rows)
+
+
+def test_row_loss_kernels_compute_the_reference_program(row_loss_rows, tmp_path):
+    """The row losses in two stages (rows, then the rows' terms), the
+    hinge loss in one."""
+    assert sum("reduce_stage1" in r["middle"] for r in row_loss_rows) == 18
+    assert_each_agrees_on_host(row_loss_rows, "reduction", tmp_path)
 
 
 def test_reductions_fall_into_stages_by_shape_dims_and_order():
@@ -477,10 +485,11 @@ def test_the_grammar_covers_its_classes():
 
 def test_the_reduction_grammar_covers_its_classes():
     grammar = ReductionGrammar(random.Random(0))
-    used, keepdim, multi = Counter(), 0, 0
+    used, keepdim, multi, stages = Counter(), 0, 0, Counter()
     for _ in range(1500):
         program, productions = grammar.draw()
         used.update(productions)
+        stages[len(reduction_stages(lower_norms(program)))] += 1
         reducing = [op for op in program["ops"] if op["fn"] in REDUCTIONS]
         out = output_type(program)["shape"]
         keepdim += len(out) == len(program["inputs"][0]["shape"]) and \
@@ -489,16 +498,17 @@ def test_the_reduction_grammar_covers_its_classes():
     assert set(REDUCTIONS) <= set(used) and set(LOSSES) <= set(used)
     assert used["broadcast_back"] > 50
     assert keepdim > 100 and multi > 50, (keepdim, multi)
+    assert stages[2] > 150, stages  # second reductions and the row losses
 
 
 @pytest.fixture(scope="module")
 def loss_rows():
-    """Small losses: every kind in every dtype it is drawn in, as rows
-    with their kernels."""
+    """Small losses over every element: every kind in every dtype it is
+    drawn in, as rows with their kernels."""
     grammar = ReductionGrammar(random.Random(29))
 
     def form(program, used):
-        kind = next((u for u in used if u in LOSSES), None)
+        kind = next((u for u in used if u in ELEMENTWISE_LOSSES), None)
         if kind and small(program["inputs"][0]["shape"]):
             return kind, program["inputs"][0]["dtype"]
         return None

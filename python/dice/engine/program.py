@@ -261,9 +261,12 @@ class ProgramBuilder:
         return self._add("index", (source.key,) + tuple(i.key for i in indices), shape,
                          source.dtype, {}, source.lo, source.hi, source.exact)
 
-    def reshape(self, value, shape):
+    def reshape(self, value, shape, shared=True):
+        """`value.reshape(shape)`; not `shared`: a reshape of its own even
+        where an equal one exists (the compiler lifts a 0-d operand once
+        for each op that reads it)."""
         return self._add("reshape", (value.key,), tuple(shape), value.dtype, {}, value.lo,
-                         value.hi, value.exact)
+                         value.hi, value.exact, shared=shared)
 
     # Each op lifts its lower-rank operands with a reshape of its own, as
     # torch-mlir does. A grammar sets this to a channel count where the
