@@ -32,6 +32,9 @@ LOSSES = ELEMENTWISE_LOSSES + ROW_LOSSES
 FLOAT32_LOSSES = ("kl_div", "soft_margin_loss")
 # A half-precision sum of this many units stays finite (65504 the largest).
 HALF_SUM = 15000.0
+# Hinge and triplet margins: 1 the default; a small one keeps the loss of
+# inputs scaled down for a half-precision sum from being the margin alone.
+MARGINS = (1.0, 1.0, 0.5, 2.0, 0.125, 0.125)
 
 
 def holds_exactly(value, dtype):
@@ -135,7 +138,9 @@ class LossGrammar:
         limit = {"mse_loss": math.sqrt(per_element) / 2}.get(kind, per_element / 4)
         pred = self.squash(b, pred, min(limit, self.limit(pred)))
         target = self.new_input(b, shape)
-        if kind != "hinge_embedding_loss":  # its target is only compared with +-1
+        if kind == "hinge_embedding_loss":  # labels: a random input is never +-1
+            target = self.unary(b, target, "sign")
+        else:
             target = self.squash(b, target, min(limit, self.limit(pred)))
         term = self.loss_term(b, kind, pred, target)
         total = b.reduce("sum", term, range(len(shape)), lo=term.lo * extent,
@@ -180,7 +185,7 @@ class LossGrammar:
     def hinge_term(self, b, x, target):
         """F.hinge_embedding_loss's term: `x` where the target is not 1,
         `clamp(margin - x, min=0)` where it is not -1, summed."""
-        margin = self.rng.choice((1.0, 1.0, 0.5, 2.0))
+        margin = self.rng.choice(MARGINS)
         shape, dtype = x.shape, x.dtype
         short = b.op("sub", [b.full(margin, shape, dtype), x], lo=margin - x.hi, hi=margin - x.lo)
         short = clamp_min_zero(b, short)
@@ -209,7 +214,7 @@ class LossGrammar:
         limit = math.sqrt(HALF_SUM / d) / 4 if dtype != "float32" else self.limit(anchor)
         anchor = self.squash(b, anchor, min(limit, self.limit(anchor)))
         positive, negative = (self.squash(b, self.new_input(b, (n, d)), limit) for _ in range(2))
-        margin = self.rng.choice((1.0, 1.0, 0.5, 2.0))
+        margin = self.rng.choice(MARGINS)
 
         def distance(other):
             diff = b.op("sub", [anchor, other], lo=-anchor.bound - other.bound,
@@ -236,7 +241,9 @@ class LossGrammar:
         limit = math.sqrt(HALF_SUM / d) / 2 if dtype != "float32" else self.limit(x1)
         x1 = self.squash(b, x1, min(limit, self.limit(x1)))
         x2 = self.squash(b, self.new_input(b, (n, d)), limit)
-        target = self.new_input(b, (n,))
+        # Labels: a random input is never +-1, and the loss of any other
+        # target is 0.
+        target = self.unary(b, self.new_input(b, (n,)), "sign")
         margin = self.rng.choice((0.0, 0.0, 0.25, 0.5))
         one = b.full(1.0, (n,), dtype)
         dot = b.reduce("sum", b.op("mul", [x1, x2]), [1], lo=-limit * limit * d,
