@@ -300,14 +300,14 @@ private:
            return r == Role::Size || r == Role::Rematerializable;
          })))
       return Role::Size;
-    if (!op->getDialect()) {
+    if (!op->getDialect() && !::dice::isReadForeignOp(op)) {
       op->emitRemark() << "stays outside kernel requests: '" << op->getName()
                        << "' is an op of dialect '" << op->getName().getDialectNamespace()
                        << "', which dice-opt does not know";
       ++numLeftOut;
       return Role::Other;
     }
-    if (!isa<linalg::LinalgOp>(op) && !isDataMovement(op))
+    if (!isa<linalg::LinalgOp>(op) && !isDataMovement(op) && !::dice::isReadForeignOp(op))
       return Role::Other;
 
     auto constantDerived = [&](Value v) {

@@ -621,10 +621,9 @@ LogicalResult Builder::translate(Operation *op) {
             tensor::ExtractSliceOp, tensor::InsertSliceOp, tensor::ConcatOp,
             tensor::CastOp>([&](Operation *o) { return translateTensorOp(o); })
       .Default([&](Operation *o) {
-        if (o->getName().getStringRef() == "tm_tensor.scan")
-          return translateScan(o);
-        if (o->getName().getStringRef() == "tm_tensor.scatter")
-          return translateScatter(o);
+        if (isReadForeignOp(o))
+          return o->getName().getStringRef() == "tm_tensor.scan" ? translateScan(o)
+                                                                 : translateScatter(o);
         return fail(o, "has no reference rendering");
       });
 }
@@ -2058,6 +2057,11 @@ buildOpProgram(Operation *op, SmallVectorImpl<Value> &inputs,
   ReferenceProgram program = pruneDeadOps(builder.program);
   raiseCompoundOps(program);
   return orderConstantsByUse(program);
+}
+
+bool isReadForeignOp(Operation *op) {
+  StringRef name = op->getName().getStringRef();
+  return !op->getDialect() && (name == "tm_tensor.scan" || name == "tm_tensor.scatter");
 }
 
 std::optional<std::string> whyNotRenderable(Operation *op, DynamicSizes *sizes) {

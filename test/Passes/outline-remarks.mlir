@@ -76,19 +76,45 @@ func.func @xor_reduction(%x: tensor<4x4xi32>) -> tensor<4xi32> {
 #id = affine_map<(d0, d1) -> (d0, d1)>
 
 // An op of a dialect dice-opt does not know (torch-mlir's tm_tensor, in
-// generic form) stays outside; the elementwise op after it is a request
-// that takes its result.
+// generic form), other than the scans and scatters the reference builder
+// reads, stays outside; the elementwise op after it is a request that takes
+// its result.
 // CHECK-LABEL: func.func @unknown_dialect
-// CHECK: "tm_tensor.scan"
+// CHECK: "tm_tensor.sort"
 // CHECK: dice.kernel_request
 func.func @unknown_dialect(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {
+  %e = tensor.empty() : tensor<4x6xf32>
+  // expected-remark @+1 {{stays outside kernel requests: 'tm_tensor.sort' is an op of dialect 'tm_tensor', which dice-opt does not know}}
+  %s = "tm_tensor.sort"(%x) <{dimension = 1 : i64}> ({
+  ^bb0(%a: f32, %b: f32):
+    %t = arith.cmpf olt, %a, %b : f32
+    "tm_tensor.yield"(%t) : (i1) -> ()
+  }) : (tensor<4x6xf32>) -> tensor<4x6xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%s : tensor<4x6xf32>) outs(%e : tensor<4x6xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %y = math.tanh %a : f32
+    linalg.yield %y : f32
+  } -> tensor<4x6xf32>
+  return %r : tensor<4x6xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// A scan the reference program cannot render (an exclusive one: no torch
+// function computes it) stays outside, saying why.
+// CHECK-LABEL: func.func @exclusive_scan
+// CHECK: "tm_tensor.scan"
+// CHECK: dice.kernel_request
+func.func @exclusive_scan(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<4x6xf32>
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x6xf32>) -> tensor<4x6xf32>
   %e1 = tensor.empty() : tensor<4xf32>
   %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4xf32>) -> tensor<4xf32>
-  // expected-remark @+1 {{stays outside kernel requests: 'tm_tensor.scan' is an op of dialect 'tm_tensor', which dice-opt does not know}}
-  %s:2 = "tm_tensor.scan"(%x, %f, %f1) <{dimension = 1 : i64, inclusive = true, operandSegmentSizes = array<i32: 1, 2>}> ({
+  // expected-remark @+1 {{stays outside kernel requests: 'tm_tensor.scan' is an exclusive scan, which no torch function computes}}
+  %s:2 = "tm_tensor.scan"(%x, %f, %f1) <{dimension = 1 : i64, inclusive = false, operandSegmentSizes = array<i32: 1, 2>}> ({
   ^bb0(%a: f32, %b: f32):
     %t = arith.addf %a, %b : f32
     "tm_tensor.yield"(%t) : (f32) -> ()

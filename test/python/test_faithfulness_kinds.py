@@ -224,19 +224,22 @@ case("conv_group_norm", ConvGroupNorm(), floats(2, 3, 6, 6))
 case("instance_norm", nn.InstanceNorm2d(4), floats(2, 4, 5, 5))
 
 # ---------------------------------------------------------- cumulative ops
-# torch-mlir's tm_tensor.scan stays outside requests (dice-opt does not know
-# its dialect) and renders as torch.cumsum / torch.cumprod in the plan, with
-# the requests around it; integer scans keep their dtype.
+# torch-mlir's tm_tensor.scan (of a dialect dice-opt does not register, read
+# by name) goes into requests and renders as torch.cumsum / torch.cumprod;
+# integer scans keep their dtype.
 case("cumsum_between_requests", Lambda(lambda x: torch.relu(torch.cumsum(x * 2, dim=1)) + 1),
      floats(3, 7))
 case("cumsum_first_dim", Lambda(lambda x: torch.cumsum(x, dim=0)), floats(5, 4))
 case("cumprod_rows", Lambda(lambda x: torch.cumprod(x, dim=-1)), floats(4, 6))
 case("cumsum_int32", Lambda(lambda x: torch.cumsum(x, dim=1, dtype=torch.int32)),
      ints(3, 9, dtype=torch.int32))
+case("cumsum_reversed", Lambda(lambda x: torch.cumsum(x.flip(1), dim=1).flip(1)), floats(3, 7))
+case("cumsum_exclusive", Lambda(lambda x: torch.cumsum(x, dim=-1) - x), floats(4, 5))
+case("cumsum_masked", Lambda(lambda x: torch.cumsum(x * (x > 0), dim=1)), floats(3, 8))
 
 # ------------------------------------------------------------------ scatter
-# tm_tensor.scatter (scatter, index_put, index_add) stays outside requests
-# and renders as Tensor.index_put, overwriting or accumulating; indices are
+# tm_tensor.scatter (scatter, index_put, index_add) goes into requests and
+# renders as Tensor.index_put, overwriting or accumulating; indices are
 # distinct where overwriting, since PyTorch leaves the winner of a
 # duplicate unspecified.
 PERMUTATION = torch.tensor([[2, 0, 1, 3], [1, 3, 0, 2], [0, 1, 3, 2]])
