@@ -326,10 +326,15 @@ private:
          << ".long().unbind(1)), " << name(op.args[2])
          << ", accumulate=" << (ints("accumulate")[0] ? "True" : "False") << ")\n";
     } else if (fn == "cumsum" || fn == "cumprod") {
-      // The result's dtype, as the program states it (torch would widen
-      // integers to int64 without it).
-      os << out << "torch." << fn << "(" << name(op.args[0]) << ", dim=" << ints("dim")[0]
-         << ", dtype=" << torchDType(op.type.dtype) << ")\n";
+      // The result's dtype where torch's default is another (it widens
+      // integers to int64); left out where it is the same, as users write
+      // it: torch-mlir lowers no cumprod that names its dtype.
+      DType source = program.typeOf(op.args[0]).dtype;
+      DType byDefault = isFloatingPoint(source) ? source : DType::Int64;
+      os << out << "torch." << fn << "(" << name(op.args[0]) << ", dim=" << ints("dim")[0];
+      if (op.type.dtype != byDefault)
+        os << ", dtype=" << torchDType(op.type.dtype);
+      os << ")\n";
     } else if (fn == "logsumexp") {
       os << out << "torch.logsumexp(" << name(op.args[0]) << ", dim=" << tuple(ints("dims"))
          << ")\n";

@@ -9,10 +9,10 @@
 // both.
 
 // OP: dice.kernel_request {{.*}}cumsum\22,\22ints\22:{\22dim\22:[1]}
-// OP: torch.cumsum(x0, dim=1, dtype=torch.float32)
+// OP: torch.cumsum(x0, dim=1)
 // OP: dice.kernel_request {{.*}}\22fn\22:\22tanh\22
 // FUNCTION: dice.kernel_request
-// FUNCTION-SAME: torch.cumsum(x0, dim=1, dtype=torch.float32)\0A        t{{[0-9]+}} = torch.tanh(
+// FUNCTION-SAME: torch.cumsum(x0, dim=1)\0A        t{{[0-9]+}} = torch.tanh(
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 func.func @cumsum_tanh(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {

@@ -100,6 +100,15 @@ template <typename T> T __shfl_down_sync(unsigned, T v, int offset) {
   host::wait_at(host::kAtWarp + int(warp));
   return out;
 }
+template <typename T> T __shfl_up_sync(unsigned, T v, int offset) {
+  const unsigned tid = host_tid(), warp = tid / 32, lane = tid % 32;
+  std::memcpy(warp_slots[warp][lane], &v, sizeof(T));
+  host::wait_at(host::kAtWarp + int(warp));
+  T out = v;
+  if (lane >= unsigned(offset)) std::memcpy(&out, warp_slots[warp][lane - offset], sizeof(T));
+  host::wait_at(host::kAtWarp + int(warp));
+  return out;
+}
 static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 // An untyped pointer that becomes whatever pointer a kernel parameter is.
 struct AnyPtr {
@@ -190,6 +199,8 @@ def host_unit(index, row):
         *batch, m, n = mm["type"]["shape"]
         run = launch(f"matmul_kernel({a})", block=(16, 16, 1),
                      grid=(-(-n // 16), -(-m // 16), batch[0] if batch else 1))
+    elif "scan_kernel" in body:  # a multiple of 32 threads, as dice_forward launches
+        run = launch(f"scan_kernel({a})", grid=(3, 1, 1))
     elif "pool_kernel" in body:
         run = launch(f"pool_kernel({a})")
     elif "layout_kernel" in body:

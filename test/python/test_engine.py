@@ -29,6 +29,7 @@ from dice.engine.pooling import PoolingGrammar
 from dice.engine.program import FLOATS, index_bounds, output_type
 from dice.engine.losses import ELEMENTWISE_LOSSES, ROW_LOSSES
 from dice.engine.reduction import LOSSES, REDUCTIONS, ReductionGrammar
+from dice.engine.scan import KINDS as SCANS, ScanGrammar
 from dice.engine.sample import emitter_of
 from dice.engine.shapes import broadcast_pattern
 from dice.train.prepare import program_requests
@@ -328,6 +329,47 @@ def test_row_loss_kernels_compute_the_reference_program(row_loss_rows, tmp_path)
     hinge loss in one."""
     assert sum("reduce_stage1" in r["middle"] for r in row_loss_rows) == 18
     assert_each_agrees_on_host(row_loss_rows, "reduction", tmp_path)
+
+
+@pytest.fixture(scope="module")
+def scan_rows():
+    """Small cumulative sums and products of every dtype, with masks,
+    exclusive sums and other prologues and epilogues, some rows longer
+    than a block's 64 threads."""
+    grammar = ScanGrammar(random.Random(53))
+    drawn = sample_forms(grammar.draw, 16, lambda program, used: small(
+        program["inputs"][0]["shape"]) and (program["inputs"][0]["dtype"], used[-1] in SCANS,
+                                            "mask" in used, "exclusive" in used), per_form=1)
+    return engine_rows(drawn, "scan", "scan")
+
+
+def test_scans_are_the_compilers(scan_rows):
+    """torch.cumsum and torch.cumprod as the compiler renders them (the
+    dtype named only where torch's default is another)."""
+    assert all("torch.cum" in r["reference"] for r in scan_rows)
+    assert_the_compilers(scan_rows)
+
+
+def test_scan_kernels_compute_the_reference_program(scan_rows, tmp_path):
+    """A block scans its row chunk by chunk, the carry between chunks."""
+    scans = [op for r in scan_rows for op in r["program"]["ops"] if op["fn"] in SCANS]
+    longest = max(op["type"]["shape"][op["ints"]["dim"][0]] for op in scans)
+    assert longest > 64, longest
+    assert_each_agrees_on_host(scan_rows, "scan", tmp_path)
+
+
+def test_the_scan_grammar_covers_its_classes():
+    grammar = ScanGrammar(random.Random(0))
+    used, dtypes, last_dim = Counter(), Counter(), Counter()
+    for _ in range(400):
+        program, productions = grammar.draw()
+        used.update(productions)
+        (scan,) = [op for op in program["ops"] if op["fn"] in SCANS]
+        dtypes[scan["type"]["dtype"]] += 1
+        last_dim[scan["ints"]["dim"][0] == len(scan["type"]["shape"]) - 1] += 1
+    assert set(SCANS) <= set(used) and used["mask"] > 20 and used["exclusive"] > 20, used
+    assert set(dtypes) == {"float32", "float16", "bfloat16"}
+    assert min(last_dim.values()) > 50, last_dim  # rows along the last dim and others
 
 
 def test_reductions_fall_into_stages_by_shape_dims_and_order():

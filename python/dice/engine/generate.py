@@ -39,7 +39,7 @@ import torch
 
 from dice.corpus.cuda_common import hole
 from dice.engine import (emit_conv, emit_elementwise, emit_layout, emit_matmul, emit_pool,
-                         emit_stages)
+                         emit_scan, emit_stages)
 from dice.engine.convolution import KINDS as CONVOLUTIONS, ConvolutionGrammar
 from dice.engine.degenerate import degenerate_result
 from dice.engine.elementwise import UNARY, Grammar
@@ -49,6 +49,7 @@ from dice.engine.normalization import NORMS, NormalizationGrammar
 from dice.engine.pooling import KINDS, PoolingGrammar
 from dice.engine.program import index_bounds, output_type
 from dice.engine.reduction import LOSSES, REDUCTIONS, ReductionGrammar
+from dice.engine.scan import KINDS as SCANS, ScanGrammar
 
 CHUNK = 500
 SPLITS = ("train", "val", "heldout-primitives", "heldout-compositions")
@@ -70,10 +71,11 @@ PRODUCTION_CLASS = {"add": "arith", "sub": "arith", "mul": "arith", "div": "arit
                     **{f: "matmul" for f in FORMS},
                     **{k: "pooling" for k in KINDS},
                     **{k: "layout" for k in MOVES},
-                    **{k: "convolution" for k in CONVOLUTIONS}}
+                    **{k: "convolution" for k in CONVOLUTIONS},
+                    **{k: "scan" for k in SCANS}, "mask": "select", "exclusive": "arith"}
 # The classes of a family's main op (what is more than elementwise).
 MAIN_OP_CLASSES = ("reduction", "loss", "normalization", "matmul", "pooling", "layout",
-                   "convolution")
+                   "convolution", "scan")
 
 
 def emit_normalization(program, signature):
@@ -85,13 +87,14 @@ def emit_normalization(program, signature):
 
 
 # The program families: their grammar, their emitter, and their share of draws.
-FAMILIES = {"elementwise": (Grammar, emit_elementwise.emit, 0.33),
+FAMILIES = {"elementwise": (Grammar, emit_elementwise.emit, 0.29),
             "reduction": (ReductionGrammar, emit_stages.emit, 0.18),
             "normalization": (NormalizationGrammar, emit_normalization, 0.12),
             "matmul": (MatmulGrammar, emit_matmul.emit, 0.12),
             "pooling": (PoolingGrammar, emit_pool.emit, 0.08),
             "layout": (LayoutGrammar, emit_layout.emit, 0.08),
-            "convolution": (ConvolutionGrammar, emit_conv.emit, 0.09)}
+            "convolution": (ConvolutionGrammar, emit_conv.emit, 0.09),
+            "scan": (ScanGrammar, emit_scan.emit, 0.04)}
 
 
 def class_of(production):

@@ -8,14 +8,15 @@
 // RUN: dice-opt %t/scatter-mul.mlir --dice-outline=granularity=fusion --dice-scaffold | not dice-plan 2>&1 | FileCheck %s --check-prefix=MUL
 
 // torch-mlir's cumulative sums and products (tm_tensor.scan, in generic
-// form: dice-opt does not register the dialect) stay outside kernel requests
+// form: dice-opt does not register the dialect) go into kernel requests
 // and render in the plan as torch.cumsum / torch.cumprod along the scan's
-// dimension, in the result's dtype. Only an inclusive scan whose step is the
+// dimension, naming the result's dtype where torch's default is another
+// (it widens integers to int64). Only an inclusive scan whose step is the
 // sum or product of the running value and the next element is one; every
 // other scan is an error that says why, never another computation.
 
 // SUM: "fn":"cumsum","ints":{"dim":[1]},"type":{"dtype":"float32","shape":[4,6]}
-// SUM: torch.cumsum(x0, dim=1, dtype=torch.float32)
+// SUM: torch.cumsum(x0, dim=1)\n
 // PROD: "fn":"cumprod","ints":{"dim":[0]},"type":{"dtype":"int32","shape":[5,3]}
 // PROD: torch.cumprod(x0, dim=0, dtype=torch.int32)
 // EXCLUSIVE: 'tm_tensor.scan' is an exclusive scan, which no torch function computes
