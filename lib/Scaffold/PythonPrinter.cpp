@@ -150,7 +150,11 @@ private:
         {"cos", "torch.cos"},     {"tan", "torch.tan"},     {"floor", "torch.floor"},
         {"ceil", "torch.ceil"},   {"round", "torch.round"}, {"trunc", "torch.trunc"},
         {"sigmoid", "torch.sigmoid"}, {"logical_not", "torch.logical_not"},
-        {"bitwise_not", "torch.bitwise_not"}, {"reciprocal", "torch.reciprocal"}};
+        {"bitwise_not", "torch.bitwise_not"}, {"reciprocal", "torch.reciprocal"},
+        {"atan", "torch.atan"},   {"asin", "torch.asin"},   {"acos", "torch.acos"},
+        {"sinh", "torch.sinh"},   {"cosh", "torch.cosh"},   {"asinh", "torch.asinh"},
+        {"acosh", "torch.acosh"}, {"atanh", "torch.atanh"}, {"log2", "torch.log2"},
+        {"log10", "torch.log10"}};
     return table;
   }
 

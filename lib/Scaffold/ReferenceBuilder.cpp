@@ -1519,6 +1519,11 @@ Builder::translatePayloadOp(Operation *owner, Operation *op,
       {"math.trunc", "trunc"},    {"math.powf", "pow"},
       {"math.atan2", "atan2"},    {"arith.select", "where"},
       {"math.fpowi", "pow"},      {"math.ipowi", "pow"},
+      {"math.atan", "atan"},      {"math.asin", "asin"},
+      {"math.acos", "acos"},      {"math.sinh", "sinh"},
+      {"math.cosh", "cosh"},      {"math.asinh", "asinh"},
+      {"math.acosh", "acosh"},    {"math.atanh", "atanh"},
+      {"math.log2", "log2"},      {"math.log10", "log10"},
   };
   StringRef name = op->getName().getStringRef();
   if (auto select = dyn_cast<arith::SelectOp>(op)) {

@@ -59,7 +59,9 @@ const std::map<std::string, Signature> &vocabulary() {
     for (const char *fn :
          {"neg", "exp", "exp2", "log", "log1p", "expm1", "tanh", "sqrt",
           "rsqrt", "erf", "abs", "sin", "cos", "tan", "floor", "ceil", "round",
-          "trunc", "sigmoid", "logical_not", "bitwise_not", "reciprocal", "to"})
+          "trunc", "sigmoid", "logical_not", "bitwise_not", "reciprocal", "to",
+          "atan", "asin", "acos", "sinh", "cosh", "asinh", "acosh", "atanh", "log2",
+          "log10"})
       t[fn] = {1, 1, {}};
     t["where"] = {3, 3, {}};
     t["permute"] = {1, 1, {"dims"}};

@@ -223,6 +223,18 @@ case("group_norm", nn.GroupNorm(2, 6), floats(2, 6, 4, 4))
 case("conv_group_norm", ConvGroupNorm(), floats(2, 3, 6, 6))
 case("instance_norm", nn.InstanceNorm2d(4), floats(2, 4, 5, 5))
 
+# ------------------------------------------------------- math functions
+# The inverse trigonometric, hyperbolic and base-2 / base-10 log functions
+# torch-mlir lowers to one math op each, inside their domains.
+case("inverse_and_hyperbolic", Lambda(lambda x: torch.atan(x) + torch.asin(torch.tanh(x))
+                                      + torch.acos(torch.tanh(x) * 0.5) + torch.sinh(x * 0.5)
+                                      + torch.cosh(x * 0.5) + torch.asinh(x)
+                                      + torch.acosh(x.abs() + 1)
+                                      + torch.atanh(torch.tanh(x) * 0.9)),
+     floats(4, 9))
+case("log2_log10", Lambda(lambda x: torch.log2(x.abs() + 1) - torch.log10(x * x + 2)),
+     floats(5, 6))
+
 # ---------------------------------------------------------- cumulative ops
 # torch-mlir's tm_tensor.scan (of a dialect dice-opt does not register, read
 # by name) goes into requests and renders as torch.cumsum / torch.cumprod;
