@@ -427,13 +427,13 @@ def test_kernels_compute_the_reference_program(rows, tmp_path):
     verifier's input distributions."""
     # Small programs: the host runs every CUDA thread in turn.
     limit = {"elementwise": 1 << 14, "pooling": 1 << 16, "layout": 1 << 14,
-             "convolution": 1 << 12}
+             "convolution": 1 << 12, "scan": 1 << 13}
     small = [r for r in rows if math.prod(r["program"]["inputs"][0]["shape"]) <=
              limit.get(r["family"], 1 << 11) or r["family"] == "matmul"
              and math.prod(r["program"]["ops"][-1]["type"]["shape"]) <= 4096]
     sample = [r for family, count in (("elementwise", 60), ("reduction", 30),
                                       ("normalization", 30), ("matmul", 10), ("pooling", 10),
-                                      ("layout", 20), ("convolution", 10))
+                                      ("layout", 20), ("convolution", 10), ("scan", 10))
               for r in [r for r in small if r["family"] == family][:count]]
     checked = check_on_host(sample, tmp_path)
     sampled = Counter(r["family"] for r in sample)
