@@ -431,7 +431,7 @@ class ValueEmitter:
         return op_expression(op, names, [self.types[a]["dtype"] for a in args])
 
 
-class _Emitter(ValueEmitter):
+class ReductionEmitter(ValueEmitter):
     """The kernel of the program's reductions, or of `reductions` (a
     stage, emit_stages) with `loaded` those of earlier stages."""
 
@@ -675,6 +675,15 @@ def lower_norms(program):
             "outputs": [number[o] for o in program["outputs"]]}
 
 
+def block_threads(extent):
+    """Threads of a block that walks `extent` elements: a power of two from
+    a warp to 256, no more than the elements need."""
+    threads = 32
+    while threads < 256 and threads < extent:
+        threads *= 2
+    return threads
+
+
 def used_helpers(kernel):
     """The helpers `kernel` calls, in dependency order."""
     calls = lambda name: re.search(rf"\b{name}\b", kernel) is not None
@@ -689,17 +698,15 @@ def used_helpers(kernel):
 def emit(program, signature):
     """The CUDA source (kernels and `dice_forward` with exactly `signature`)
     computing `program`. Raises Unsupported for programs it does not take."""
-    e = _Emitter(lower_norms(program))
+    e = ReductionEmitter(lower_norms(program))
 
     def kernel_and_helpers(in_params, out_params, _out_dtypes):
         kernel = e.kernel(in_params, out_params)
         return "\n".join([helper.strip("\n") + "\n" for helper in used_helpers(kernel)] +
                          [kernel])
 
-    threads = 32
-    while threads < 256 and threads < e.extent:
-        threads *= 2
     return one_kernel_source(e.p, signature, kernel_and_helpers, lambda pointers: [
         f"  const int blocks = (int)std::min<int64_t>({e.kept_c}, 65535);",
-        f"  reduce_kernel<<<blocks, {threads}, 0, c10::cuda::getCurrentCUDAStream()>>>("
+        f"  reduce_kernel<<<blocks, {block_threads(e.extent)}, 0, "
+        f"c10::cuda::getCurrentCUDAStream()>>>("
         f"{', '.join(pointers)});"])

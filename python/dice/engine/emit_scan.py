@@ -16,7 +16,7 @@ scan's dtype.
 from dice.corpus.cuda_common import DTYPES
 from dice.engine.emit_elementwise import FLOAT_T, ROUND
 from dice.engine.emit_host import Unsupported, one_kernel_source, size_expression
-from dice.engine.emit_reduction import ValueEmitter, _linear, _unravel
+from dice.engine.emit_reduction import ValueEmitter, _linear, _unravel, block_threads
 
 SCANS = {"cumsum": ("SumOp", "0"), "cumprod": ("ProdOp", "1")}
 
@@ -132,10 +132,8 @@ def emit(program, signature):
     `signature`) computing `program`. Raises Unsupported for programs it
     does not take."""
     e = _ScanEmitter(program)
-    threads = 32
-    while threads < 256 and threads < e.extent:
-        threads *= 2
     return one_kernel_source(program, signature, e.kernel, lambda pointers: [
         f"  const int blocks = (int)std::min<int64_t>({e.kept_c}, 65535);",
-        f"  scan_kernel<<<blocks, {threads}, 0, c10::cuda::getCurrentCUDAStream()>>>("
+        f"  scan_kernel<<<blocks, {block_threads(e.extent)}, 0, "
+        f"c10::cuda::getCurrentCUDAStream()>>>("
         f"{', '.join(pointers)});"])

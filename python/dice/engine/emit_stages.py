@@ -21,7 +21,8 @@ from dice.corpus.cuda_common import DTYPES, Storage
 from dice.corpus.cuda_common import pointer as cuda_pointer
 from dice.engine import emit_reduction
 from dice.engine.emit_host import HostFunction, kernel_parameters, source_head
-from dice.engine.emit_reduction import REDUCING, _Emitter, lower_norms, used_helpers
+from dice.engine.emit_reduction import (REDUCING, ReductionEmitter, block_threads, lower_norms,
+                                         used_helpers)
 
 
 def _reads(program, v):
@@ -47,7 +48,7 @@ def _key(program, r):
     n_in = len(program["inputs"])
     types = list(program["inputs"]) + [op["type"] for op in program["ops"]]
     op = program["ops"][r - n_in]
-    return tuple(types[op["args"][0]]["shape"]), tuple(_Emitter.dims_of(op))
+    return tuple(types[op["args"][0]]["shape"]), tuple(ReductionEmitter.dims_of(op))
 
 
 def reduction_stages(program):
@@ -71,13 +72,6 @@ def reduction_stages(program):
         stages[s].append(r)
         stage_of[r] = s
     return stages
-
-
-def _threads(extent):
-    threads = 32
-    while threads < 256 and threads < extent:
-        threads *= 2
-    return threads
 
 
 # A buffer holds a reduction's result in its own dtype: those of the
@@ -128,7 +122,7 @@ def emit(program, signature):
     done = set()
     for k, stage in enumerate(stages):
         read = {r: w for r, w in buffers.items() if r in done}
-        e = _Emitter(p, reductions=stage, loaded=read)
+        e = ReductionEmitter(p, reductions=stage, loaded=read)
         params = in_params + [f"const {storage(r).c_type} *__restrict__ {w}"
                               for r, w in read.items()]
         pointers = x_pointers + [pointer(w, types[r]["dtype"], storage(r)) for r, w in read.items()]
@@ -151,8 +145,9 @@ def emit(program, signature):
         done |= set(stage)
         launches += [
             f"  // stage {k}: over dims {e.dims} of {list(e.full)}, a block a kept index",
-            f"  {kernel_name}<<<(int)std::min<int64_t>({e.kept_c}, 65535), {_threads(e.extent)}, "
-            f"0, c10::cuda::getCurrentCUDAStream()>>>({', '.join(pointers)});"]
+            f"  {kernel_name}<<<(int)std::min<int64_t>({e.kept_c}, 65535), "
+            f"{block_threads(e.extent)}, 0, c10::cuda::getCurrentCUDAStream()>>>("
+            f"{', '.join(pointers)});"]
     text = "\n".join(kernels)
     helpers = [h.strip("\n") + "\n" for h in used_helpers(text)]
     return "\n".join([head, *helpers, text, host.text(launches)]) + "\n"

@@ -219,7 +219,8 @@ class LossGrammar:
         def distance(other):
             diff = b.op("sub", [anchor, other], lo=-anchor.bound - other.bound,
                         hi=anchor.bound + other.bound)
-            diff = b.op("add", [diff, small_constant(b, 1e-06, dtype, 2)], lo=diff.lo, hi=diff.hi + 1)
+            diff = b.op("add", [diff, small_constant(b, 1e-06, dtype, 2)], lo=diff.lo,
+                        hi=diff.hi + 1)
             size = b.op("abs", [diff], lo=0, hi=diff.bound)
             square = b.op("pow", [size, b.scalar(2, "int64")], lo=0, hi=size.hi ** 2)
             total = b.reduce("sum", square, [1], lo=0, hi=square.hi * d)
