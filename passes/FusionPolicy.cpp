@@ -9,6 +9,8 @@
 
 #include "FusionPolicy.h"
 
+#include "dice/Scaffold/ReferenceBuilder.h"
+
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -100,6 +102,10 @@ enum class Kind {
 Kind kindOf(Operation *op, ::dice::DynamicSizes &sizes) {
   if (isPureDataMovement(op))
     return Kind::DataMovement;
+  // A scan or a scatter (tm_tensor, read by name) walks whole rows: it
+  // starts a group, as a matmul does, and takes elementwise epilogues.
+  if (::dice::isReadForeignOp(op))
+    return Kind::Heavy;
   auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
   if (!linalgOp || linalgOp.getNumReductionLoops() == 0)
     return Kind::Elementwise;

@@ -1,16 +1,21 @@
 // RUN: dice-opt %s --dice-outline=granularity=op --dice-scaffold | FileCheck %s --check-prefix=OP
+// RUN: dice-opt %s --dice-outline=granularity=fusion --dice-scaffold | FileCheck %s --check-prefix=FUSION
 // RUN: dice-opt %s --dice-outline=granularity=function --dice-scaffold | FileCheck %s --check-prefix=FUNCTION
 
 // torch-mlir's cumulative sum (tm_tensor.scan, in generic form: dice-opt
 // does not register the dialect) goes into requests like a linalg op, with
 // the fills of its initial values; its reference program is torch.cumsum
 // along the scan's dimension. At op granularity it is a request of its own
-// and the tanh after it another; at function granularity one request holds
-// both.
+// and the tanh after it another; at fusion granularity the scan starts a
+// group, as a matmul does, and the tanh (its elementwise epilogue) joins
+// it; at function granularity one request holds both.
 
 // OP: dice.kernel_request {{.*}}cumsum\22,\22ints\22:{\22dim\22:[1]}
 // OP: torch.cumsum(x0, dim=1)
 // OP: dice.kernel_request {{.*}}\22fn\22:\22tanh\22
+// FUSION: dice.kernel_request
+// FUSION-SAME: torch.cumsum(x0, dim=1)\0A        t{{[0-9]+}} = torch.tanh(
+// FUSION-NOT: dice.kernel_request
 // FUNCTION: dice.kernel_request
 // FUNCTION-SAME: torch.cumsum(x0, dim=1)\0A        t{{[0-9]+}} = torch.tanh(
 
