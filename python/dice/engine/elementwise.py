@@ -27,7 +27,7 @@ FLOAT_LIMIT = 1e6
 class Unary:
     cls: str            # the op class (splits and curriculum)
     py: object          # float -> float, for the bounds
-    domain: str = "any"  # any, nonneg, pos, small (|x| <= SMALL)
+    domain: str = "any"  # any, nonneg, pos, small (|x| <= SMALL), unit (|x| < 1), atleast1
     build: object = None  # (builder, value) -> value; None: the op `name` itself
     attrs: tuple = ()
 
@@ -150,6 +150,18 @@ UNARY = {
     "sin": Unary("trig", math.sin),
     "cos": Unary("trig", math.cos),
     "tan": Unary("trig", math.tan, "small"),
+    "atan": Unary("trig", math.atan),
+    "asin": Unary("trig", math.asin, "unit"),
+    "acos": Unary("trig", math.acos, "unit"),
+    # hyperbolic
+    "sinh": Unary("hyperbolic", math.sinh, "small"),
+    "cosh": Unary("hyperbolic", math.cosh, "small"),
+    "asinh": Unary("hyperbolic", math.asinh),
+    "acosh": Unary("hyperbolic", math.acosh, "atleast1"),
+    "atanh": Unary("hyperbolic", math.atanh, "unit"),
+    # logarithms of other bases
+    "log2": Unary("exponential", math.log2, "pos"),
+    "log10": Unary("exponential", math.log10, "pos"),
     # rounding
     "floor": Unary("rounding", math.floor),
     "ceil": Unary("rounding", math.ceil),
@@ -157,6 +169,8 @@ UNARY = {
 }
 # tan's small domain is narrower: keep it off its poles.
 DOMAIN_LIMIT = {"tan": 1.2}
+# |x| within which asin, acos and atanh are taken: atanh(0.9) is 1.47.
+UNIT_LIMIT = 0.9
 
 
 def _range(py, lo, hi):
@@ -202,9 +216,12 @@ class Grammar:
         domain = UNARY[name].domain
         if domain == "small":
             return self.squash(b, v, DOMAIN_LIMIT.get(name, SMALL))
-        if domain in ("nonneg", "pos") and v.lo < (0 if domain == "nonneg" else 1e-3):
+        if domain == "unit":  # an open interval: asin, acos and atanh of +-1 are edges
+            return self.squash(b, v, UNIT_LIMIT)
+        if domain in ("nonneg", "pos", "atleast1") and \
+                v.lo < {"nonneg": 0, "pos": 1e-3, "atleast1": 1}[domain]:
             v = b.op("abs", [v], lo=0, hi=v.bound)
-            if domain == "pos":
+            if domain != "nonneg":
                 v = _scalar_op(b, "add", v, 1.0, lo=1.0, hi=v.hi + 1)
         return v
 

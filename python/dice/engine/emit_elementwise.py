@@ -33,6 +33,9 @@ UNARY_C = {
     "cos": "cosf({a})", "tan": "tanf({a})", "floor": "floorf({a})", "ceil": "ceilf({a})",
     "round": "rintf({a})", "trunc": "truncf({a})", "exp2": "exp2f({a})",
     "reciprocal": "1.0f / {a}", "sigmoid": "1.0f / (1.0f + expf(-{a}))",
+    "atan": "atanf({a})", "asin": "asinf({a})", "acos": "acosf({a})", "sinh": "sinhf({a})",
+    "cosh": "coshf({a})", "asinh": "asinhf({a})", "acosh": "acoshf({a})",
+    "atanh": "atanhf({a})", "log2": "log2f({a})", "log10": "log10f({a})",
     "silu": "{a} / (1.0f + expf(-{a}))",
     "gelu": "0.5f * {a} * (1.0f + erff({a} * 0.70710678118654752f))",
     "gelu_tanh": "0.5f * {a} * (1.0f + tanhf(0.79788456080286536f * ({a} + 0.044715f * {a} * "
