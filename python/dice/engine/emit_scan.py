@@ -16,17 +16,10 @@ scan's dtype.
 from dice.corpus.cuda_common import DTYPES
 from dice.engine.emit_elementwise import FLOAT_T, ROUND
 from dice.engine.emit_host import Unsupported, one_kernel_source, size_expression
-from dice.engine.emit_reduction import ValueEmitter, _linear, _unravel, block_threads
+from dice.engine.emit_reduction import (COMBINE_OPS, ValueEmitter, _linear, _unravel,
+                                         block_threads)
 
 SCANS = {"cumsum": ("SumOp", "0"), "cumprod": ("ProdOp", "1")}
-
-COMBINE = {
-    "SumOp": """struct SumOp {
-  template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
-};""",
-    "ProdOp": """struct ProdOp {
-  template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a * b; }
-};"""}
 
 BLOCK_SCAN = r"""// The inclusive scan of the block's values under op, in thread order: a
 // scan within each warp (shuffles up), then the warps' totals, scanned by
@@ -124,7 +117,7 @@ class _ScanEmitter(ValueEmitter):
                   "    }",
                   "  }",
                   "}", ""]
-        return "\n".join([COMBINE[combine], "", BLOCK_SCAN] + lines)
+        return "\n".join([COMBINE_OPS[combine], "", BLOCK_SCAN] + lines)
 
 
 def emit(program, signature):

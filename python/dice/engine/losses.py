@@ -60,7 +60,8 @@ def clamp_min_zero(b, v):
 
 
 def to_bfloat16(value):
-    """`value` rounded to bfloat16 (to nearest, ties to even), as a float."""
+    """`value` rounded to bfloat16 as PyTorch rounds a float64 number:
+    to float32, then to nearest bfloat16 (ties to even); as a float."""
     bits = struct.unpack("<I", struct.pack("<f", value))[0]
     bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
     return struct.unpack("<f", struct.pack("<I", bits))[0]
