@@ -2,7 +2,7 @@
 among them: `x * (x > 0)`), `torch.cumsum` or `torch.cumprod` along any
 dim, and an elementwise epilogue (0-2) that may read the prologue's value
 again (`cumsum(x) - x`, the exclusive sum), as the compiler renders them:
-`torch.cumsum(x, dim=d, dtype=<x's dtype>)`.
+`torch.cumsum(x, dim=d)` (the result in x's dtype, torch's default).
 
 A half-precision sum of a whole row stays below the dtype's largest
 value; a product multiplies values near 1 (`1 + tanh(x) / 4`) over rows
