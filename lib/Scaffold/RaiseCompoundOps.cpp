@@ -60,8 +60,10 @@ public:
   /// The compound op that value `root` computes, or nullopt.
   std::optional<RefOp> match(int root) const {
     const RefOp *op = def(root);
-    if (!op || !isFloatingPoint(op->type.dtype))
+    if (!op)
       return std::nullopt;
+    if (!isFloatingPoint(op->type.dtype))
+      return integerFloorDivision(root);
     for (auto pattern :
          {&Matcher::sigmoid, &Matcher::silu, &Matcher::geluErf, &Matcher::geluTanh,
           &Matcher::softplus, &Matcher::mish, &Matcher::hardsigmoid, &Matcher::hardswish,
@@ -387,6 +389,32 @@ private:
            fn == "relu6" || fn == "logsigmoid" ||
            fn == "softmax" || fn == "log_softmax" || fn == "logsumexp" ||
            fn == "layer_norm" || fn == "rms_norm";
+  }
+
+  /// `floor(a.double() / b.double()).long()` of int64 `a` and `b`: how
+  /// torch-mlir writes `a // b` of integer tensors. float64 holds the
+  /// quotient exactly only below 2^53, so it becomes torch's integer floor
+  /// division, exact for every int64, as eager PyTorch computes it.
+  std::optional<RefOp> integerFloorDivision(int root) const {
+    if (type(root).dtype != DType::Int64)
+      return std::nullopt;
+    std::optional<int> rounded = unary(root, "to");
+    std::optional<int> quotient = rounded ? unary(*rounded, "floor") : std::nullopt;
+    auto wideInteger = [&](int v) -> std::optional<int> {
+      std::optional<int> x = unary(v, "to");
+      if (!x || type(v).dtype != DType::Float64 || type(*x).dtype != DType::Int64)
+        return std::nullopt;
+      return x;
+    };
+    std::optional<RefOp> raised;
+    if (quotient && type(*rounded).dtype == DType::Float64)
+      binary(*quotient, "div", [&](int a, int b) {
+        std::optional<int> x = wideInteger(a), y = wideInteger(b);
+        if (x && y)
+          raised = compound("div_floor", {*x, *y});
+        return raised.has_value();
+      });
+    return raised;
   }
 
   /// x * sigmoid(x) (a decomposed sigmoid is raised before, at its own root).

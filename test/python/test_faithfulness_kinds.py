@@ -130,6 +130,10 @@ case("sum_int8_to_int32", Lambda(lambda a: a.sum(dim=1, dtype=torch.int32)),
 case("compare_where_int64", Lambda(lambda a, b: torch.where(a > b, a, b - 1)),
      ints(4, 6), ints(4, 6))
 case("scalar_floordiv_int64", Lambda(lambda a: a // 3), ints(4, 6))
+# Beyond 2^53 float64 holds no quotient exactly: torch-mlir's float64
+# floor of the quotient, raised back to integer division, stays exact.
+case("scalar_floordiv_large_int64", Lambda(lambda a: a // 3 + torch.floor_divide(a, -7)),
+     ints(4, 6, low=-2 ** 62, high=2 ** 62))
 case("to_float_uint8", Lambda(lambda a: a.float() * 0.5), ints(4, 6, dtype=U8, low=0, high=255))
 case("cast_float_to_uint8", Lambda(lambda x: (x * 40).clamp(0, 255).to(U8)), floats(4, 6))
 case("cast_int_to_uint8", Lambda(lambda a: a.to(U8)), ints(4, 6, low=0, high=255))
