@@ -29,9 +29,9 @@ def _reads(program, v):
     """The reductions value v is computed from, directly: the walk back
     from v stops at each reduction it meets."""
     n_in = len(program["inputs"])
-    found, seen, todo = set(), set(), [v]
-    while todo:
-        u = todo.pop()
+    found, seen, pending = set(), set(), [v]
+    while pending:
+        u = pending.pop()
         if u in seen or u < n_in:
             continue
         seen.add(u)
@@ -39,7 +39,7 @@ def _reads(program, v):
         if u != v and op["fn"] in REDUCING:
             found.add(u)
             continue
-        todo += op["args"]
+        pending += op["args"]
     return found
 
 
@@ -135,13 +135,15 @@ def emit(program, signature):
             write = dict(outputs=stored, out_names=[buffers[r] for r in stored])
         else:
             outs, out_pointers, write = out_params, y_pointers, {}
-        # A stage takes the inputs and buffers it reads, and no others.
-        body = e.kernel(params, outs, kernel_name=kernel_name, **write)
-        inside = body.split("{", 1)[1]
+        # A stage takes the inputs and buffers it reads, and no others: its
+        # head is written again with those.
+        kernel = e.kernel(params, outs, kernel_name=kernel_name, **write)
+        inside = kernel.split("{", 1)[1]
         used = [re.search(rf"\b{param.split()[-1]}\b", inside) is not None for param in params]
-        params = [param for param, u in zip(params, used) if u]
+        kept = [param for param, u in zip(params, used) if u]
+        kernels.append(kernel.replace(f"{kernel_name}({', '.join(params + outs)})",
+                                      f"{kernel_name}({', '.join(kept + outs)})", 1))
         pointers = [ptr for ptr, u in zip(pointers, used) if u] + out_pointers
-        kernels.append(e.kernel(params, outs, kernel_name=kernel_name, **write))
         done |= set(stage)
         launches += [
             f"  // stage {k}: over dims {e.dims} of {list(e.full)}, a block a kept index",

@@ -17,7 +17,7 @@ import math
 import struct
 
 from dice.engine.elementwise import _compare_scalar, _scalar_op
-from dice.engine.program import FLOATS, ProgramBuilder
+from dice.engine.program import FLOATS, ProgramBuilder, holds_exactly
 from dice.engine.shapes import draw_shape
 
 # Losses of a prediction against a target, each an elementwise term summed
@@ -35,17 +35,6 @@ HALF_SUM = 15000.0
 # Hinge and triplet margins: 1 the default; a small one keeps the loss of
 # inputs scaled down for a half-precision sum from being the margin alone.
 MARGINS = (1.0, 1.0, 0.5, 2.0, 0.125, 0.125)
-
-
-def holds_exactly(value, dtype):
-    """Whether `dtype` holds the number exactly (the compiler renders any
-    other constant as a float64 tensor and a cast)."""
-    if dtype == "float16":
-        return abs(value) <= 65504 and struct.unpack("<e", struct.pack("<e", value))[0] == value
-    as_float = struct.unpack("<f", struct.pack("<f", value))[0]
-    if dtype == "bfloat16":
-        return as_float == value and struct.unpack("<I", struct.pack("<f", value))[0] & 0xFFFF == 0
-    return dtype == "float64" or as_float == value
 
 
 def clamp_min_zero(b, v):

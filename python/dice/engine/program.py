@@ -29,6 +29,7 @@ heavy-tailed trial draws inputs up to +-100).
 
 import json
 import math
+import struct
 from dataclasses import dataclass, field, replace
 
 FLOATS = ("float32", "float16", "bfloat16")
@@ -47,6 +48,17 @@ def output_type(program):
     """The type of a program's first result (an op: programs the engine
     draws never return an input)."""
     return program["ops"][program["outputs"][0] - len(program["inputs"])]["type"]
+
+
+def holds_exactly(value, dtype):
+    """Whether `dtype` holds the number exactly (the compiler renders any
+    other constant as a float64 tensor and a cast)."""
+    if dtype == "float16":
+        return abs(value) <= 65504 and struct.unpack("<e", struct.pack("<e", value))[0] == value
+    as_float = struct.unpack("<f", struct.pack("<f", value))[0]
+    if dtype == "bfloat16":
+        return as_float == value and struct.unpack("<I", struct.pack("<f", value))[0] & 0xFFFF == 0
+    return dtype == "float64" or as_float == value
 
 
 def index_bounds(program):

@@ -14,8 +14,8 @@ import math
 import random
 
 from dice.engine.elementwise import Grammar, _scalar_op
-from dice.engine.losses import LOSSES, LossGrammar, holds_exactly
-from dice.engine.program import FLOATS, ProgramBuilder
+from dice.engine.losses import LOSSES, LossGrammar
+from dice.engine.program import FLOATS, ProgramBuilder, holds_exactly
 from dice.engine.shapes import draw_shape
 
 REDUCTIONS = ("sum", "mean", "amax", "amin", "prod", "logsumexp", "var", "std", "argmax",
