@@ -201,6 +201,8 @@ def host_unit(index, row):
                      grid=(-(-n // 16), -(-m // 16), batch[0] if batch else 1))
     elif "scan_kernel" in body:  # a multiple of 32 threads, as dice_forward launches
         run = launch(f"scan_kernel({a})", grid=(3, 1, 1))
+    elif "attention_kernel" in body:
+        run = launch(f"attention_kernel({a})", grid=(3, 1, 1))
     elif "pool_kernel" in body:
         run = launch(f"pool_kernel({a})")
     elif "layout_kernel" in body:

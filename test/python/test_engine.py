@@ -16,6 +16,7 @@ import torch
 import engine_host
 from build_tree import BIN
 from dice.corpus.cuda_common import hole
+from dice.engine.attention import MASKS, AttentionGrammar
 from dice.engine.convolution import KINDS as CONVOLUTIONS, ConvolutionGrammar
 from dice.engine.elementwise import UNARY, Grammar, _range
 from dice.engine.emit_reduction import lower_norms
@@ -430,15 +431,66 @@ def test_kernels_compute_the_reference_program(rows, tmp_path):
              "convolution": 1 << 12, "scan": 1 << 13}
     small = [r for r in rows if math.prod(r["program"]["inputs"][0]["shape"]) <=
              limit.get(r["family"], 1 << 11) or r["family"] == "matmul"
-             and math.prod(r["program"]["ops"][-1]["type"]["shape"]) <= 4096]
+             and math.prod(r["program"]["ops"][-1]["type"]["shape"]) <= 4096
+             or r["family"] == "attention" and attention_work(r["program"]) <= 1 << 17]
     sample = [r for family, count in (("elementwise", 60), ("reduction", 30),
                                       ("normalization", 30), ("matmul", 10), ("pooling", 10),
-                                      ("layout", 20), ("convolution", 10), ("scan", 10))
+                                      ("layout", 20), ("convolution", 10), ("scan", 10),
+                                      ("attention", 10))
               for r in [r for r in small if r["family"] == family][:count]]
     checked = check_on_host(sample, tmp_path)
     sampled = Counter(r["family"] for r in sample)
     assert all(checked[f] == 3 * n and n >= 5 for f, n in sampled.items()), checked
     assert set(sampled) == set(FAMILIES) and checked["elementwise vector"] >= 15, checked
+
+
+def attention_work(program):
+    """Queries x keys x width: the multiply-adds of an attention's scores."""
+    queries, keys = program["inputs"][0]["shape"], program["inputs"][1]["shape"]
+    return math.prod(queries) * keys[-2]
+
+
+@pytest.fixture(scope="module")
+def attention_rows():
+    """Small attentions of every form: 3-D and 4-D, with no mask, a causal
+    mask, an additive padding mask or both, rows of keys shorter and
+    longer than a block's threads."""
+    grammar = AttentionGrammar(random.Random(61))
+    drawn = sample_forms(grammar.draw, 16, lambda program, used: attention_work(
+        program) <= 1 << 16 and (len(program["inputs"][0]["shape"]),
+                                 tuple(u for u in used if u in MASKS),
+                                 program["inputs"][1]["shape"][-2] > 64), per_form=1)
+    return engine_rows(drawn, "attention", "attention")
+
+
+def test_attention_is_the_compilers(attention_rows):
+    """Attention as the compiler renders it: k's transpose a permute, a
+    4-D matmul the 3-D one of views, a causal mask compared coordinates."""
+    assert sum("torch.arange(" in r["reference"] for r in attention_rows) >= 4
+    assert_the_compilers(attention_rows)
+
+
+def test_attention_kernels_compute_the_reference_program(attention_rows, tmp_path):
+    """A block a query: the scores, their softmax and the values' weighted
+    sum in one kernel, rows longer than the block's 64 threads among them."""
+    longest = max(r["program"]["inputs"][1]["shape"][-2] for r in attention_rows)
+    assert longest > 64, longest
+    assert all(r["middle"].count("__global__") == 1 for r in attention_rows)
+    assert_each_agrees_on_host(attention_rows, "attention", tmp_path)
+
+
+def test_the_attention_grammar_covers_its_forms():
+    grammar = AttentionGrammar(random.Random(0))
+    seen, ranks, square = Counter(), Counter(), Counter()
+    for _ in range(300):
+        program, productions = grammar.draw()
+        seen.update(productions)
+        q, k = program["inputs"][0]["shape"], program["inputs"][1]["shape"]
+        ranks[len(q)] += 1
+        square[q[-2] == k[-2]] += 1
+    assert min(seen[m] for m in MASKS) > 50, seen
+    assert set(ranks) == {3, 4} and min(square.values()) > 50, (ranks, square)
+    assert sum(seen[p] for p in seen if p not in MASKS + ("attention",)) > 100, seen
 
 
 def test_grouped_kernels_compute_the_reference_program(grouped_rows, tmp_path):

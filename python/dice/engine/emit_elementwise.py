@@ -64,14 +64,17 @@ ELEMENTWISE = set(UNARY_C) | set(BINARY_C) | {"where", "to", "reshape", "scalar"
 
 
 def _literal(value, c_type):
+    """`value` (a number, or "inf"/"-inf" as programs write them) as a C
+    literal of `c_type`."""
     if c_type == "bool":
         return "true" if value else "false"
     if c_type == "long long":
         return f"{int(value)}LL"
-    if c_type == "double":
-        return repr(float(value))
+    value = float(value)
     if math.isinf(value):
         return "INFINITY" if value > 0 else "-INFINITY"
+    if c_type == "double":
+        return repr(value)
     return float_literal(value)
 
 

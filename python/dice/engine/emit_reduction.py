@@ -295,6 +295,8 @@ class ValueEmitter:
             return self.padded(v, coords)
         if v >= self.n_in and self.op(v)["fn"] == "cat":
             return self.concatenated(v, coords)
+        if v >= self.n_in and self.op(v)["fn"] == "matmul" and v not in self.leaves:
+            return self.dot(v, coords)
         if v < self.n_in or v in self.loaded:
             dtype = self.types[v]["dtype"]
             buffer = self.loaded.get(v, f"x{v}")
@@ -332,6 +334,28 @@ class ValueEmitter:
         self.lines.append(f"{self.c_type(v)} {name} = {fill};")
         self.lines.append(f"if ({' && '.join(inside) or 'true'}) {{")
         self.lines += [f"  {line}" for line in body] + [f"  {name} = {inner};", "}"]
+        self.memo[(v, tuple(coords))] = name
+        return name
+
+    def dot(self, v, coords):
+        """A matmul's value at `coords`, computed where it is read: the dot
+        product of its operands' row and column, a loop over the shared
+        dim (a kernel whose main op is another reads it so, as attention
+        reads its scores)."""
+        op = self.op(v)
+        if op["type"]["dtype"] != "float32":
+            raise Unsupported(f"a matmul in {op['type']['dtype']}")
+        a, b = op["args"]
+        name = self.fresh_name(v)
+        k = f"{name}_k"
+        row = list(coords[:-1]) + [k]
+        column = list(coords[:-2]) + [k, coords[-1]]
+        body_a, x = self.branch(a, row[len(row) - len(self.shape(a)):])
+        body_b, y = self.branch(b, column[len(column) - len(self.shape(b)):])
+        self.lines += [f"{self.c_type(v)} {name} = 0;",
+                       f"for (int64_t {k} = 0; {k} < {self.shape(a)[-1]}; ++{k}) {{"]
+        self.lines += [f"  {line}" for line in body_a + body_b] + [f"  {name} += {x} * {y};",
+                                                                   "}"]
         self.memo[(v, tuple(coords))] = name
         return name
 
@@ -389,8 +413,9 @@ class ValueEmitter:
     def expression(self, v, coords):
         op = self.op(v)
         fn, args = op["fn"], op["args"]
-        if v in self.leaves:
-            return self.leaves[v]
+        if v in self.leaves:  # a name, or a name's element at the coordinates
+            leaf = self.leaves[v]
+            return leaf(coords) if callable(leaf) else leaf
         if fn in ("scalar", "full"):
             return constant_expression(op)
         if fn == "arange":  # the coordinate along its dim

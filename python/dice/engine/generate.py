@@ -5,8 +5,10 @@ kernel for each with the emitters and the compiler's scaffold for each with
 Families: elementwise DAGs (dice.engine.elementwise), reductions
 (dice.engine.reduction), normalizations (dice.engine.normalization),
 matmuls (dice.engine.matmul), pools (dice.engine.pooling), convolutions
-(dice.engine.convolution) and data movement (dice.engine.layout: cat,
-permute, slice, pad) with prologues and epilogues, each with its emitter.
+(dice.engine.convolution), data movement (dice.engine.layout: cat,
+permute, slice, pad), scans (dice.engine.scan) and attention
+(dice.engine.attention) with prologues and epilogues, each with its
+emitter.
 
 Runs where the GPU node's tools are (Python and torch, the static
 `dice-scaffold-programs`): no LLVM, no torch-mlir. Each program's printed
@@ -38,8 +40,9 @@ from pathlib import Path
 import torch
 
 from dice.corpus.cuda_common import hole
-from dice.engine import (emit_conv, emit_elementwise, emit_layout, emit_matmul, emit_pool,
-                         emit_scan, emit_stages)
+from dice.engine import (emit_attention, emit_conv, emit_elementwise, emit_layout, emit_matmul,
+                         emit_pool, emit_scan, emit_stages)
+from dice.engine.attention import KINDS as ATTENTIONS, MASKS, AttentionGrammar
 from dice.engine.convolution import KINDS as CONVOLUTIONS, ConvolutionGrammar
 from dice.engine.degenerate import degenerate_result
 from dice.engine.elementwise import UNARY, Grammar
@@ -72,10 +75,11 @@ PRODUCTION_CLASS = {"add": "arith", "sub": "arith", "mul": "arith", "div": "arit
                     **{k: "pooling" for k in KINDS},
                     **{k: "layout" for k in MOVES},
                     **{k: "convolution" for k in CONVOLUTIONS},
-                    **{k: "scan" for k in SCANS}, "mask": "select", "exclusive": "arith"}
+                    **{k: "scan" for k in SCANS}, "mask": "select", "exclusive": "arith",
+                    **{k: "attention" for k in ATTENTIONS}, **{m: "select" for m in MASKS}}
 # The classes of a family's main op (what is more than elementwise).
 MAIN_OP_CLASSES = ("reduction", "loss", "normalization", "matmul", "pooling", "layout",
-                   "convolution", "scan")
+                   "convolution", "scan", "attention")
 
 
 def emit_normalization(program, signature):
@@ -87,14 +91,15 @@ def emit_normalization(program, signature):
 
 
 # The program families: their grammar, their emitter, and their share of draws.
-FAMILIES = {"elementwise": (Grammar, emit_elementwise.emit, 0.29),
+FAMILIES = {"elementwise": (Grammar, emit_elementwise.emit, 0.25),
             "reduction": (ReductionGrammar, emit_stages.emit, 0.18),
             "normalization": (NormalizationGrammar, emit_normalization, 0.12),
             "matmul": (MatmulGrammar, emit_matmul.emit, 0.12),
             "pooling": (PoolingGrammar, emit_pool.emit, 0.08),
             "layout": (LayoutGrammar, emit_layout.emit, 0.08),
             "convolution": (ConvolutionGrammar, emit_conv.emit, 0.09),
-            "scan": (ScanGrammar, emit_scan.emit, 0.04)}
+            "scan": (ScanGrammar, emit_scan.emit, 0.04),
+            "attention": (AttentionGrammar, emit_attention.emit, 0.04)}
 
 
 def class_of(production):
