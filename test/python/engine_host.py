@@ -190,7 +190,7 @@ def host_unit(index, row):
         return (f"host_launch({{{', '.join(map(str, grid))}}}, "
                 f"{{{', '.join(map(str, block))}}}, [&] {{ k{index}::{call}; }});")
 
-    if "reduce_stage0" in body:
+    if BUFFER.search(source):  # kernels in turn, buffers between them
         run = staged_run(source, row, launch)
     elif "reduce_kernel" in body:
         run = launch(f"reduce_kernel({a})", grid=(3, 1, 1))
@@ -220,9 +220,9 @@ def host_unit(index, row):
     return "\n".join(unit)
 
 
-# What dice_forward of a staged reduction does: allocate buffers, launch.
+# What dice_forward of kernels in turn does: allocate buffers, launch.
 BUFFER = re.compile(r"auto (w\d+) = torch::empty\(\{([\d, ]*)\}, .*\.dtype\((at::k\w+)\)\);")
-STAGE = re.compile(r"(reduce_stage\d+)<<<.*>>>\((.*)\);")
+LAUNCH = re.compile(r"(\w+)<<<.*>>>\((.*)\);")
 DATA_PTR = re.compile(r"\b(\w+)\.data_ptr")
 ELEMENT_SIZE = {"at::kFloat": 4, "at::kHalf": 2, "at::kBFloat16": 2, "at::kDouble": 8,
                 "at::kLong": 8}
@@ -244,7 +244,7 @@ def staged_run(source, row, launch):
         lines.append(f"std::vector<unsigned char> {name}_bytes({numel * ELEMENT_SIZE[kind]}); "
                      f"void *{name}_p = {name}_bytes.data();")
         where[name] = f"{name}_p"
-    for kernel, args in STAGE.findall(host):
+    for kernel, args in LAUNCH.findall(host):
         names = [DATA_PTR.search(a).group(1) for a in split_arguments(args)]
         pointers = [f"AnyPtr{{{where[name]}}}" for name in names]
         lines.append(launch(f"{kernel}({', '.join(pointers)})", grid=(3, 1, 1)))

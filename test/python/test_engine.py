@@ -359,6 +359,34 @@ def test_scan_kernels_compute_the_reference_program(scan_rows, tmp_path):
     assert_each_agrees_on_host(scan_rows, "scan", tmp_path)
 
 
+@pytest.fixture(scope="module")
+def reversed_scan_rows():
+    """Small reversed scans (`cumsum(x.flip(d), d).flip(d)`) of every dtype
+    and kind, exclusive ones among them."""
+    grammar = ScanGrammar(random.Random(59))
+    drawn = sample_forms(grammar.draw, 9, lambda program, used: "reversed" in used and small(
+        program["inputs"][0]["shape"]) and (program["inputs"][0]["dtype"], "exclusive" in used,
+                                            "cumsum" in used), per_form=1)
+    return engine_rows(drawn, "reversed", "scan")
+
+
+def test_reversed_scans_are_the_compilers(reversed_scan_rows):
+    """A flip as the compiler renders it: the value indexed by an arange
+    along each dim, reversed along the scanned one."""
+    assert all("torch.arange(" in r["reference"] and "torch.sub(" in r["reference"]
+               for r in reversed_scan_rows)
+    assert_the_compilers(reversed_scan_rows)
+
+
+def test_reversed_scan_kernels_compute_the_reference_program(reversed_scan_rows, tmp_path):
+    """The scan reads its operand from the row's other end; the results,
+    which read the scan there too, come from a second kernel over the scan
+    stored in a buffer."""
+    assert all("results_kernel<<<" in r["middle"] and "auto w0 = torch::empty" in r["middle"]
+               for r in reversed_scan_rows)
+    assert_each_agrees_on_host(reversed_scan_rows, "scan", tmp_path)
+
+
 def test_the_scan_grammar_covers_its_classes():
     grammar = ScanGrammar(random.Random(0))
     used, dtypes, last_dim = Counter(), Counter(), Counter()
@@ -368,7 +396,8 @@ def test_the_scan_grammar_covers_its_classes():
         (scan,) = [op for op in program["ops"] if op["fn"] in SCANS]
         dtypes[scan["type"]["dtype"]] += 1
         last_dim[scan["ints"]["dim"][0] == len(scan["type"]["shape"]) - 1] += 1
-    assert set(SCANS) <= set(used) and used["mask"] > 20 and used["exclusive"] > 20, used
+    assert set(SCANS) <= set(used) and min(used[p] for p in ("mask", "exclusive",
+                                                              "reversed")) > 20, used
     assert set(dtypes) == {"float32", "float16", "bfloat16"}
     assert min(last_dim.values()) > 50, last_dim  # rows along the last dim and others
 

@@ -1,6 +1,8 @@
 """What every emitter's `dice_forward` shares: the input checks, the
 outputs' allocation, the kernels' pointers and the return."""
 
+import re
+
 from dice.corpus.cuda_common import (DTYPES, HEADER, definition_head, input_checks, parameters,
                                      pointer)
 
@@ -135,3 +137,16 @@ def kernel_parameters(program):
     outs = [f"{'int64_t' if types[o]['dtype'] == 'int64' else DTYPES[types[o]['dtype']].c_type}"
             f" *__restrict__ y{j}" for j, o in enumerate(program["outputs"])]
     return ins, outs
+
+
+def used_parameters(kernel, name, params, outs, pointers):
+    """(`kernel`, the function `name` taking `params` then `outs`, with
+    each of `params` that its body never reads dropped from its head; the
+    `pointers` of the kept ones): a kernel of several takes only the
+    inputs and buffers it reads."""
+    head = f"{name}({', '.join(params + outs)})"
+    body = kernel[kernel.index(head) + len(head):]
+    used = [re.search(rf"\b{param.split()[-1]}\b", body) is not None for param in params]
+    kept = [param for param, u in zip(params, used) if u]
+    return (kernel.replace(head, f"{name}({', '.join(kept + outs)})", 1),
+            [ptr for ptr, u in zip(pointers, used) if u])

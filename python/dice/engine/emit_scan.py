@@ -13,9 +13,11 @@ accumulate type for half precision), each result rounded once to the
 scan's dtype.
 """
 
-from dice.corpus.cuda_common import DTYPES
+from dice.corpus.cuda_common import DTYPES, pointer
 from dice.engine.emit_elementwise import FLOAT_T, ROUND
-from dice.engine.emit_host import Unsupported, one_kernel_source, size_expression
+from dice.engine.emit_host import (HostFunction, Unsupported, kernel_parameters,
+                                    one_kernel_source, size_expression, source_head,
+                                    used_parameters)
 from dice.engine.emit_reduction import (COMBINE_OPS, ValueEmitter, _linear, _unravel,
                                          block_threads)
 
@@ -73,7 +75,11 @@ class _ScanEmitter(ValueEmitter):
         kept = dict(zip(self.kept_dims, _unravel("k", self.kept_shape)))
         return [kept.get(d, "r") for d in range(len(self.full))]
 
-    def kernel(self, in_params, out_params, out_dtypes):
+    def kernel(self, in_params, out_params, out_dtypes, outputs=None, out_names=None):
+        """The scan kernel storing `outputs` (the program's by default) to
+        `out_names` (y0..)."""
+        outputs = self.p["outputs"] if outputs is None else outputs
+        out_names = out_names or [f"y{slot}" for slot in range(len(outputs))]
         op = self.op(self.scan)
         combine, identity = SCANS[op["fn"]]
         acc_t = FLOAT_T[op["type"]["dtype"]]
@@ -85,11 +91,11 @@ class _ScanEmitter(ValueEmitter):
         rounding = ROUND.get(op["type"]["dtype"])
         stores = [f"const {acc_t} scanned = "
                   f"{f'{rounding}(running)' if rounding else 'running'};"]
-        for slot, (o, dtype) in enumerate(zip(self.p["outputs"], out_dtypes)):
+        for target, o, dtype in zip(out_names, outputs, out_dtypes):
             name = self.value(o, coords)
             stores += self.lines
             self.lines = []
-            stores.append(f"y{slot}[{_linear(coords, self.full)}] = "
+            stores.append(f"{target}[{_linear(coords, self.full)}] = "
                           f"{DTYPES[dtype].store.format(name)};")
         lines = [
             "// One block a row; its threads walk the row in chunks of blockDim elements.",
@@ -120,13 +126,62 @@ class _ScanEmitter(ValueEmitter):
         return "\n".join([COMBINE_OPS[combine], "", BLOCK_SCAN] + lines)
 
 
+def _read_elsewhere(program, scan):
+    """Whether the results read the scan through an index (a flip): at
+    other elements than the one a thread scans."""
+    n_in = len(program["inputs"])
+    reads = {scan}
+    for i, op in enumerate(program["ops"]):
+        if reads & set(op["args"]):
+            if op["fn"] == "index" and op["args"][0] in reads:
+                return True
+            reads.add(n_in + i)
+    return False
+
+
 def emit(program, signature):
     """The CUDA source (the scan kernel and `dice_forward` with exactly
     `signature`) computing `program`. Raises Unsupported for programs it
     does not take."""
     e = _ScanEmitter(program)
+    if _read_elsewhere(program, e.scan):
+        return _emit_two_kernels(e, signature)
     return one_kernel_source(program, signature, e.kernel, lambda pointers: [
         f"  const int blocks = (int)std::min<int64_t>({e.kept_c}, 65535);",
         f"  scan_kernel<<<blocks, {block_threads(e.extent)}, 0, "
         f"c10::cuda::getCurrentCUDAStream()>>>("
         f"{', '.join(pointers)});"])
+
+
+def _emit_two_kernels(e, signature):
+    """The scan stored in a buffer w0 of its shape and dtype, then the
+    results computed from it, each where it reads the scan (a reversed
+    scan's flip reads the row from its other end)."""
+    program = e.p
+    names, head = source_head(program, signature)
+    in_params, out_params = kernel_parameters(program)
+    out_dtypes = [e.types[o]["dtype"] for o in program["outputs"]]
+    dtype = e.types[e.scan]["dtype"]
+    c_type = DTYPES[dtype].c_type
+    host = HostFunction(program, signature, names)
+    x_pointers = host.pointers[:len(program["inputs"])]
+    buffer_out = [f"{c_type} *__restrict__ w0"]
+    scan = used_parameters(e.kernel(in_params, buffer_out, [dtype], outputs=[e.scan],
+                                    out_names=["w0"]), "scan_kernel", in_params, buffer_out,
+                           x_pointers)
+    buffer_in = [f"const {c_type} *__restrict__ w0"]
+    results = used_parameters(ValueEmitter(program, loaded={e.scan: "w0"}).element_kernel(
+        "results_kernel", "// The results, a thread an element, reading the scan from w0.",
+        in_params + buffer_in + out_params, e.full, out_dtypes, lambda _names: []),
+        "results_kernel", in_params + buffer_in, out_params, x_pointers + [pointer("w0", dtype)])
+    dims = ", ".join(str(d) for d in e.full)
+    launches = [
+        f"  auto w0 = torch::empty({{{dims}}}, {names[0]}.options().dtype({DTYPES[dtype].kind}));",
+        f"  scan_kernel<<<(int)std::min<int64_t>({e.kept_c}, 65535), {block_threads(e.extent)}, "
+        f"0, c10::cuda::getCurrentCUDAStream()>>>("
+        f"{', '.join(scan[1] + [pointer('w0', dtype, const=False)])});",
+        f"  const int64_t n = {size_expression(e.full, wide=True)};",
+        "  results_kernel<<<(int)std::min<int64_t>((n + 255) / 256, 65535), 256, 0, "
+        f"c10::cuda::getCurrentCUDAStream()>>>("
+        f"{', '.join(results[1] + host.pointers[len(program['inputs']):])});"]
+    return "\n".join([head, scan[0], results[0], host.text(launches)]) + "\n"

@@ -15,12 +15,10 @@ statistics at the row it gathers from). The last stage writes the
 program's results.
 """
 
-import re
-
 from dice.corpus.cuda_common import DTYPES, Storage
 from dice.corpus.cuda_common import pointer as cuda_pointer
 from dice.engine import emit_reduction
-from dice.engine.emit_host import HostFunction, kernel_parameters, source_head
+from dice.engine.emit_host import HostFunction, kernel_parameters, source_head, used_parameters
 from dice.engine.emit_reduction import (REDUCING, ReductionEmitter, block_threads, lower_norms,
                                          used_helpers)
 
@@ -135,15 +133,11 @@ def emit(program, signature):
             write = dict(outputs=stored, out_names=[buffers[r] for r in stored])
         else:
             outs, out_pointers, write = out_params, y_pointers, {}
-        # A stage takes the inputs and buffers it reads, and no others: its
-        # head is written again with those.
-        kernel = e.kernel(params, outs, kernel_name=kernel_name, **write)
-        inside = kernel.split("{", 1)[1]
-        used = [re.search(rf"\b{param.split()[-1]}\b", inside) is not None for param in params]
-        kept = [param for param, u in zip(params, used) if u]
-        kernels.append(kernel.replace(f"{kernel_name}({', '.join(params + outs)})",
-                                      f"{kernel_name}({', '.join(kept + outs)})", 1))
-        pointers = [ptr for ptr, u in zip(pointers, used) if u] + out_pointers
+        kernel, pointers = used_parameters(
+            e.kernel(params, outs, kernel_name=kernel_name, **write), kernel_name, params,
+            outs, pointers)
+        kernels.append(kernel)
+        pointers += out_pointers
         done |= set(stage)
         launches += [
             f"  // stage {k}: over dims {e.dims} of {list(e.full)}, a block a kept index",

@@ -260,11 +260,25 @@ class ProgramBuilder:
                          {"ints": {k: list(v) for k, v in ints.items()}}, lo, hi,
                          value.exact and fn == "max_pool")
 
-    def arange(self, shape, dim):
+    def arange(self, shape, dim, shared=True):
         """`torch.arange(shape[dim]).reshape(shape)`: each element its
         coordinate along `dim` (a loop index, int64)."""
         return self._add("arange", (), tuple(shape), "int64", {"ints": {"dim": [dim]}}, 0,
-                         shape[dim] - 1)
+                         shape[dim] - 1, shared=shared)
+
+    def flip(self, value, dim):
+        """`value.flip(dim)` as the compiler renders it: `value` indexed by
+        an arange along each dim, reversed along `dim` (`full(n - 1) -
+        arange`, shared by every flip of that dim and size);
+        the other aranges each flip's own (the compiler merges none)."""
+        size, rank = value.shape[dim], value.rank
+        along = tuple(size if d == dim else 1 for d in range(rank))
+        last = self.full(size - 1, (1,) * rank, "int64")
+        reversed_index = self.op("sub", [last, self.arange(along, dim)], lo=0, hi=size - 1)
+        indices = [reversed_index if d == dim else self.arange(
+            tuple(s if e == d else 1 for e in range(rank)), d, shared=False)
+            for d, s in enumerate(value.shape)]
+        return self.index(value, indices)
 
     def index(self, source, indices):
         """`source[i0, i1, ...]`: advanced indexing of every dim of

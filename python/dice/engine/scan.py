@@ -1,8 +1,10 @@
 """The scan grammar: an elementwise prologue (0-2 productions, a mask
 among them: `x * (x > 0)`), `torch.cumsum` or `torch.cumprod` along any
-dim, and an elementwise epilogue (0-2) that may read the prologue's value
-again (`cumsum(x) - x`, the exclusive sum), as the compiler renders them:
-`torch.cumsum(x, dim=d)` (the result in x's dtype, torch's default).
+dim, a quarter of them reversed (`cumsum(x.flip(d), d).flip(d)`), and an
+elementwise epilogue (0-2) that may read the prologue's value again
+(`cumsum(x) - x`, the exclusive sum), as the compiler renders them:
+`torch.cumsum(x, dim=d)` (the result in x's dtype, torch's default), a
+flip as an index by aranges, reversed along d.
 
 A half-precision sum of a whole row stays below the dtype's largest
 value; a product multiplies values near 1 (`1 + tanh(x) / 4`) over rows
@@ -18,6 +20,7 @@ KINDS = ("cumsum", "cumprod")
 # Rows a product runs along: 1.25^64 stays finite in float32, 1.25^32 in
 # half precision.
 PRODUCT_ROWS = {"float32": 64, "float16": 32, "bfloat16": 32}
+REVERSED_SHARE = 0.25
 
 
 class ScanGrammar(Grammar):
@@ -65,7 +68,12 @@ class ScanGrammar(Grammar):
                 v = self.squash(b, v, min(self.limit(v), 30000.0 / shape[dim]))
             bound = v.bound * shape[dim]
         self.used.append(kind)
-        r = b.op(kind, [v], lo=-bound, hi=bound, ints={"dim": [dim]})
+        reverse = rng.random() < REVERSED_SHARE  # cumsum(x.flip(d), d).flip(d)
+        r = b.op(kind, [b.flip(v, dim) if reverse else v], lo=-bound, hi=bound,
+                 ints={"dim": [dim]})
+        if reverse:
+            self.used.append("reversed")
+            r = b.flip(r, dim)
         scanned = [r]
         for _ in range(rng.choice((0, 1, 1, 2))):
             if rng.random() < 0.3 and kind == "cumsum":  # the exclusive sum
