@@ -522,6 +522,41 @@ def test_the_attention_grammar_covers_its_forms():
     assert sum(seen[p] for p in seen if p not in MASKS + ("attention",)) > 100, seen
 
 
+@pytest.fixture(scope="module")
+def transposed_rows():
+    """Small transposed convolutions: strides 1-3, paddings, output
+    paddings, with and without a prologue and an epilogue."""
+    grammar = ConvolutionGrammar(random.Random(67))
+
+    def draw():
+        grammar.used = []
+        return grammar.draw_transposed()
+
+    drawn = sample_forms(draw, 8, lambda program, used: small(
+        program["inputs"][0]["shape"]) and math.prod(program["inputs"][1]["shape"]) <= 1024 and (
+            used[0] != "conv_transpose2d", used[-1] != "conv_transpose2d",
+            sum(op["fn"] == "insert_slice" for op in program["ops"])), per_form=1)
+    return engine_rows(drawn, "transposed", "convolution")
+
+
+def test_transposed_convolutions_are_the_compilers(transposed_rows):
+    """As the compiler renders `F.conv_transpose2d`: a convolution over the
+    input written into zeros one dim at a time, of a weight indexed by
+    aranges (channels swapped, window reversed)."""
+    for r in transposed_rows:
+        spread = sum(op["fn"] == "insert_slice" for op in r["program"]["ops"])
+        assert r["reference"].count(".clone()") == spread and "torch.arange(" in r["reference"]
+    assert_the_compilers(transposed_rows)
+
+
+def test_transposed_kernels_compute_the_reference_program(transposed_rows, tmp_path):
+    """The kernel reads an input element only where the spread-out input
+    holds one, zero elsewhere."""
+    assert all(emitter_of(r) == "convolution-transposed" for r in transposed_rows if any(
+        op["fn"] == "insert_slice" for op in r["program"]["ops"]))  # else a convolution
+    assert_each_agrees_on_host(transposed_rows, "convolution", tmp_path)
+
+
 def test_grouped_kernels_compute_the_reference_program(grouped_rows, tmp_path):
     """Each output channel of a grouped or depthwise convolution reads only
     its group's input channels."""
@@ -751,7 +786,7 @@ def test_the_layout_grammar_covers_its_forms():
 def test_the_convolution_grammar_covers_its_forms():
     grammar = ConvolutionGrammar(random.Random(7))
     seen = Counter()
-    for _ in range(300):
+    for _ in range(400):
         program, used = grammar.draw()
         (conv,) = [op for op in program["ops"] if op["fn"] == "conv"]
         ints = conv["ints"]
@@ -765,7 +800,7 @@ def test_the_convolution_grammar_covers_its_forms():
         if form is not None:
             seen[form[1]] += 1
             assert "conv3d" not in used  # one group only
-    assert min(seen.values()) >= 30 and len(seen) == 10, seen
+    assert min(seen.values()) >= 30 and len(seen) == 11, seen
 
 
 def test_broadcast_patterns_broadcast():
@@ -832,11 +867,13 @@ def test_each_convolution_path_is_a_cell_of_the_checks():
         program, used = grammar.draw()
         path = emitter_of({"family": "convolution", "program": program, "middle": ""})
         form = grouped_form(program, used)
-        assert path.split("-")[1] == ("dense" if form is None else form[1]), (path, form)
+        spread = any(op["fn"] == "insert_slice" for op in program["ops"])
+        assert path.split("-")[1] == ("transposed" if spread else
+                                      "dense" if form is None else form[1]), (path, form)
         assert path.endswith("-3d") == ("conv3d" in used)
         paths[path] += 1
-    assert set(paths) == {"convolution-dense", "convolution-depthwise",
-                          "convolution-grouped", "convolution-dense-3d"}, paths
+    assert set(paths) == {"convolution-dense", "convolution-depthwise", "convolution-grouped",
+                          "convolution-dense-3d", "convolution-transposed"}, paths
 
 
 @pytest.mark.parametrize("name", ["gelu", "silu", "mish"])

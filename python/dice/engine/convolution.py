@@ -24,8 +24,9 @@ import math
 from dice.engine.elementwise import Grammar
 from dice.engine.program import ProgramBuilder, window_sizes
 
-KINDS = ("conv1d", "conv2d", "conv3d")
+KINDS = ("conv1d", "conv2d", "conv3d", "conv_transpose2d")
 CONV3D_SHARE = 0.15
+TRANSPOSED_SHARE = 0.15
 
 
 class _Builder(ProgramBuilder):
@@ -80,7 +81,9 @@ class ConvolutionGrammar(Grammar):
     def draw(self, size=None):
         rng = self.rng
         self.used = []
-        planar = [k for k in self.kinds if k != "conv3d"]
+        if "conv_transpose2d" in self.kinds and rng.random() < TRANSPOSED_SHARE:
+            return self.draw_transposed()
+        planar = [k for k in self.kinds if k not in ("conv3d", "conv_transpose2d")]
         kind = "conv3d" if "conv3d" in self.kinds and \
             (not planar or rng.random() < CONV3D_SHARE) else rng.choice(planar)
         spatial = int(kind[4])
@@ -130,6 +133,47 @@ class ConvolutionGrammar(Grammar):
         self.shape = v.shape
         return self.finish(b, v)
 
+    def draw_transposed(self):
+        """`F.conv_transpose2d(x, w, stride, padding, output_padding)` (one
+        group, no bias, no dilation) as the compiler renders it: a
+        convolution of stride 1 over x spread out into zeros (`stride - 1`
+        between elements, `k - 1 - padding` around, the output padding
+        after), with w's in and out channels swapped and its window
+        reversed."""
+        rng = self.rng
+        self.dtype = self.compute_dtype = "float32"
+        kernel = [rng.choice((2, 3, 3, 4, 5))] * 2 if rng.random() < 0.8 else \
+            [rng.choice((2, 3, 4)) for _ in range(2)]
+        stride = [rng.choice((1, 2, 2, 3))] * 2
+        padding = [rng.randint(0, k - 1) for k in kernel]
+        extra = [rng.randint(0, s - 1) if rng.random() < 0.3 else 0 for s in stride]
+        # The result's size (n - 1) * stride - 2 * padding + k at least 1.
+        sizes = [rng.randint(max(1, 1 - (k - 1 - 2 * p) // s), 32) for k, p, s in
+                 zip(kernel, padding, stride)]
+        # At least 2 of each: an arange of one element folds away.
+        channels, features, n = rng.randint(2, 32), rng.randint(2, 32), rng.randint(1, 4)
+        b = ProgramBuilder()
+        x = self.new_input(b, (n, channels) + tuple(sizes))
+        if rng.random() < 0.5:
+            x = self.unary(b, x)
+        w = b.input((channels, features) + tuple(kernel), "float32")
+        w = transposed_weight(b, w)
+        # One dim at a time, the last first, as the compiler renders it.
+        for d in reversed(range(2)):
+            shape = list(x.shape)
+            shape[2 + d] = (sizes[d] - 1) * stride[d] + 1 + 2 * (kernel[d] - 1 - padding[d]) + \
+                extra[d]
+            if shape[2 + d] == sizes[d]:
+                continue
+            offsets, strides = [0] * 4, [1] * 4
+            offsets[2 + d], strides[2 + d] = kernel[d] - 1 - padding[d], stride[d]
+            x = b.insert_slice(x, b.full(0.0, tuple(shape), "float32"), offsets, strides)
+        bound = x.bound * w.bound * channels * math.prod(kernel)
+        v = b.conv(x, w, [1, 1], [1, 1], lo=-bound, hi=bound)
+        self.used.append("conv_transpose2d")
+        self.shape = v.shape
+        return self.finish(b, v)
+
     @staticmethod
     def input_view(b, x, spatial, padding):
         """The convolution's input: a 1-D one's [N, C, L, 1] view, padded."""
@@ -166,3 +210,21 @@ class ConvolutionGrammar(Grammar):
 def grouped_view(shape, groups):
     """[N, F, *S] as [N, G, F/G, *S]."""
     return (shape[0], groups, shape[1] // groups) + tuple(shape[2:])
+
+
+def transposed_weight(b, w):
+    """A transposed convolution's weight [C, F, *K] as the convolution's
+    [F, C, *K], its window reversed: w indexed by aranges, as the compiler
+    renders it (the reversed window dims first)."""
+    rank = w.rank
+
+    def along(d, size):
+        return b.arange(tuple(size if e == d else 1 for e in range(rank)), d, shared=False)
+
+    channels, features, *kernel = w.shape
+    window = []
+    for d, k in enumerate(kernel, start=2):
+        tap = along(d, k)
+        last = b.full(k - 1, (1,) * rank, "int64")
+        window.append(b.op("sub", [last, tap], lo=0, hi=k - 1))
+    return b.index(w, [along(1, channels), along(0, features)] + window)

@@ -295,6 +295,8 @@ class ValueEmitter:
             return self.padded(v, coords)
         if v >= self.n_in and self.op(v)["fn"] == "cat":
             return self.concatenated(v, coords)
+        if v >= self.n_in and self.op(v)["fn"] == "insert_slice":
+            return self.inserted(v, coords)
         if v >= self.n_in and self.op(v)["fn"] == "matmul" and v not in self.leaves:
             return self.dot(v, coords)
         if v < self.n_in or v in self.loaded:
@@ -356,6 +358,35 @@ class ValueEmitter:
                        f"for (int64_t {k} = 0; {k} < {self.shape(a)[-1]}; ++{k}) {{"]
         self.lines += [f"  {line}" for line in body_a + body_b] + [f"  {name} += {x} * {y};",
                                                                    "}"]
+        self.memo[(v, tuple(coords))] = name
+        return name
+
+    def inserted(self, v, coords):
+        """An insert_slice's value at `coords`: the source's where the
+        coordinates fall on its strided slice (computed only there), the
+        destination's elsewhere."""
+        op = self.op(v)
+        source, dest = op["args"]
+        ints = op["ints"]
+        at, on = [], []
+        for c, o, size, st, whole in zip(coords, ints["offsets"], ints["sizes"],
+                                         ints["strides"], self.shape(dest)):
+            c = c if re.fullmatch(r"\w+", c) else f"({c})"
+            shifted = c if o == 0 else f"({c} - {o})"
+            at.append(shifted if st == 1 else f"{shifted} / {st}")
+            if o:
+                on.append(f"{c} >= {o}")
+            if st != 1:
+                on.append(f"{shifted} % {st} == 0")
+            if o + (size - 1) * st + 1 < whole:
+                on.append(f"{shifted} < {(size - 1) * st + 1}")
+        name = self.fresh_name(v)
+        body, inner = self.branch(source, at)
+        outside, other = self.branch(dest, coords)
+        self.lines.append(f"{self.c_type(v)} {name};")
+        self.lines.append(f"if ({' && '.join(on) or 'true'}) {{")
+        self.lines += [f"  {line}" for line in body] + [f"  {name} = {inner};", "} else {"]
+        self.lines += [f"  {line}" for line in outside] + [f"  {name} = {other};", "}"]
         self.memo[(v, tuple(coords))] = name
         return name
 

@@ -232,6 +232,16 @@ class ProgramBuilder:
         return self._add("conv", (x.key, w.key), (x.shape[0], w.shape[0]) + out, x.dtype,
                          attrs, lo, hi, False)
 
+    def insert_slice(self, source, dest, offsets, strides):
+        """`dest` with `source` written into it at `offsets`, every
+        `strides` elements along each dim (a transposed convolution's
+        input, spread out into zeros)."""
+        attrs = {"ints": {"offsets": list(offsets), "sizes": list(source.shape),
+                          "strides": list(strides)}}
+        return self._add("insert_slice", (source.key, dest.key), dest.shape, dest.dtype, attrs,
+                         min(source.lo, dest.lo), max(source.hi, dest.hi),
+                         source.exact and dest.exact)
+
     def cat(self, values, dim):
         """`torch.cat(values, dim)`: the same shapes but along `dim`."""
         shape = list(values[0].shape)

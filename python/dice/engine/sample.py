@@ -24,8 +24,13 @@ def emitter_of(row):
 def convolution_path(program):
     """A convolution's kernel walks its group's channels (grouped), one
     channel (depthwise) or all of them, over two or three window dims (a
-    1-D convolution is the 2-D one of [N, C, L, 1] views)."""
+    1-D convolution is the 2-D one of [N, C, L, 1] views), or an input
+    spread out into zeros (transposed)."""
     (conv,) = [op for op in program["ops"] if op["fn"] == "conv"]
+    n_in = len(program["inputs"])
+    source = conv["args"][0]
+    if source >= n_in and program["ops"][source - n_in]["fn"] == "insert_slice":
+        return "convolution-transposed"  # reads its input spread out into zeros
     types = program["inputs"] + [op["type"] for op in program["ops"]]
     weight = types[conv["args"][1]]["shape"]  # [F, C/G, *K]
     (groups,) = conv["ints"]["groups"]
