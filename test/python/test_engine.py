@@ -481,14 +481,15 @@ def attention_work(program):
 
 @pytest.fixture(scope="module")
 def attention_rows():
-    """Small attentions of every form: 3-D and 4-D, with no mask, a causal
+    """Small attentions of many forms: 3-D and 4-D, with no mask, a causal
     mask, an additive padding mask or both, rows of keys shorter and
-    longer than a block's threads."""
+    longer than a block's threads, in float32 and half precision."""
     grammar = AttentionGrammar(random.Random(61))
-    drawn = sample_forms(grammar.draw, 16, lambda program, used: attention_work(
+    drawn = sample_forms(grammar.draw, 24, lambda program, used: attention_work(
         program) <= 1 << 16 and (len(program["inputs"][0]["shape"]),
                                  tuple(u for u in used if u in MASKS),
-                                 program["inputs"][1]["shape"][-2] > 64), per_form=1)
+                                 program["inputs"][1]["shape"][-2] > 64,
+                                 program["inputs"][0]["dtype"]), per_form=1)
     return engine_rows(drawn, "attention", "attention")
 
 
@@ -510,15 +511,17 @@ def test_attention_kernels_compute_the_reference_program(attention_rows, tmp_pat
 
 def test_the_attention_grammar_covers_its_forms():
     grammar = AttentionGrammar(random.Random(0))
-    seen, ranks, square = Counter(), Counter(), Counter()
+    seen, ranks, square, dtypes = Counter(), Counter(), Counter(), Counter()
     for _ in range(300):
         program, productions = grammar.draw()
         seen.update(productions)
+        dtypes[program["inputs"][0]["dtype"]] += 1
         q, k = program["inputs"][0]["shape"], program["inputs"][1]["shape"]
         ranks[len(q)] += 1
         square[q[-2] == k[-2]] += 1
     assert min(seen[m] for m in MASKS) > 50, seen
     assert set(ranks) == {3, 4} and min(square.values()) > 50, (ranks, square)
+    assert set(dtypes) == set(FLOATS) and min(dtypes.values()) > 50, dtypes
     assert sum(seen[p] for p in seen if p not in MASKS + ("attention",)) > 100, seen
 
 

@@ -1,8 +1,10 @@
 """The attention grammar: `softmax(q @ k.transpose(-1, -2) * scale + masks)
-@ v` over 3-D ([B, L, D]) or 4-D ([B, H, L, D]) operands in float32, with
-an elementwise epilogue (0-2 productions), as the compiler renders it:
-k's transpose as a permute, a 4-D batched matmul as the 3-D one of
-`[B*H, L, D]` views, reshaped back.
+@ v` over 3-D ([B, L, D]) or 4-D ([B, H, L, D]) operands, with
+an elementwise epilogue (0-2 productions), in float32 or half precision
+(q and k scaled so that the scores stay finite), as the compiler renders
+it: k's transpose as a permute, a 4-D batched matmul as the 3-D one of
+`[B*H, L, D]` views, reshaped back, a half-precision one over float32
+casts, cast back.
 
 Masks: a causal mask (`masked_fill(triu(ones(L, S), 1), -inf)`, which the
 compiler renders as `arange(S) - arange(L)[:, None] >= 1` and'ed with a
@@ -14,9 +16,10 @@ of the rounded value), or none."""
 
 import math
 import random
+import struct
 
 from dice.engine.elementwise import Grammar
-from dice.engine.losses import small_constant
+from dice.engine.losses import small_constant, to_bfloat16
 from dice.engine.program import INPUT_BOUND, ProgramBuilder
 from dice.engine.shapes import draw_size
 
@@ -25,6 +28,9 @@ MASKS = ("causal_mask", "padding_mask")
 # Scores a row holds at most: a block keeps the row in shared memory.
 MAX_KEYS = 2048
 MAX_ELEMENTS = 1 << 22
+# A bound on the scores of half-precision attention (float16 holds 65504):
+# q and k are scaled so that |q| |k| D stays below it.
+HALF_SCORES = 30000.0
 
 
 class AttentionGrammar(Grammar):
@@ -55,7 +61,10 @@ class AttentionGrammar(Grammar):
         self.used.append("scale")
         root = math.sqrt(width)
         fn, value = ("mul", 1 / root) if r < 0.6 else ("div", root)
-        c = small_constant(b, value, "float32", v.rank)
+        if v.dtype == "float32":
+            c = small_constant(b, value, "float32", v.rank)
+        else:  # a [1, ...] full of the value as the dtype rounds it
+            c = b.full(rounded(value, v.dtype), (1,) * v.rank, v.dtype)
         bound = v.bound / root
         return b.op(fn, [v, c], lo=-bound, hi=bound)
 
@@ -68,7 +77,7 @@ class AttentionGrammar(Grammar):
                                  lo=-length, hi=keys), b.scalar(1, "int64")], dtype="bool")
         mask = b.reshape(b.op("logical_and", [above, true], dtype="bool"),
                          (1,) * (rank - 2) + (length, keys))
-        minus_inf = b.full("-inf", (1,) * rank, "float32")
+        minus_inf = b.full("-inf", (1,) * rank, v.dtype)
         self.used.append("causal_mask")
         return b.op("where", [mask, minus_inf, v], lo=v.lo, hi=v.hi)
 
@@ -76,47 +85,62 @@ class AttentionGrammar(Grammar):
         """`v + mask`, an additive mask of one row of keys for each batch."""
         keys = v.shape[-1]
         shape = batch[:1] + (1,) * (v.rank - 2) + (keys,)
-        mask = b.input(shape, "float32")
+        mask = b.input(shape, v.dtype)
         self.used.append("padding_mask")
         return b.op("add", [v, mask], lo=v.lo - INPUT_BOUND, hi=v.hi + INPUT_BOUND)
+
+    def matmul(self, b, x, y, shape, **bounds):
+        """x @ y of shape `shape`, as the compiler renders it: a 4-D one as
+        the 3-D one of `[B*H, ., .]` views, a half-precision one over
+        float32 operands and cast back."""
+        if len(shape) == 4:
+            flat = (shape[0] * shape[1],)
+            x, y = b.reshape(x, flat + x.shape[2:]), b.reshape(y, flat + y.shape[2:])
+        half = x.dtype != "float32"
+        if half:
+            x, y = b.op("to", [x], dtype="float32"), b.op("to", [y], dtype="float32")
+        v = b.matmul(x, y, **bounds)
+        if half:
+            v = b.op("to", [v], dtype=self.dtype, lo=v.lo, hi=v.hi)
+        return b.reshape(v, shape) if len(shape) == 4 else v
 
     def draw(self, size=None):
         rng = self.rng
         self.used = ["attention"]
-        self.dtype = self.compute_dtype = "float32"
+        self.dtype = self.compute_dtype = rng.choice(("float32", "float32", "float16",
+                                                      "bfloat16"))
         batch, length, keys, width, values = self.sizes()
         b = ProgramBuilder()
-        q = b.input(batch + (length, width), "float32")
-        k = b.input(batch + (keys, width), "float32")
+        q = b.input(batch + (length, width), self.dtype)
+        k = b.input(batch + (keys, width), self.dtype)
+        if self.dtype != "float32":  # scores that half precision holds
+            limit = math.sqrt(HALF_SCORES / width)
+            q, k = self.squash(b, q, limit), self.squash(b, k, limit)
         rank = len(batch) + 2
-        flat = (math.prod(batch),)
         k_t = b.permute(k, tuple(range(rank - 2)) + (rank - 1, rank - 2))
-        bound = INPUT_BOUND * INPUT_BOUND * width
-        if rank == 4:  # the compiler's batched matmul is 3-D
-            s = b.matmul(b.reshape(q, flat + (length, width)),
-                         b.reshape(k_t, flat + (width, keys)), lo=-bound, hi=bound)
-            s = b.reshape(s, batch + (length, keys))
-        else:
-            s = b.matmul(q, k_t, lo=-bound, hi=bound)
+        bound = q.bound * k.bound * width
+        s = self.matmul(b, q, k_t, batch + (length, keys), lo=-bound, hi=bound)
         s = self.scale(b, s, width)
         if length <= keys and rng.random() < 0.4:
             s = self.causal(b, s)
         if rng.random() < 0.3:
             s = self.padding(b, s, batch)
         p = b.op("softmax", [s], lo=0.0, hi=1.0, ints={"dim": [rank - 1]})
-        v_in = b.input(batch + (keys, values), "float32")
-        if rank == 4:
-            out = b.matmul(b.reshape(p, flat + (length, keys)),
-                           b.reshape(v_in, flat + (keys, values)))
-            out = b.reshape(out, batch + (length, values))
-        else:
-            out = b.matmul(p, v_in)
+        v = b.input(batch + (keys, values), self.dtype)
+        out = self.matmul(b, p, v, batch + (length, values))
         self.shape = out.shape
         pool = [out]
         for _ in range(rng.choice((0, 0, 1, 2))):
             out = self.unary(b, out) if rng.random() < 0.5 else self.binary(b, out, pool)
             pool.append(out)
         return b.build([out]), [u for u in self.used if u != "scale"]
+
+
+def rounded(value, dtype):
+    """`value` as half precision `dtype` holds it (round to nearest)."""
+    if dtype == "bfloat16":
+        return to_bfloat16(value)
+    return struct.unpack("<e", struct.pack("<e", value))[0]
 
 
 def draw_attention(seed):
