@@ -19,7 +19,7 @@ from dice.engine.program import FLOATS, ProgramBuilder, holds_exactly
 from dice.engine.shapes import draw_shape
 
 REDUCTIONS = ("sum", "mean", "amax", "amin", "prod", "logsumexp", "var", "std", "argmax",
-              "argmin")
+              "argmin", "norm")
 LOSS_SHARE = 0.25
 # Reductions whose result is reduced again, over its own dims.
 SECOND_SHARE = 0.25
@@ -27,7 +27,7 @@ SECOND_EXCLUDED = ("var", "std", "argmax", "argmin")
 
 
 # Reductions over several dims at once (the others take one).
-MULTI_DIM = ("sum", "mean", "var", "std")
+MULTI_DIM = ("sum", "mean", "var", "std", "norm")
 
 
 class ReductionGrammar(LossGrammar, Grammar):
@@ -56,8 +56,14 @@ class ReductionGrammar(LossGrammar, Grammar):
             return kept(b.reduce(kind, v, dims, lo=0, hi=extent))
         if kind in ("amax", "amin"):
             return kept(b.reduce(kind, v, dims, lo=v.lo, hi=v.hi))
-        if kind == "logsumexp":
-            return kept(b.reduce(kind, v, dims, lo=v.lo, hi=v.hi + math.log(extent)))
+        if kind == "norm":  # torch.linalg.vector_norm(v, p, dims): |v|^p summed, ^(1/p)
+            # An integral exponent is an int64 scalar, as the compiler renders it.
+            p = self.rng.choice((1, 2))
+            powered = b.op("pow", [b.op("abs", [v], lo=0, hi=v.bound), b.scalar(p, "int64")],
+                           lo=0, hi=v.bound ** p)
+            total = kept(b.reduce("sum", powered, dims, lo=0, hi=extent * v.bound ** p))
+            root = b.scalar(1, "int64") if p == 1 else b.scalar(0.5, v.dtype)
+            return b.op("pow", [total, root], lo=0, hi=extent * v.bound)
         if kind == "prod":
             return kept(b.reduce(kind, v, dims, lo=-v.bound ** extent, hi=v.bound ** extent))
         if kind in ("sum", "mean"):
@@ -86,6 +92,8 @@ class ReductionGrammar(LossGrammar, Grammar):
             return _scalar_op(b, "add", v, 1.0, lo=0.75, hi=1.25)
         if kind in ("sum", "logsumexp") and v.dtype in ("float16", "bfloat16"):
             return self.squash(b, v, 30000.0 / extent if kind == "sum" else 8.0)
+        if kind == "norm" and v.dtype in ("float16", "bfloat16"):  # a sum of squares
+            return self.squash(b, v, (30000.0 / extent) ** 0.5)
         return self.squash(b, v, self.limit(v))
 
     def draw(self, size=None):
