@@ -739,11 +739,38 @@ def test_the_pooling_grammar_covers_its_forms():
         seen["padded"] += any(op["fn"] == "pad" for op in program["ops"])
         seen["dilated"] += any(d > 1 for d in ints.get("dilation", []))
         seen["strided"] += any(s > 1 for s in ints["stride"])
+        seen["ceil_mode"] += "ceil_mode" in used
         assert (pool["fn"] == "max_pool") == ("max_pool" in used)
     for form in [("max_pool", 1), ("max_pool", 2), ("max_pool", 3), ("sum_pool", 1),
-                 ("sum_pool", 2)]:
+                 ("sum_pool", 2), ("sum_pool", 3)]:
         assert seen[form] >= 10, (form, seen)
     assert seen["padded"] >= 30 and seen["dilated"] >= 10 and seen["strided"] >= 100, seen
+    assert seen["ceil_mode"] >= 10, seen
+
+
+@pytest.fixture(scope="module")
+def pool_rows():
+    """Small max pools in ceil mode (1-3 spatial dims) and 3-D average
+    pools, with and without padding."""
+    grammar = PoolingGrammar(random.Random(71))
+    drawn = sample_forms(grammar.draw, 9, lambda program, used: math.prod(
+        program["inputs"][0]["shape"]) <= 1 << 13 and ("ceil_mode" in used or (
+            "avg_pool" in used and len(program["inputs"][0]["shape"]) == 5)) and (
+                used[used.index("max_pool" if "max_pool" in used else "avg_pool")],
+                len(program["inputs"][0]["shape"]),
+                any(op["fn"] == "pad" for op in program["ops"])), per_form=2)
+    return engine_rows(drawn, "pool", "pooling")
+
+
+def test_ceil_mode_and_3d_average_pools_are_the_compilers(pool_rows):
+    """Ceil mode as padding at the end of each dim, a 3-D average pool
+    between permutes to channels last and back."""
+    assert_the_compilers(pool_rows)
+
+
+def test_ceil_mode_and_3d_average_pool_kernels_compute_the_reference_program(pool_rows,
+                                                                             tmp_path):
+    assert_each_agrees_on_host(pool_rows, "pooling", tmp_path)
 
 
 def test_the_layout_grammar_covers_its_forms():

@@ -76,7 +76,7 @@ PRODUCTION_CLASS = {"add": "arith", "sub": "arith", "mul": "arith", "div": "arit
                     **{k: "layout" for k in MOVES},
                     **{k: "convolution" for k in CONVOLUTIONS},
                     **{k: "scan" for k in SCANS}, "mask": "select", "exclusive": "arith",
-                    "reversed": "layout",
+                    "reversed": "layout", "ceil_mode": "pooling",
                     **{k: "attention" for k in ATTENTIONS}, **{m: "select" for m in MASKS}}
 # The classes of a family's main op (what is more than elementwise).
 MAIN_OP_CLASSES = ("reduction", "loss", "normalization", "matmul", "pooling", "layout",

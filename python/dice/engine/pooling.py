@@ -1,10 +1,12 @@
-"""The pooling grammar: max and average pooling over 1 or 2 spatial dims
-(max also over 3), with kernel, stride, padding and dilation (max), an
+"""The pooling grammar: max and average pooling over 1-3 spatial dims,
+with kernel, stride, padding, dilation and ceil mode (max), an
 elementwise prologue (0-1 productions) and epilogue (0-2), as the compiler
 renders them: padding as a `pad` before a pool that pads nothing (-inf
 for max, 0 for average, which counts the padding as PyTorch's default
 does); an average as a `sum_pool` and a division by the window's size; a
-1-D pool as the 2-D pool of an [N, C, 1, L] view, reshaped back."""
+1-D pool as the 2-D pool of an [N, C, 1, L] view, reshaped back; ceil
+mode as more padding at the end; a 3-D average pool between permutes to
+channels last and back."""
 
 import math
 
@@ -12,6 +14,21 @@ from dice.engine.elementwise import Grammar
 from dice.engine.program import ProgramBuilder
 
 KINDS = ("max_pool", "avg_pool")
+CEIL_SHARE = 0.3
+
+
+def ceil_padding(sizes, kernel, stride, padding, dilation):
+    """The elements `ceil_mode=True` pads each dim with at its end: the
+    last window may run past the input, if it starts inside it (or its
+    left padding)."""
+    extra = []
+    for size, k, s, p, d in zip(sizes, kernel, stride, padding, dilation):
+        span = size + 2 * p - d * (k - 1) - 1
+        out = -(-span // s) + 1
+        if (out - 1) * s >= size + p:
+            out -= 1
+        extra.append(max(0, (out - 1) * s + d * (k - 1) + 1 - (size + 2 * p)))
+    return extra
 
 
 class PoolingGrammar(Grammar):
@@ -37,8 +54,11 @@ class PoolingGrammar(Grammar):
         rng = self.rng
         self.used = []
         kind = rng.choice(self.kinds)
-        spatial = rng.choice((1, 2, 2, 3) if kind == "max_pool" else (1, 2, 2))
-        self.dtype = rng.choice(("float32", "float32", "float16", "bfloat16"))
+        spatial = rng.choice((1, 2, 2, 3))
+        # PyTorch's CPU 3-D average pool (what checks a drawn program) takes
+        # float32 only.
+        self.dtype = "float32" if kind == "avg_pool" and spatial == 3 else \
+            rng.choice(("float32", "float32", "float16", "bfloat16"))
         self.compute_dtype = self.dtype
         kernel, stride, padding, dilation, sizes = self.window(kind, spatial)
         batch = (rng.randint(1, 8), rng.randint(1, 64 if spatial < 3 else 8))
@@ -51,13 +71,26 @@ class PoolingGrammar(Grammar):
             v = b.reshape(v, batch + (1, sizes[0]))
             kernel, stride, padding, dilation = ([1] + kernel, [1] + stride, [0] + padding,
                                                  [1] + dilation)
-        if any(padding):
-            v = b.pad(v, [0, 0] + padding, [0, 0] + padding,
-                      "-inf" if kind == "max_pool" else 0.0)
+        high = list(padding)
+        if kind == "max_pool" and rng.random() < CEIL_SHARE:  # ceil_mode=True
+            extra = ceil_padding(v.shape[2:], kernel, stride, padding, dilation)
+            if any(extra):
+                self.used.append("ceil_mode")
+                high = [p + e for p, e in zip(padding, extra)]
+        if any(padding) or high != padding:
+            v = b.pad(v, [0, 0] + padding, [0, 0] + high, "-inf" if kind == "max_pool" else 0.0)
         ints = {"kernel": kernel, "stride": stride, "padding": [0] * len(kernel)}
         if kind == "max_pool":
             ints["dilation"] = dilation
+        # A 3-D average pool goes through channels last and back, as
+        # torch-mlir lowers it.
+        there, back = (0, 2, 3, 4, 1), (0, 4, 1, 2, 3)
+        sum_3d = kind == "avg_pool" and spatial == 3
+        if sum_3d:
+            v = b.permute(b.permute(v, there), back)
         v = b.pool("max_pool" if kind == "max_pool" else "sum_pool", v, ints)
+        if sum_3d:
+            v = b.permute(b.permute(v, there), back)
         if kind == "avg_pool":
             count = math.prod(kernel)
             v = b.op("div", [v, b.scalar(float(count), v.dtype)], lo=v.lo / count,
