@@ -542,6 +542,28 @@ def transposed_rows():
     return engine_rows(drawn, "transposed", "convolution")
 
 
+@pytest.fixture(scope="module")
+def half_conv_rows():
+    """Small half-precision convolutions: 1-3 spatial dims, with and
+    without a bias, float16 and bfloat16."""
+    grammar = ConvolutionGrammar(random.Random(73))
+    drawn = sample_forms(grammar.draw, 10, lambda program, used: program["inputs"][0][
+        "dtype"] != "float32" and small(*(i["shape"] for i in program["inputs"])) and (
+            program["inputs"][0]["dtype"], next(u for u in used if u in CONVOLUTIONS),
+            any(op["fn"] == "expand" for op in program["ops"])), per_form=1)
+    return engine_rows(drawn, "half-conv", "convolution")
+
+
+def test_half_convolutions_are_the_compilers(half_conv_rows):
+    """A half-precision convolution as a float32 one of casts, cast back."""
+    assert all(".to(torch.float32)" in r["reference"] for r in half_conv_rows)
+    assert_the_compilers(half_conv_rows)
+
+
+def test_half_convolution_kernels_compute_the_reference_program(half_conv_rows, tmp_path):
+    assert_each_agrees_on_host(half_conv_rows, "convolution", tmp_path)
+
+
 def test_transposed_convolutions_are_the_compilers(transposed_rows):
     """As the compiler renders `F.conv_transpose2d`: a convolution over the
     input written into zeros one dim at a time, of a weight indexed by
@@ -826,11 +848,12 @@ def test_the_convolution_grammar_covers_its_forms():
         seen["strided"] += max(ints["stride"]) > 1
         seen["dilated"] += max(ints["dilation"]) > 1
         seen["prologue"] += used[0] not in CONVOLUTIONS  # drawn before the conv
+        seen["half"] += program["inputs"][0]["dtype"] != "float32"
         form = grouped_form(program, used)
         if form is not None:
             seen[form[1]] += 1
             assert "conv3d" not in used  # one group only
-    assert min(seen.values()) >= 30 and len(seen) == 11, seen
+    assert min(seen.values()) >= 30 and len(seen) == 12, seen
 
 
 def test_broadcast_patterns_broadcast():

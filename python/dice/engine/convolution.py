@@ -25,6 +25,8 @@ from dice.engine.elementwise import Grammar
 from dice.engine.program import ProgramBuilder, window_sizes
 
 KINDS = ("conv1d", "conv2d", "conv3d", "conv_transpose2d")
+# A bound on a half-precision convolution's result (float16 holds 65504).
+HALF_RESULT = 30000.0
 CONV3D_SHARE = 0.15
 TRANSPOSED_SHARE = 0.15
 
@@ -87,19 +89,24 @@ class ConvolutionGrammar(Grammar):
         kind = "conv3d" if "conv3d" in self.kinds and \
             (not planar or rng.random() < CONV3D_SHARE) else rng.choice(planar)
         spatial = int(kind[4])
-        self.dtype = self.compute_dtype = "float32"
         kernel, stride, padding, dilation, sizes = self.window(spatial)
         channels, features, groups = self.channels(spatial)
         form = "dense" if groups == 1 else \
             "depthwise" if channels == features == groups else "grouped"
+        self.dtype = self.compute_dtype = rng.choice(
+            ("float32", "float32", "float16", "bfloat16") if form == "dense" else ("float32",))
+        half = self.dtype != "float32"
         view_groups = groups if form == "grouped" else 1  # G of the [N, G, F/G, *S] views
         n = rng.randint(1, 4 if spatial < 3 else 2)
         b = _Builder()
         x = self.new_input(b, (n, channels) + tuple(sizes))
         if rng.random() < 0.5:
             x = self.unary(b, x)
-        w = b.input((features, channels // groups) + tuple(kernel), "float32")
-        bias = b.input((features,), "float32") if rng.random() < 0.5 else None
+        w = b.input((features, channels // groups) + tuple(kernel), self.dtype)
+        if half:  # a result that half precision holds
+            limit = math.sqrt(HALF_RESULT / (channels * math.prod(kernel)))
+            x, w = self.squash(b, x, limit), self.squash(b, w, limit)
+        bias = b.input((features,), self.dtype) if rng.random() < 0.5 else None
         if spatial == 1:  # the 2-D convolution of [N, C, L, 1] views
             kernel, stride, padding, dilation = (kernel + [1], stride + [1], padding + [0],
                                                  dilation + [1])
@@ -115,14 +122,18 @@ class ConvolutionGrammar(Grammar):
         if spatial == 1 and form == "dense":
             w = b.reshape(w, w.shape + (1,))
         if bias is not None:
-            bias = self.bias_view(b, bias, out_shape, view_groups)
+            bias = self.bias_view(b, widened(b, bias), out_shape, view_groups)
         if not early_input:
             x = self.input_view(b, x, spatial, padding)
         if spatial == 1 and form != "dense":
             w = b.reshape(w, w.shape + (1,))
+        # A half-precision convolution is a float32 one of casts, cast back.
+        w, x = widened(b, w), widened(b, x)
         bound = x.bound * w.bound * (channels // groups) * math.prod(kernel)
         v = b.conv(x, w, stride, dilation, groups, lo=-bound, hi=bound)
         v = self.result(b, v, bias, spatial, view_groups)
+        if half:
+            v = b.op("to", [v], dtype=self.dtype, lo=v.lo, hi=v.hi)
         # A 2-D grouped result without a bias is read through the folded
         # [N, G, F/G, *S] view, which the compiler propagates through the
         # epilogue: an operand spanning the F channels is then viewed once
@@ -228,3 +239,8 @@ def transposed_weight(b, w):
         last = b.full(k - 1, (1,) * rank, "int64")
         window.append(b.op("sub", [last, tap], lo=0, hi=k - 1))
     return b.index(w, [along(1, channels), along(0, features)] + window)
+
+
+def widened(b, v):
+    """A half-precision value cast to float32 (a float32 one as it is)."""
+    return v if v.dtype == "float32" else b.op("to", [v], dtype="float32", lo=v.lo, hi=v.hi)
