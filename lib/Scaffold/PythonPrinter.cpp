@@ -253,6 +253,17 @@ private:
       os << out << name(op.args[0]) << ".reshape" << shapeArgs(op.type.shape) << "\n";
     } else if (fn == "expand") {
       os << out << name(op.args[0]) << ".expand" << shapeArgs(op.type.shape) << "\n";
+    } else if ((fn == "amax" || fn == "amin") && op.type.dtype == DType::Bool) {
+      // On booleans the largest is torch.any and the smallest torch.all,
+      // which torch-mlir lowers back to the `or` and `and` reductions that
+      // gave them (its amax of booleans is another lowering). It takes
+      // them one dim at a time; highest first keeps numbering.
+      std::vector<int64_t> dims = ints("dims");
+      std::string expr = name(op.args[0]);
+      for (auto d = dims.rbegin(); d != dims.rend(); ++d)
+        expr = std::string("torch.") + (fn == "amax" ? "any" : "all") + "(" + expr +
+               ", dim=" + std::to_string(*d) + ")";
+      os << out << expr << "\n";
     } else if (fn == "sum" || fn == "amax" || fn == "amin") {
       os << out << "torch." << fn << "(" << name(op.args[0])
          << ", dim=" << tuple(ints("dims")) << ")\n";

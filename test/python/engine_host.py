@@ -225,7 +225,7 @@ BUFFER = re.compile(r"auto (w\d+) = torch::empty\(\{([\d, ]*)\}, .*\.dtype\((at:
 LAUNCH = re.compile(r"(\w+)<<<.*>>>\((.*)\);")
 DATA_PTR = re.compile(r"\b(\w+)\.data_ptr")
 ELEMENT_SIZE = {"at::kFloat": 4, "at::kHalf": 2, "at::kBFloat16": 2, "at::kDouble": 8,
-                "at::kLong": 8}
+                "at::kLong": 8, "at::kBool": 1}
 
 
 def staged_run(source, row, launch):

@@ -387,6 +387,31 @@ def test_reversed_scan_kernels_compute_the_reference_program(reversed_scan_rows,
     assert_each_agrees_on_host(reversed_scan_rows, "scan", tmp_path)
 
 
+@pytest.fixture(scope="module")
+def any_all_rows():
+    """Small `(x > t).any(dim)` and `(x < -t).all(dim)` of every dtype, some
+    reduced again (their result in a bool buffer between two stages)."""
+    grammar = ReductionGrammar(random.Random(79))
+    grammar.reductions, grammar.losses = ["any", "all"], []
+    drawn = sample_forms(grammar.draw, 12, lambda program, used: small(
+        program["inputs"][0]["shape"]) and (program["inputs"][0]["dtype"], "any" in used,
+                                            len(reduction_stages(program)) > 1), per_form=1)
+    return engine_rows(drawn, "any-all", "reduction")
+
+
+def test_any_and_all_are_the_compilers(any_all_rows):
+    """A boolean reduction as torch.any or torch.all of one dim, which
+    torch-mlir lowers back to the `or` or `and` reduction it came from."""
+    assert all("torch.any(" in r["reference"] or "torch.all(" in r["reference"]
+               for r in any_all_rows)
+    assert_the_compilers(any_all_rows)
+
+
+def test_any_and_all_kernels_compute_the_reference_program(any_all_rows, tmp_path):
+    assert any("reduce_stage1" in r["middle"] for r in any_all_rows)
+    assert_each_agrees_on_host(any_all_rows, "reduction", tmp_path)
+
+
 def test_the_scan_grammar_covers_its_classes():
     grammar = ScanGrammar(random.Random(0))
     used, dtypes, last_dim = Counter(), Counter(), Counter()

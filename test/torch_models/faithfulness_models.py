@@ -36,6 +36,8 @@ SINGLE_OPS = {
     "sum_dim": lambda: (Lambda(lambda x: x.sum(dim=1)), (r(4, 32, 8),)),
     "mean_dim": lambda: (Lambda(lambda x: x.mean(dim=-1, keepdim=True)), (r(6, 20),)),
     "amax_dim": lambda: (Lambda(lambda x: torch.amax(x, dim=0)), (r(10, 7),)),
+    "any_all": lambda: (Lambda(lambda x: (x > 0.5).any(dim=1).float() +
+                               (x < 1.5).all(dim=1).float()), (r(10, 7),)),
     "softmax": lambda: (nn.Softmax(dim=-1), (r(4, 33),)),
     "log_softmax": lambda: (nn.LogSoftmax(dim=1), (r(5, 17),)),
     "layernorm": lambda: (nn.LayerNorm(24), (r(3, 5, 24),)),

@@ -567,6 +567,13 @@ class ReductionEmitter(ValueEmitter):
                                         f"shift{j});"])
             out.append(f"    s{j} = block_reduce(s{j}, SumOp(), ({acc_t})0);")
             result = f"logf(s{j}) + shift{j}"
+        elif acc_t == "bool":  # any, all: in an int, which warps shuffle
+            identity = "0" if fn == "amax" else "1"
+            out.append(f"    int acc{j} = {identity};")
+            out += self.loop(lambda r: [
+                f"acc{j} = {COMBINE[fn]}()(acc{j}, (int){self.value(operand, coords)});"])
+            out.append(f"    acc{j} = block_reduce(acc{j}, {COMBINE[fn]}(), {identity});")
+            result = f"acc{j} != 0"
         else:
             out.append(f"    {acc_t} acc{j} = {IDENTITY[fn]};")
             out += self.loop(lambda r: [

@@ -73,9 +73,10 @@ def reduction_stages(program):
 
 
 # A buffer holds a reduction's result in its own dtype: those of the
-# inputs, and float64 (a var's sums).
+# inputs, float64 (a var's sums) and bool (an any or all).
 BUFFERS = {**DTYPES, "float64": Storage("torch.float64", "double", "double", "at::kDouble",
-                                        "{}", "{}", "")}
+                                        "{}", "{}", ""),
+           "bool": Storage("torch.bool", "bool", "bool", "at::kBool", "{}", "{}", "")}
 
 
 def _buffers(program, stages):

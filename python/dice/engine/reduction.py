@@ -13,17 +13,21 @@ keepdim a reshape right after the reducing op."""
 import math
 import random
 
-from dice.engine.elementwise import Grammar, _scalar_op
+from dice.engine.elementwise import Grammar, _compare_scalar, _scalar_op
 from dice.engine.losses import LOSSES, LossGrammar
 from dice.engine.program import FLOATS, ProgramBuilder, holds_exactly
 from dice.engine.shapes import draw_shape
 
 REDUCTIONS = ("sum", "mean", "amax", "amin", "prod", "logsumexp", "var", "std", "argmax",
-              "argmin", "norm")
+              "argmin", "norm", "any", "all")
 LOSS_SHARE = 0.25
 # Reductions whose result is reduced again, over its own dims.
 SECOND_SHARE = 0.25
-SECOND_EXCLUDED = ("var", "std", "argmax", "argmin")
+SECOND_EXCLUDED = ("var", "std", "argmax", "argmin", "any", "all")
+# The thresholds `(x > t).any()` and `(x < -t).all()` compare with: an
+# extreme one makes a long row's answer depend on the values, not always
+# true.
+THRESHOLDS = (0.0, 1.0, 2.0, 3.0)
 
 
 # Reductions over several dims at once (the others take one).
@@ -64,6 +68,12 @@ class ReductionGrammar(LossGrammar, Grammar):
             total = kept(b.reduce("sum", powered, dims, lo=0, hi=extent * v.bound ** p))
             root = b.scalar(1, "int64") if p == 1 else b.scalar(0.5, v.dtype)
             return b.op("pow", [total, root], lo=0, hi=extent * v.bound)
+        if kind in ("any", "all"):  # (v > t).any(dims), (v < -t).all(dims), as floats
+            t = self.rng.choice(THRESHOLDS)
+            test = _compare_scalar(b, "gt" if kind == "any" else "lt", v,
+                                   t if kind == "any" else -t)
+            found = kept(b.reduce("amax" if kind == "any" else "amin", test, dims, lo=0, hi=1))
+            return b.op("to", [found], dtype=v.dtype, lo=0, hi=1)
         if kind == "prod":
             return kept(b.reduce(kind, v, dims, lo=-v.bound ** extent, hi=v.bound ** extent))
         if kind in ("sum", "mean"):
