@@ -324,8 +324,10 @@ private:
         llvm::all_of(captured, constantDerived)) {
       if (isa<linalg::FillOp>(op))
         return Role::Rematerializable;
-      // What depends on a run-time size is no weight, whatever it reads.
-      if (llvm::none_of(op->getResultTypes(), dynamic) &&
+      // What depends on a run-time size is no weight, whatever it reads;
+      // nor is a broadcast (a conv's bias spread over the result): it is
+      // cheaper read where it is used than made and read at its size.
+      if (llvm::none_of(op->getResultTypes(), dynamic) && !isa<linalg::BroadcastOp>(op) &&
           llvm::any_of(op->getOperands(),
                        [&](Value v) { return roleOf(v) == Role::Weight; }))
         return Role::Weight; // e.g. the transpose of a weight matrix

@@ -116,6 +116,34 @@ def test_a_scan_goes_into_a_request(tmp_path):
     assert "torch.cumsum(" in outlined
 
 
+class BiasedConvolutions(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.conv = torch.nn.Conv2d(4, 6, 3)
+        self.up = torch.nn.ConvTranspose2d(4, 5, 3, stride=2)
+
+    def forward(self, x):
+        return torch.relu(self.conv(x)), self.up(x)
+
+
+def test_a_bias_is_read_at_its_size(tmp_path):
+    """torch-mlir spreads a convolution's bias over the result with a
+    linalg.broadcast of the weight; the request takes the bias itself and
+    the broadcast, not a tensor of the result's size made outside."""
+    from dice.train.prepare import program_requests
+    import inspect
+    source = "import torch\n" + inspect.getsource(BiasedConvolutions).replace(
+        "class BiasedConvolutions", "class Model") + \
+        "\ndef get_inputs():\n    return [torch.randn(2, 4, 9, 7)]\n" \
+        "\ndef get_init_inputs():\n    return []\n"
+    (request,) = program_requests(source, "f")
+    shapes = [i["shape"] for i in request["program"]["inputs"]]
+    assert [6] in shapes and [5] in shapes, shapes
+    assert all(s[:2] not in ([2, 6], [2, 5]) for s in shapes), shapes  # no result-sized input
+    assert request["python"].count(".expand(") == 2, request["python"]
+
+
 def test_a_module_without_them_keeps_its_custom_form():
     from dice.torch_mlir_import import export_linalg_on_tensors
     text = export_linalg_on_tensors(torch.nn.ReLU(), [torch.randn(3)], func_name="f")
