@@ -553,16 +553,17 @@ def test_the_attention_grammar_covers_its_forms():
 @pytest.fixture(scope="module")
 def transposed_rows():
     """Small transposed convolutions: strides 1-3, paddings, output
-    paddings, with and without a prologue and an epilogue."""
+    paddings, with and without a bias, a prologue and an epilogue."""
     grammar = ConvolutionGrammar(random.Random(67))
 
     def draw():
         grammar.used = []
         return grammar.draw_transposed()
 
-    drawn = sample_forms(draw, 8, lambda program, used: small(
+    drawn = sample_forms(draw, 10, lambda program, used: small(
         program["inputs"][0]["shape"]) and math.prod(program["inputs"][1]["shape"]) <= 1024 and (
             used[0] != "conv_transpose2d", used[-1] != "conv_transpose2d",
+            any(op["fn"] == "expand" for op in program["ops"]),
             sum(op["fn"] == "insert_slice" for op in program["ops"])), per_form=1)
     return engine_rows(drawn, "transposed", "convolution")
 

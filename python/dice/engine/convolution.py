@@ -145,12 +145,12 @@ class ConvolutionGrammar(Grammar):
         return self.finish(b, v)
 
     def draw_transposed(self):
-        """`F.conv_transpose2d(x, w, stride, padding, output_padding)` (one
-        group, no bias, no dilation) as the compiler renders it: a
-        convolution of stride 1 over x spread out into zeros (`stride - 1`
-        between elements, `k - 1 - padding` around, the output padding
-        after), with w's in and out channels swapped and its window
-        reversed."""
+        """`F.conv_transpose2d(x, w, b, stride, padding, output_padding)`
+        (one group, a bias half the time, no dilation) as the compiler
+        renders it: a convolution of stride 1 over x spread out into zeros
+        (`stride - 1` between elements, `k - 1 - padding` around, the
+        output padding after), with w's in and out channels swapped and its
+        window reversed, the bias spread over the result and added first."""
         rng = self.rng
         self.dtype = self.compute_dtype = "float32"
         kernel = [rng.choice((2, 3, 3, 4, 5))] * 2 if rng.random() < 0.8 else \
@@ -180,7 +180,11 @@ class ConvolutionGrammar(Grammar):
             offsets[2 + d], strides[2 + d] = kernel[d] - 1 - padding[d], stride[d]
             x = b.insert_slice(x, b.full(0.0, tuple(shape), "float32"), offsets, strides)
         bound = x.bound * w.bound * channels * math.prod(kernel)
+        out_shape = (n, features) + tuple(s - k + 1 for s, k in zip(x.shape[2:], kernel))
+        bias = self.bias_view(b, b.input((features,), "float32"), out_shape, 1) \
+            if rng.random() < 0.5 else None
         v = b.conv(x, w, [1, 1], [1, 1], lo=-bound, hi=bound)
+        v = self.result(b, v, bias, 2, 1)
         self.used.append("conv_transpose2d")
         self.shape = v.shape
         return self.finish(b, v)
