@@ -279,8 +279,8 @@ class ProgramBuilder:
     def flip(self, value, dim):
         """`value.flip(dim)` as the compiler renders it: `value` indexed by
         an arange along each dim, reversed along `dim` (`full(n - 1) -
-        arange`, shared by every flip of that dim and size);
-        the other aranges each flip's own (the compiler merges none)."""
+        arange`, shared by every flip of that dim and size); the other
+        aranges each flip's own (the compiler merges none)."""
         size, rank = value.shape[dim], value.rank
         along = tuple(size if d == dim else 1 for d in range(rank))
         last = self.full(size - 1, (1,) * rank, "int64")

@@ -1,6 +1,7 @@
 """The reduction grammar: an elementwise prologue (0-2 productions) on a
 full-shape value, one reduction over any dims (sum, mean, amax, amin,
-prod, logsumexp, var, std, argmax, argmin), keepdim or not, and an
+prod, logsumexp, var, std, argmax, argmin, the L1 or L2 norm, any, all),
+keepdim or not, and an
 elementwise epilogue (0-2 productions) on the result, which with keepdim
 may combine with the full-shape value again (`x - x.amax(-1, keepdim=True)`)
 or be reduced again over its own dims (`x.pow(2).sum(-1).sqrt().amax()`);
@@ -8,7 +9,9 @@ or a loss (dice.engine.losses).
 
 Each reduction is written as the compiler renders it: `mean` a sum and a
 division by the count, `var`/`std` the float64 two-pass decomposition, a
-keepdim a reshape right after the reducing op."""
+norm `abs`, `pow`, `sum`, `pow`, `any`/`all` a float64 comparison and a
+boolean reduction cast back, a keepdim a reshape right after the reducing
+op."""
 
 import math
 import random
