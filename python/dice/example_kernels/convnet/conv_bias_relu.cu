@@ -1,7 +1,7 @@
 #include <torch/extension.h>
 
 // relu(conv2d(x, w, padding=1) + bias), one thread per output element; the
-// bias arrives broadcast to the output's shape.
+// bias is one value per output channel.
 __global__ void conv_bias_relu_kernel(const float *x, const float *w, const float *bias,
                                       float *y, int N, int C, int H, int W, int K,
                                       int R) {
@@ -17,7 +17,7 @@ __global__ void conv_bias_relu_kernel(const float *x, const float *w, const floa
         if (ih >= 0 && ih < H && iw >= 0 && iw < W)
           acc += x[((n * C + c) * H + ih) * W + iw] * w[((k * C + c) * R + r) * R + s];
       }
-  float v = acc + bias[i];
+  float v = acc + bias[k];
   y[i] = v > 0.f ? v : 0.f;
 }
 
