@@ -14,8 +14,8 @@ def emitter_of(row):
         return convolution_path(row["program"])
     if row["family"] == "normalization" and "fused_kernel" in source:
         return "normalization-elementwise"  # batch norm in eval mode
-    if "reduce_stage0" in source:
-        return f"{row['family']}-stages"  # kernels in stages, buffers between
+    if "auto w0 = torch::empty" in source:
+        return f"{row['family']}-stages"  # kernels in turn, buffers between
     if row["family"] != "elementwise":
         return row["family"]
     return "elementwise-vec4" if "fused_kernel_vec4" in source else "elementwise-scalar"
