@@ -390,25 +390,29 @@ def test_reversed_scan_kernels_compute_the_reference_program(reversed_scan_rows,
 @pytest.fixture(scope="module")
 def any_all_rows():
     """Small `(x > t).any(dim)` and `(x < -t).all(dim)` of every dtype, some
-    reduced again (their result in a bool buffer between two stages)."""
+    reduced again (their result in a bool buffer between two stages), and
+    L1 and L2 norms."""
     grammar = ReductionGrammar(random.Random(79))
-    grammar.reductions, grammar.losses = ["any", "all"], []
-    drawn = sample_forms(grammar.draw, 12, lambda program, used: small(
-        program["inputs"][0]["shape"]) and (program["inputs"][0]["dtype"], "any" in used,
+    grammar.reductions, grammar.losses = ["any", "all", "norm"], []
+    drawn = sample_forms(grammar.draw, 15, lambda program, used: small(
+        program["inputs"][0]["shape"]) and (program["inputs"][0]["dtype"],
+                                            next(u for u in used if u in grammar.reductions),
                                             len(reduction_stages(program)) > 1), per_form=1)
     return engine_rows(drawn, "any-all", "reduction")
 
 
-def test_any_and_all_are_the_compilers(any_all_rows):
+def test_any_all_and_norms_are_the_compilers(any_all_rows):
     """A boolean reduction as torch.any or torch.all of one dim, which
-    torch-mlir lowers back to the `or` or `and` reduction it came from."""
-    assert all("torch.any(" in r["reference"] or "torch.all(" in r["reference"]
-               for r in any_all_rows)
+    torch-mlir lowers back to the `or` or `and` reduction it came from; a
+    norm as `abs`, an integral power, a sum and a root."""
+    assert sum("torch.any(" in r["reference"] or "torch.all(" in r["reference"]
+               for r in any_all_rows) >= 8
+    assert sum("torch.pow(" in r["reference"] for r in any_all_rows) >= 4
     assert_the_compilers(any_all_rows)
 
 
-def test_any_and_all_kernels_compute_the_reference_program(any_all_rows, tmp_path):
-    assert any("reduce_stage1" in r["middle"] for r in any_all_rows)
+def test_any_all_and_norm_kernels_compute_the_reference_program(any_all_rows, tmp_path):
+    assert any("reduce_stage1" in r["middle"] and "bool" in r["middle"] for r in any_all_rows)
     assert_each_agrees_on_host(any_all_rows, "reduction", tmp_path)
 
 
