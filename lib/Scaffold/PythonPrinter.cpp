@@ -187,6 +187,17 @@ private:
     return (id < program.inputs.size() ? "x" : "t") + std::to_string(id);
   }
 
+  /// `torch.<fn>` of value `id` over `dims`, for the torch reductions that
+  /// take one dim at a time: nested, the highest dim first, which keeps the
+  /// others' numbering.
+  std::string oneDimAtATime(const std::string &fn, int id,
+                            const std::vector<int64_t> &dims) const {
+    std::string expr = name(id);
+    for (auto d = dims.rbegin(); d != dims.rend(); ++d)
+      expr = "torch." + fn + "(" + expr + ", dim=" + std::to_string(*d) + ")";
+    return expr;
+  }
+
   bool isScalar(int id) const { return isScalarValue(program, id); }
 
   /// A scalar operand prints as a Python number where isLiteralOperand says
@@ -256,14 +267,9 @@ private:
     } else if ((fn == "amax" || fn == "amin") && op.type.dtype == DType::Bool) {
       // On booleans the largest is torch.any and the smallest torch.all,
       // which torch-mlir lowers back to the `or` and `and` reductions that
-      // gave them (its amax of booleans is another lowering). It takes
-      // them one dim at a time; highest first keeps numbering.
-      std::vector<int64_t> dims = ints("dims");
-      std::string expr = name(op.args[0]);
-      for (auto d = dims.rbegin(); d != dims.rend(); ++d)
-        expr = std::string("torch.") + (fn == "amax" ? "any" : "all") + "(" + expr +
-               ", dim=" + std::to_string(*d) + ")";
-      os << out << expr << "\n";
+      // gave them (its amax of booleans is another lowering).
+      os << out << oneDimAtATime(fn == "amax" ? "any" : "all", op.args[0], ints("dims"))
+         << "\n";
     } else if (fn == "sum" || fn == "amax" || fn == "amin") {
       os << out << "torch." << fn << "(" << name(op.args[0])
          << ", dim=" << tuple(ints("dims")) << ")\n";
@@ -271,12 +277,7 @@ private:
       os << out << "torch." << fn << "(" << name(op.args[0])
          << ", dim=" << ints("dim")[0] << ")\n";
     } else if (fn == "prod") {
-      // torch.prod reduces one dim at a time; highest first keeps numbering.
-      std::vector<int64_t> dims = ints("dims");
-      std::string expr = name(op.args[0]);
-      for (auto d = dims.rbegin(); d != dims.rend(); ++d)
-        expr = "torch.prod(" + expr + ", dim=" + std::to_string(*d) + ")";
-      os << out << expr << "\n";
+      os << out << oneDimAtATime("prod", op.args[0], ints("dims")) << "\n";
     } else if (fn == "matmul") {
       os << out << "torch.matmul(" << name(op.args[0]) << ", " << name(op.args[1])
          << ")\n";

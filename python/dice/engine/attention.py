@@ -16,11 +16,10 @@ of the rounded value), or none."""
 
 import math
 import random
-import struct
 
 from dice.engine.elementwise import Grammar
-from dice.engine.losses import small_constant, to_bfloat16
-from dice.engine.program import INPUT_BOUND, ProgramBuilder
+from dice.engine.losses import small_constant
+from dice.engine.program import INPUT_BOUND, ProgramBuilder, rounded
 from dice.engine.shapes import draw_size
 
 KINDS = ("attention",)
@@ -134,13 +133,6 @@ class AttentionGrammar(Grammar):
             out = self.unary(b, out) if rng.random() < 0.5 else self.binary(b, out, pool)
             pool.append(out)
         return b.build([out]), [u for u in self.used if u != "scale"]
-
-
-def rounded(value, dtype):
-    """`value` as half precision `dtype` holds it (round to nearest)."""
-    if dtype == "bfloat16":
-        return to_bfloat16(value)
-    return struct.unpack("<e", struct.pack("<e", value))[0]
 
 
 def draw_attention(seed):

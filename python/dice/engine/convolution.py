@@ -232,17 +232,14 @@ def transposed_weight(b, w):
     [F, C, *K], its window reversed: w indexed by aranges, as the compiler
     renders it (the reversed window dims first)."""
     rank = w.rank
-
-    def along(d, size):
-        return b.arange(tuple(size if e == d else 1 for e in range(rank)), d, shared=False)
-
     channels, features, *kernel = w.shape
     window = []
     for d, k in enumerate(kernel, start=2):
-        tap = along(d, k)
+        tap = b.arange_along(rank, d, k, shared=False)
         last = b.full(k - 1, (1,) * rank, "int64")
         window.append(b.op("sub", [last, tap], lo=0, hi=k - 1))
-    return b.index(w, [along(1, channels), along(0, features)] + window)
+    return b.index(w, [b.arange_along(rank, 1, channels, shared=False),
+                       b.arange_along(rank, 0, features, shared=False)] + window)
 
 
 def widened(b, v):

@@ -50,6 +50,9 @@ class _AttentionEmitter(ValueEmitter):
         if self.keys > MAX_KEYS:
             raise Unsupported(f"rows of more than {MAX_KEYS} keys")
         self.rows = self.full[:-1]
+        self.rows_c = size_expression(self.rows, wide=True)
+        if FLOAT_T[op["type"]["dtype"]] != "float":
+            raise Unsupported("a softmax in float64")
         matmuls = [self.n_in + i for i, o in enumerate(program["ops"]) if o["fn"] == "matmul"]
         scores = [m for m in matmuls if _reads(program, self.softmax, m)]
         values = [m for m in matmuls if _reads(program, m, self.softmax)]
@@ -63,7 +66,6 @@ class _AttentionEmitter(ValueEmitter):
         self.leaves = {self.softmax: lambda coords: f"probs[{coords[-1]}]"}
 
     def kernel(self, in_params, out_params, out_dtypes):
-        rows_c = size_expression(self.rows, wide=True)
         names = [f"r{d}" for d in range(len(self.rows))]
         row_coords = [f"const int64_t {n} = {c};" for n, c in zip(names, _unravel("k", self.rows))]
         op = self.op(self.softmax)
@@ -76,7 +78,7 @@ class _AttentionEmitter(ValueEmitter):
             "// One block a row of scores; the row in shared memory.",
             f"__global__ void attention_kernel({', '.join(in_params + out_params)}) {{",
             f"  __shared__ float probs[{self.keys}];",
-            f"  for (int64_t k = blockIdx.x; k < {rows_c}; k += gridDim.x) {{"]
+            f"  for (int64_t k = blockIdx.x; k < {self.rows_c}; k += gridDim.x) {{"]
         lines += [f"    {line}" for line in row_coords]
         lines += ["    // The scores, and their maximum.",
                   "    float row_max = -INFINITY;",
@@ -117,10 +119,7 @@ def emit(program, signature):
     `signature`) computing `program`. Raises Unsupported for programs it
     does not take."""
     e = _AttentionEmitter(program)
-    if FLOAT_T[e.types[e.softmax]["dtype"]] != "float":
-        raise Unsupported("a softmax in float64")
-    rows_c = size_expression(e.rows, wide=True)
     return one_kernel_source(program, signature, e.kernel, lambda pointers: [
-        f"  const int blocks = (int)std::min<int64_t>({rows_c}, 65535);",
+        f"  const int blocks = (int)std::min<int64_t>({e.rows_c}, 65535);",
         f"  attention_kernel<<<blocks, {block_threads(max(e.keys, e.columns))}, 0, "
         f"c10::cuda::getCurrentCUDAStream()>>>({', '.join(pointers)});"])

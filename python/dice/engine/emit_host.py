@@ -139,6 +139,14 @@ def kernel_parameters(program):
     return ins, outs
 
 
+def buffer_allocation(name, shape, kind, like):
+    """`dice_forward`'s line allocating buffer `name` (a result a later
+    kernel reads) of `shape` and ATen dtype `kind` on tensor `like`'s
+    device."""
+    dims = ", ".join(str(d) for d in shape)
+    return f"  auto {name} = torch::empty({{{dims}}}, {like}.options().dtype({kind}));"
+
+
 def used_parameters(kernel, name, params, outs, pointers):
     """(`kernel`, the function `name` taking `params` then `outs`, with
     each of `params` that its body never reads dropped from its head; the

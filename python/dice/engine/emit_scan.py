@@ -15,7 +15,8 @@ scan's dtype.
 
 from dice.corpus.cuda_common import DTYPES, pointer
 from dice.engine.emit_elementwise import FLOAT_T, ROUND
-from dice.engine.emit_host import (HostFunction, Unsupported, kernel_parameters,
+from dice.engine.emit_host import (HostFunction, Unsupported, buffer_allocation,
+                                    kernel_parameters,
                                     one_kernel_source, size_expression, source_head,
                                     used_parameters)
 from dice.engine.emit_reduction import (COMBINE_OPS, ValueEmitter, _linear, _unravel,
@@ -174,9 +175,8 @@ def _emit_two_kernels(e, signature):
         "results_kernel", "// The results, a thread an element, reading the scan from w0.",
         in_params + buffer_in + out_params, e.full, out_dtypes, lambda _names: []),
         "results_kernel", in_params + buffer_in, out_params, x_pointers + [pointer("w0", dtype)])
-    dims = ", ".join(str(d) for d in e.full)
     launches = [
-        f"  auto w0 = torch::empty({{{dims}}}, {names[0]}.options().dtype({DTYPES[dtype].kind}));",
+        buffer_allocation("w0", e.full, DTYPES[dtype].kind, names[0]),
         f"  scan_kernel<<<(int)std::min<int64_t>({e.kept_c}, 65535), {block_threads(e.extent)}, "
         f"0, c10::cuda::getCurrentCUDAStream()>>>("
         f"{', '.join(scan[1] + [pointer('w0', dtype, const=False)])});",

@@ -18,7 +18,8 @@ program's results.
 from dice.corpus.cuda_common import DTYPES, Storage
 from dice.corpus.cuda_common import pointer as cuda_pointer
 from dice.engine import emit_reduction
-from dice.engine.emit_host import HostFunction, kernel_parameters, source_head, used_parameters
+from dice.engine.emit_host import (HostFunction, buffer_allocation, kernel_parameters,
+                                    source_head, used_parameters)
 from dice.engine.emit_reduction import (REDUCING, ReductionEmitter, block_threads, lower_norms,
                                          used_helpers)
 
@@ -115,9 +116,7 @@ def emit(program, signature):
 
     kernels, launches = [], []
     for r, w in buffers.items():
-        dims = ", ".join(str(d) for d in types[r]["shape"])
-        launches.append(f"  auto {w} = torch::empty({{{dims}}}, {names[0]}.options()"
-                        f".dtype({storage(r).kind}));")
+        launches.append(buffer_allocation(w, types[r]["shape"], storage(r).kind, names[0]))
     done = set()
     for k, stage in enumerate(stages):
         read = {r: w for r, w in buffers.items() if r in done}

@@ -17,7 +17,7 @@ import math
 import struct
 
 from dice.engine.elementwise import _compare_scalar, _scalar_op
-from dice.engine.program import FLOATS, ProgramBuilder, holds_exactly
+from dice.engine.program import FLOATS, ProgramBuilder, holds_exactly, to_bfloat16
 from dice.engine.shapes import draw_shape
 
 # Losses of a prediction against a target, each an elementwise term summed
@@ -46,14 +46,6 @@ def clamp_min_zero(b, v):
     below = b.op("eq", [b.op("to", [at_least], dtype="int64", lo=0, hi=1),
                         b.scalar(0, "int64")], dtype="bool")
     return b.op("where", [below, zero, v], lo=max(v.lo, 0.0), hi=max(v.hi, 0.0))
-
-
-def to_bfloat16(value):
-    """`value` rounded to bfloat16 as PyTorch rounds a float64 number:
-    to float32, then to nearest bfloat16 (ties to even); as a float."""
-    bits = struct.unpack("<I", struct.pack("<f", value))[0]
-    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
-    return struct.unpack("<f", struct.pack("<I", bits))[0]
 
 
 def small_constant(b, value, dtype, rank):

@@ -61,6 +61,21 @@ def holds_exactly(value, dtype):
     return dtype == "float64" or as_float == value
 
 
+def to_bfloat16(value):
+    """`value` rounded to bfloat16 as PyTorch rounds a float64 number:
+    to float32, then to nearest bfloat16 (ties to even); as a float."""
+    bits = struct.unpack("<I", struct.pack("<f", value))[0]
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return struct.unpack("<f", struct.pack("<I", bits))[0]
+
+
+def rounded(value, dtype):
+    """`value` as half-precision `dtype` holds it (round to nearest)."""
+    if dtype == "bfloat16":
+        return to_bfloat16(value)
+    return struct.unpack("<e", struct.pack("<e", value))[0]
+
+
 def index_bounds(program):
     """For each input, the exclusive bound on its values where it reaches
     an `index` operand (through views, casts, a cat or a where's values):
@@ -276,18 +291,22 @@ class ProgramBuilder:
         return self._add("arange", (), tuple(shape), "int64", {"ints": {"dim": [dim]}}, 0,
                          shape[dim] - 1, shared=shared)
 
+    def arange_along(self, rank, dim, size, shared=True):
+        """`arange(size)` viewed along `dim` of a value of rank `rank` (1s
+        elsewhere)."""
+        return self.arange(tuple(size if d == dim else 1 for d in range(rank)), dim, shared)
+
     def flip(self, value, dim):
         """`value.flip(dim)` as the compiler renders it: `value` indexed by
         an arange along each dim, reversed along `dim` (`full(n - 1) -
         arange`, shared by every flip of that dim and size); the other
         aranges each flip's own (the compiler merges none)."""
         size, rank = value.shape[dim], value.rank
-        along = tuple(size if d == dim else 1 for d in range(rank))
         last = self.full(size - 1, (1,) * rank, "int64")
-        reversed_index = self.op("sub", [last, self.arange(along, dim)], lo=0, hi=size - 1)
-        indices = [reversed_index if d == dim else self.arange(
-            tuple(s if e == d else 1 for e in range(rank)), d, shared=False)
-            for d, s in enumerate(value.shape)]
+        reversed_index = self.op("sub", [last, self.arange_along(rank, dim, size)], lo=0,
+                                 hi=size - 1)
+        indices = [reversed_index if d == dim else self.arange_along(rank, d, s, shared=False)
+                   for d, s in enumerate(value.shape)]
         return self.index(value, indices)
 
     def index(self, source, indices):
