@@ -28,9 +28,17 @@ else. PyTorch compares in the tensor's dtype either way, so
 `float_scalars_for_comparisons` makes such an integer a float first. Only
 there: a comparison with a float lowers otherwise (through float64), and a
 tensor computed from the inputs is never folded.
+
+And one before the decomposition: an elementwise op of tensors of different
+dtypes computes in their common dtype in eager PyTorch, but some of
+torch's decompositions (threshold_backward's, hardtanh_backward's) give the
+first operand's dtype, and torch-mlir fails on others (clamp with bounds of
+another dtype). `common_dtype_operands` casts such operands to the common
+dtype first, as eager does, so that no decomposition sees mixed dtypes.
 """
 
 import torch
+from torch._prims_common import ELEMENTWISE_TYPE_PROMOTION_KIND, elementwise_dtypes
 from torch.fx.experimental.symbolic_shapes import statically_known_true
 
 aten = torch.ops.aten
@@ -237,5 +245,56 @@ def float_scalars_for_comparisons(program):
         node.args = (tensor, float(number))
         count += 1
     if count:
+        graph_module.recompile()
+    return count
+
+
+def _elementwise(node, operands, result):
+    """Whether `node` computes elementwise over its tensor `operands`: a
+    pointwise op, or an activation's backward (every operand the result's
+    shape), which torch does not tag as pointwise."""
+    if torch.Tag.pointwise in node.target.tags:
+        return True
+    return (node.target.name().endswith("_backward")
+            and all(list(o.shape) == list(result.shape) for o in operands))
+
+
+def common_dtype_operands(graph_module):
+    """Casts, in place, each tensor operand of an elementwise op of
+    `graph_module` to the dtype eager PyTorch computes the op in (the
+    operands' common dtype; booleans, conditions and masks, stay as they
+    are); returns how many casts were inserted. The op's own result dtype
+    is not consulted: torch's meta functions of some ops (threshold_backward,
+    hardtanh_backward) give the first operand's, where eager gives the
+    common dtype."""
+    count = 0
+    for node in list(graph_module.graph.nodes):
+        if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload):
+            continue
+        result = node.meta.get("val")
+        if not isinstance(result, torch.Tensor):
+            continue
+        operands = {i: _value(a) for i, a in enumerate(node.args) if isinstance(a, torch.fx.Node)}
+        operands = {i: v for i, v in operands.items()
+                    if isinstance(v, torch.Tensor) and v.dtype != torch.bool}
+        if len({v.dtype for v in operands.values()}) < 2:
+            continue
+        if not _elementwise(node, operands.values(), result):
+            continue
+        _, common = elementwise_dtypes(
+            *operands.values(), type_promotion_kind=ELEMENTWISE_TYPE_PROMOTION_KIND.DEFAULT)
+        args = list(node.args)
+        for i, value in operands.items():
+            if value.dtype == common:
+                continue
+            with graph_module.graph.inserting_before(node):
+                cast = graph_module.graph.call_function(
+                    aten._to_copy.default, (args[i],), {"dtype": common})
+            cast.meta["val"] = value.to(common)
+            args[i] = cast
+            count += 1
+        node.args = tuple(args)
+    if count:
+        graph_module.graph.lint()
         graph_module.recompile()
     return count

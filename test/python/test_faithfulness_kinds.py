@@ -148,6 +148,30 @@ case("threshold_backward", Lambda(lambda g, x: torch.ops.aten.threshold_backward
 case("int_bitwise", Lambda(lambda a, b: (a & b) | (a ^ b)),
      ints(4, 6, dtype=I32), ints(4, 6, dtype=I32))
 
+# ------------------------------------------------------- mixed float dtypes
+# Eager computes an elementwise op of tensors of two dtypes in their common
+# dtype; torch's meta functions of some backward ops give the first
+# operand's, and torch-mlir fails on clamp with bounds of another dtype.
+
+
+def doubles(*shape):
+    return lambda g: torch.randn(shape, generator=g, dtype=torch.float64)
+
+
+def halves(*shape):
+    return lambda g: torch.randn(shape, generator=g).half()
+
+
+case("threshold_backward_float_double",
+     Lambda(lambda g, x: torch.ops.aten.threshold_backward(g, x, 0.5)), floats(4, 6), doubles(4, 6))
+case("threshold_backward_half_float",
+     Lambda(lambda g, x: torch.ops.aten.threshold_backward(g, x, 0.0)), halves(4, 6), floats(4, 6))
+case("hardtanh_backward_float_double",
+     Lambda(lambda g, x: torch.ops.aten.hardtanh_backward(g, x, -0.5, 0.5)),
+     floats(4, 6), doubles(4, 6))
+case("clamp_bounds_of_another_dtype", Lambda(lambda x, lo: torch.clamp(x, min=lo, max=lo + 1)),
+     halves(4, 6), floats(4, 6))
+
 # ------------------------------------------------------ index-dependent ones
 
 case("triu", Lambda(lambda x: torch.triu(x, 1)), floats(5, 6))
