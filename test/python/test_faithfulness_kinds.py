@@ -9,9 +9,11 @@ plan as several steps. Each program is exported with torch-mlir, outlined
 and scaffolded at op, fusion and function granularity, planned, and run
 through both backends (the printed Python and the ATen executor); the
 outputs must equal eager PyTorch's: the same dtype and shape, integers
-exactly and floats within 1e-5 relative.
+exactly and floats within 1e-5 relative; half-precision results as close
+to the function run in float64 as eager's, or within rounding.
 """
 
+import copy
 import json
 import sys
 
@@ -251,6 +253,27 @@ case("group_norm", nn.GroupNorm(2, 6), floats(2, 6, 4, 4))
 case("conv_group_norm", ConvGroupNorm(), floats(2, 3, 6, 6))
 case("instance_norm", nn.InstanceNorm2d(4), floats(2, 4, 5, 5))
 
+# --------------------------------------------- half-precision normalizations
+# Statistics of half inputs are taken in float (torch-mlir's instance norm
+# takes them in float64), so the result is closer to the function than
+# eager's half kernels may be: a half result is checked against the module
+# run in float64 (`assert_close_to_double`).
+
+def offset(draw, dtype, mean=3.0, scale=4.0):
+    """Draws of `draw` scaled and moved off zero (the statistics then
+    cancel), in `dtype`."""
+    return lambda g: (draw(g) * scale + mean).to(dtype)
+
+
+for dtype in (torch.float16, torch.bfloat16):
+    tag = dtype_name(dtype)
+    case(f"instance_norm_{tag}", nn.InstanceNorm2d(4, affine=True).to(dtype),
+         offset(floats(2, 4, 5, 5), dtype))
+    case(f"instance_norm1d_{tag}", nn.InstanceNorm1d(3).to(dtype), offset(floats(2, 3, 50), dtype))
+    case(f"group_norm_{tag}", nn.GroupNorm(2, 6).to(dtype), offset(floats(2, 6, 4, 4), dtype))
+    case(f"layer_norm_{tag}", nn.LayerNorm(16).to(dtype), offset(floats(3, 5, 16), dtype))
+    case(f"log_softmax_{tag}", nn.LogSoftmax(-1).to(dtype), offset(floats(4, 33), dtype))
+
 # ------------------------------------------------------- math functions
 # The inverse trigonometric, hyperbolic and base-2 / base-10 log functions
 # torch-mlir lowers to one math op each, inside their domains.
@@ -335,6 +358,33 @@ def signless(tensor):
     return tensor.view(torch.int8) if tensor.dtype == torch.uint8 else tensor
 
 
+HALF_DTYPES = (torch.float16, torch.bfloat16)
+
+
+def in_double(module, inputs):
+    """`module` run in float64: a copy of it, its floating inputs cast."""
+    double = copy.deepcopy(module).double()
+    with torch.no_grad():
+        outputs = double(*[x.double() if x.is_floating_point() else x for x in inputs])
+    return list(outputs) if isinstance(outputs, tuple) else [outputs]
+
+
+def relative_error(got, want):
+    scale = want.abs().max().item() or 1.0
+    return (got.double() - want.double()).abs().max().item() / scale
+
+
+def assert_close_to_double(got, want, exact, where):
+    """A half result `got` is as close to the float64 result `exact` as
+    eager's `want` is, or within rounding to its dtype (half an epsilon of
+    the largest magnitude)."""
+    assert got.dtype == want.dtype, f"{where}: dtype {got.dtype}, torch gives {want.dtype}"
+    assert got.shape == want.shape, f"{where}: shape {tuple(got.shape)}, torch gives {tuple(want.shape)}"
+    bound = max(relative_error(want, exact), torch.finfo(want.dtype).eps / 2)
+    err = relative_error(got, exact)
+    assert err <= bound, f"{where}: relative error {err:.3g} against float64, eager {bound:.3g}"
+
+
 def assert_equal(got, want, where):
     assert got.dtype == want.dtype, f"{where}: dtype {got.dtype}, torch gives {want.dtype}"
     assert got.shape == want.shape, f"{where}: shape {tuple(got.shape)}, torch gives {tuple(want.shape)}"
@@ -365,10 +415,16 @@ def test_reference_program_computes_the_function(exported, granularity, tmp_path
         expected = module(*inputs)
     expected = list(expected) if isinstance(expected, tuple) else [expected]
     expected = [signless(e) for e in expected]
+    exact = (in_double(module, inputs) if any(e.dtype in HALF_DTYPES for e in expected)
+             else [None] * len(expected))
     inputs = [signless(x) for x in inputs]
     for backend, outputs in (("python", run_plan(plan, inputs)),
                              ("aten", run_aten(plan_path, inputs, tmp_path))):
         assert len(outputs) == len(expected)
-        for got, want in zip(outputs, expected):
-            assert_equal(got, want, f"{name} ({granularity}, {backend})")
+        for got, want, double in zip(outputs, expected, exact):
+            where = f"{name} ({granularity}, {backend})"
+            if want.dtype in HALF_DTYPES:
+                assert_close_to_double(got, want, double, where)
+            else:
+                assert_equal(got, want, where)
 
