@@ -19,7 +19,6 @@ original ops.
 """
 
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -30,6 +29,7 @@ import torch
 from dice import examples
 from dice.corpus.cli import add_corpus_parser
 from dice.curate.cli import add_curate_parser
+from dice.decompositions import corrected_python_kernels
 from dice.errors import DiceError, ToolFailed
 from dice.pipeline import (DEFAULT_DATABASE, SOURCE_ROOT, compile_pipeline, find_tool,
                            first_line, op_names, model_id, plan_of, report_and_remarks, requests,
@@ -142,7 +142,8 @@ def exported(program, func_name, export_cache):
     if export_cache is None:
         return export(), "exported with torch-mlir"
     from dice.export_cache import ExportCache, ExportCacheMiss, torch_mlir_available
-    graph = torch.export.export(program.module, tuple(program.inputs), strict=False).module()
+    with corrected_python_kernels():
+        graph = torch.export.export(program.module, tuple(program.inputs), strict=False).module()
     how = (f"exported with torch-mlir, recorded in {export_cache}" if torch_mlir_available()
            else f"export read from {export_cache}")
     try:

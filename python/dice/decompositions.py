@@ -29,6 +29,13 @@ else. PyTorch compares in the tensor's dtype either way, so
 there: a comparison with a float lowers otherwise (through float64), and a
 tensor computed from the inputs is never folded.
 
+And a correction: torch's `aten.lstm.input` kernel (its decomposition and
+its meta function) squeezes each layer's final state on the batch dim, not
+the layer dim, so for a batch of more than one the final hidden and cell
+states have a dim too many, in the export's trace as in the decomposed
+program. `corrected_python_kernels` runs `lstm_input`, which gives them
+the initial states' shape, while a program is exported.
+
 And one before the decomposition: an elementwise op of tensors of different
 dtypes computes in their common dtype in eager PyTorch, but some of
 torch's decompositions (threshold_backward's, hardtanh_backward's) give the
@@ -36,6 +43,8 @@ first operand's dtype, and torch-mlir fails on others (clamp with bounds of
 another dtype). `common_dtype_operands` casts such operands to the common
 dtype first, as eager does, so that no decomposition sees mixed dtypes.
 """
+
+import contextlib
 
 import torch
 from torch._prims_common import ELEMENTWISE_TYPE_PROMOTION_KIND, elementwise_dtypes
@@ -107,11 +116,51 @@ def embedding_bag_forward_only(*args):
     return embedding_bag(*args, forward_only=True)
 
 
+def lstm_input(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+               batch_first):
+    """`aten.lstm.input`: torch's decomposition with its final states of the
+    initial states' shape, `[layers * directions, batch, hidden]`. torch's
+    squeezes a layer's state on the batch dim rather than the layer dim,
+    so for a batch of more than one its final states gain a dim; their
+    elements are in the same order either way."""
+    from torch._decomp.decompositions import lstm_impl
+
+    output, hidden, cell = lstm_impl(input, hx, params, has_biases, num_layers, dropout, train,
+                                     bidirectional, batch_first)
+    return output, hidden.reshape(hx[0].shape), cell.reshape(hx[1].shape)
+
+
+# torch's Python kernels that compute the wrong shapes; export traces the
+# program through them (they are the ops' meta functions too), so they are
+# replaced while a program is exported and decomposed.
+CORRECTED_KERNELS = {aten.lstm.input: lstm_input}
+
+
+@contextlib.contextmanager
+def corrected_python_kernels():
+    """Within the block, each op of CORRECTED_KERNELS runs the project's
+    kernel where torch registered its own Python kernel (for autograd,
+    composite and meta dispatch alike)."""
+    replaced = []
+    for op, kernel in CORRECTED_KERNELS.items():
+        for key, torch_kernel in list(op.py_kernels.items()):
+            replaced.append((op, key, torch_kernel))
+            op.py_kernels[key] = kernel
+        op._dispatch_cache.clear()
+    try:
+        yield
+    finally:
+        for op, key, torch_kernel in replaced:
+            op.py_kernels[key] = torch_kernel
+            op._dispatch_cache.clear()
+
+
 ADDITIONS = {
     aten.fmod.Scalar: fmod_scalar,
     aten.remainder.Scalar_Tensor: remainder_scalar_tensor,
     aten._embedding_bag.default: embedding_bag,
     aten._embedding_bag_forward_only.default: embedding_bag_forward_only,
+    aten.lstm.input: lstm_input,
 }
 
 

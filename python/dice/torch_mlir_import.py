@@ -83,17 +83,20 @@ def exported_program(module, inputs, decomposition_table=None, dynamic_shapes=No
                      strict=False, **kwargs):
     """`module` (an nn.Module, exported here, or an ExportedProgram)
     decomposed for torch-mlir: by `decomposition_table` (torch-mlir's
-    default if None) with the project's additions, its elementwise ops' operands
+    default if None) with the project's additions (torch's Python kernels
+    that give wrong shapes replaced throughout), its elementwise ops' operands
     cast to their common dtype first, and then with its contiguous as_strided
     made views and its comparisons of floats with integers made comparisons
     with floats (dice.decompositions says why)."""
-    if isinstance(module, torch.export.ExportedProgram):
-        program = module
-    else:
-        program = torch.export.export(module, tuple(inputs), kwargs,
-                                      dynamic_shapes=dynamic_shapes, strict=strict)
-    decompositions.common_dtype_operands(program.graph_module)
-    program = program.run_decompositions(decompositions.decomposition_table(decomposition_table))
+    with decompositions.corrected_python_kernels():
+        if isinstance(module, torch.export.ExportedProgram):
+            program = module
+        else:
+            program = torch.export.export(module, tuple(inputs), kwargs,
+                                          dynamic_shapes=dynamic_shapes, strict=strict)
+        decompositions.common_dtype_operands(program.graph_module)
+        program = program.run_decompositions(
+            decompositions.decomposition_table(decomposition_table))
     decompositions.views_for_as_strided(program.graph_module)
     decompositions.float_scalars_for_comparisons(program)
     return program

@@ -274,6 +274,29 @@ for dtype in (torch.float16, torch.bfloat16):
     case(f"layer_norm_{tag}", nn.LayerNorm(16).to(dtype), offset(floats(3, 5, 16), dtype))
     case(f"log_softmax_{tag}", nn.LogSoftmax(-1).to(dtype), offset(floats(4, 33), dtype))
 
+# ------------------------------------------------------------ recurrent state
+# The final hidden and cell states, carried across the unrolled steps, of a
+# batch of more than one (torch's decomposition gave them a dim too many).
+
+
+class RecurrentStates(nn.Module):
+    def __init__(self, rnn, pick):
+        super().__init__()
+        self.rnn, self.pick = rnn, pick
+
+    def forward(self, x):
+        return self.pick(*self.rnn(x))
+
+
+case("lstm_final_states", RecurrentStates(nn.LSTM(5, 6, num_layers=2, batch_first=True),
+                                          lambda out, states: states), floats(3, 4, 5))
+case("lstm_last_state_and_step",
+     RecurrentStates(nn.LSTM(5, 6, bidirectional=True),
+                     lambda out, states: (states[0][-1], out[-1] * states[1][0].repeat(1, 2))),
+     floats(4, 2, 5))
+case("gru_final_state", RecurrentStates(nn.GRU(5, 6, batch_first=True),
+                                        lambda out, state: state), floats(2, 3, 5))
+
 # ------------------------------------------------------- math functions
 # The inverse trigonometric, hyperbolic and base-2 / base-10 log functions
 # torch-mlir lowers to one math op each, inside their domains.

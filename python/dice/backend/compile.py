@@ -21,6 +21,7 @@ from pathlib import Path
 import torch
 
 from dice import runtime as dice_runtime
+from dice.decompositions import corrected_python_kernels
 from dice.backend.baseline import partition_times, write_times
 from dice.backend.options import toml_text
 from dice.backend.rebuild import PlanRunner, compile_runner
@@ -60,7 +61,8 @@ def export_graph(gm, example_inputs, export_cache=None):
     inputs (the import would drop the mutation). With an export cache
     (a folder), torch-mlir's export is recorded there or, where torch-mlir
     is not installed, found there (dice/export_cache.py)."""
-    program = torch.export.export(gm, tuple(example_inputs), strict=False)
+    with corrected_python_kernels():
+        program = torch.export.export(gm, tuple(example_inputs), strict=False)
     signature = program.graph_signature
     if signature.user_inputs_to_mutate or signature.buffers_to_mutate:
         raise NotCompiled("the graph writes to its inputs in place, which dice does "
