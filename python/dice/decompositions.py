@@ -4,11 +4,12 @@ torch-mlir lowers an ExportedProgram after decomposing it with its default
 table (`torch_mlir.extras.fx_decomp_util.get_decomposition_table`). Some ops
 survive that table and then fail to lower:
 
-- `aten.fmod.Scalar` and `aten.remainder.Scalar_Tensor` (a Python number on
-  one side): torch-mlir lowers only their tensor-tensor overloads. torch's
-  own decompositions of them are references to `prims.fmod` /
-  `prims.remainder`, which torch-mlir does not lower either, so the number
-  is made a 0-d tensor of the result's dtype here instead.
+- `aten.fmod.Scalar`, `aten.remainder.Scalar_Tensor`, `aten.bitwise_or.Scalar`
+  and `aten.bitwise_xor.Scalar` (a Python number on one side): torch-mlir
+  lowers only their tensor-tensor overloads. torch's own decompositions of
+  fmod and remainder are references to `prims.fmod` / `prims.remainder`,
+  which torch-mlir does not lower either, so the number is made a 0-d
+  tensor of the result's dtype here instead.
 - `aten._embedding_bag` (and `_embedding_bag_forward_only`, what export
   gives under no_grad): torch-mlir's lowering takes mode sum only, and
   torch has no decomposition. `embedding_bag` below writes it with a
@@ -36,12 +37,16 @@ states have a dim too many, in the export's trace as in the decomposed
 program. `corrected_python_kernels` runs `lstm_input`, which gives them
 the initial states' shape, while a program is exported.
 
-And one before the decomposition: an elementwise op of tensors of different
+And one before the decomposition, and two after: an elementwise op of tensors of different
 dtypes computes in their common dtype in eager PyTorch, but some of
 torch's decompositions (threshold_backward's, hardtanh_backward's) give the
 first operand's dtype, and torch-mlir fails on others (clamp with bounds of
 another dtype). `common_dtype_operands` casts such operands to the common
 dtype first, as eager does, so that no decomposition sees mixed dtypes.
+torch-mlir faults on 8-bit integer arithmetic with a Python number and
+widens uint8 as if signed in a sum: `eight_bit_arithmetic_in_int32` and
+`widened_reduction_inputs` give it int32 arithmetic and explicit widening
+casts instead, which compute the same values.
 """
 
 import contextlib
@@ -55,9 +60,15 @@ aten = torch.ops.aten
 MODE_SUM, MODE_MEAN, MODE_MAX = 0, 1, 2
 
 
-def fmod_scalar(x, other):
-    dtype = torch.result_type(x, other)
-    return aten.fmod.Tensor(x.to(dtype), torch.scalar_tensor(other, dtype=dtype, device=x.device))
+def number_as_tensor(tensor_overload):
+    """A `.Scalar` overload (a tensor and a Python number) as
+    `tensor_overload` of the tensor and the number as a 0-d tensor, both of
+    the result's dtype."""
+    def decomposed(x, other):
+        dtype = torch.result_type(x, other)
+        return tensor_overload(x.to(dtype), torch.scalar_tensor(other, dtype=dtype,
+                                                                device=x.device))
+    return decomposed
 
 
 def remainder_scalar_tensor(number, y):
@@ -156,7 +167,9 @@ def corrected_python_kernels():
 
 
 ADDITIONS = {
-    aten.fmod.Scalar: fmod_scalar,
+    aten.fmod.Scalar: number_as_tensor(aten.fmod.Tensor),
+    aten.bitwise_or.Scalar: number_as_tensor(aten.bitwise_or.Tensor),
+    aten.bitwise_xor.Scalar: number_as_tensor(aten.bitwise_xor.Tensor),
     aten.remainder.Scalar_Tensor: remainder_scalar_tensor,
     aten._embedding_bag.default: embedding_bag,
     aten._embedding_bag_forward_only.default: embedding_bag_forward_only,
@@ -334,15 +347,86 @@ def common_dtype_operands(graph_module):
             *operands.values(), type_promotion_kind=ELEMENTWISE_TYPE_PROMOTION_KIND.DEFAULT)
         args = list(node.args)
         for i, value in operands.items():
-            if value.dtype == common:
-                continue
-            with graph_module.graph.inserting_before(node):
-                cast = graph_module.graph.call_function(
-                    aten._to_copy.default, (args[i],), {"dtype": common})
-            cast.meta["val"] = value.to(common)
-            args[i] = cast
-            count += 1
+            if value.dtype != common:
+                args[i] = _cast_before(graph_module, node, args[i], value, common)
+                count += 1
         node.args = tuple(args)
+    if count:
+        graph_module.graph.lint()
+        graph_module.recompile()
+    return count
+
+
+def _cast_before(graph_module, node, operand, value, dtype):
+    """A new node, before `node`: `operand` (whose value is `value`) cast to
+    `dtype`."""
+    with graph_module.graph.inserting_before(node):
+        cast = graph_module.graph.call_function(aten._to_copy.default, (operand,),
+                                                {"dtype": dtype})
+    cast.meta["val"] = value.to(dtype)
+    return cast
+
+
+EIGHT_BIT = (torch.int8, torch.uint8)
+
+
+def eight_bit_arithmetic_in_int32(graph_module):
+    """Rewrites, in place, each elementwise op of `graph_module` whose result
+    is an 8-bit integer to compute in int32 and cast its result back: the
+    same values, since C++ (and so eager PyTorch) computes 8-bit arithmetic
+    in int and truncates the result. torch-mlir faults on an 8-bit tensor
+    times, minus or divided by a Python number, and lowers no 8-bit floor
+    division. Returns how many ops were rewritten."""
+    count = 0
+    for node in list(graph_module.graph.nodes):
+        if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload):
+            continue
+        result = node.meta.get("val")
+        if (not isinstance(result, torch.Tensor) or result.dtype not in EIGHT_BIT
+                or torch.Tag.pointwise not in node.target.tags):
+            continue
+        args = list(node.args)
+        for i, arg in enumerate(args):
+            value = _value(arg)
+            if isinstance(value, torch.Tensor) and value.dtype in EIGHT_BIT:
+                args[i] = _cast_before(graph_module, node, arg, value, torch.int32)
+        with graph_module.graph.inserting_before(node):
+            wide = graph_module.graph.call_function(node.target, tuple(args), dict(node.kwargs))
+        wide.meta["val"] = result.to(torch.int32)
+        # The node keeps its name (the graph signature may name it) and
+        # becomes the cast back.
+        node.target, node.args, node.kwargs = aten._to_copy.default, (wide,), {"dtype": result.dtype}
+        count += 1
+    if count:
+        graph_module.graph.lint()
+        graph_module.recompile()
+    return count
+
+
+# Reductions whose result may be a wider integer than their input.
+WIDENING_REDUCTIONS = (aten.sum.default, aten.sum.dim_IntList, aten.prod.default,
+                       aten.prod.dim_int, aten.cumsum.default, aten.cumprod.default)
+
+
+def widened_reduction_inputs(graph_module):
+    """Casts, in place, the integer input of each reduction of `graph_module`
+    whose result is another integer dtype (a uint8 sum is int64) to the
+    result's dtype first: torch-mlir widens an unsigned input as if it were
+    signed (a uint8 200 summed as -56). Returns how many casts."""
+    count = 0
+    for node in list(graph_module.graph.nodes):
+        if node.op != "call_function" or node.target not in WIDENING_REDUCTIONS:
+            continue
+        result, value = node.meta.get("val"), _value(node.args[0])
+        if not isinstance(result, torch.Tensor) or not isinstance(value, torch.Tensor):
+            continue
+        if value.dtype in (result.dtype, torch.bool) or value.dtype.is_floating_point:
+            continue
+        if result.dtype.is_floating_point or result.dtype == torch.bool:
+            continue
+        node.args = (_cast_before(graph_module, node, node.args[0], value, result.dtype),
+                     *node.args[1:])
+        count += 1
     if count:
         graph_module.graph.lint()
         graph_module.recompile()

@@ -18,6 +18,7 @@ import warnings
 import torch
 
 from dice import decompositions
+from dice.forked import call_in_fork
 
 
 # An op of a dialect that torch-mlir has and MLIR 22 has not.
@@ -86,8 +87,9 @@ def exported_program(module, inputs, decomposition_table=None, dynamic_shapes=No
     default if None) with the project's additions (torch's Python kernels
     that give wrong shapes replaced throughout), its elementwise ops' operands
     cast to their common dtype first, and then with its contiguous as_strided
-    made views and its comparisons of floats with integers made comparisons
-    with floats (dice.decompositions says why)."""
+    made views, its 8-bit integer arithmetic made int32, its integer
+    reductions' inputs widened and its comparisons of floats with integers
+    made comparisons with floats (dice.decompositions says why)."""
     with decompositions.corrected_python_kernels():
         if isinstance(module, torch.export.ExportedProgram):
             program = module
@@ -98,6 +100,8 @@ def exported_program(module, inputs, decomposition_table=None, dynamic_shapes=No
         program = program.run_decompositions(
             decompositions.decomposition_table(decomposition_table))
     decompositions.views_for_as_strided(program.graph_module)
+    decompositions.eight_bit_arithmetic_in_int32(program.graph_module)
+    decompositions.widened_reduction_inputs(program.graph_module)
     decompositions.float_scalars_for_comparisons(program)
     return program
 
@@ -109,7 +113,9 @@ def export_linalg_on_tensors(module, inputs, func_name="forward", **options):
     those of `torch_mlir.fx.export_and_import` (for example `dynamic_shapes`,
     or `decomposition_table`: the table the project's additions extend). The
     program is exported and decomposed here (`exported_program`), and
-    torch-mlir is given it with an empty table: decomposed once.
+    torch-mlir is given it with an empty table: decomposed once. torch-mlir
+    lowers it in a forked child, so that a crash of its C++ raises
+    dice.forked.NativeCrash here instead of ending the process.
     """
     from torch_mlir import fx
 
@@ -121,15 +127,25 @@ def export_linalg_on_tensors(module, inputs, func_name="forward", **options):
     with warnings.catch_warnings(), buffers_made_persistent(module):
         # torch.export's pytree deprecation notices say nothing about the IR.
         warnings.simplefilter("ignore", FutureWarning)
-        mlir = fx.export_and_import(
-            exported_program(module, inputs, **export),
-            output_type="linalg-on-tensors",
-            func_name=func_name,
-            decomposition_table={},
-            **options,
-        )
-    record_example_shapes(mlir, func_name, inputs)
-    text = str(mlir)
-    if UNKNOWN_DIALECT_OP.search(text):
-        text = mlir.operation.get_asm(print_generic_op_form=True)
-    return text.rstrip("\n") + "\n"
+        program = on_host(exported_program(module, inputs, **export))
+
+        def lowered():
+            mlir = fx.export_and_import(program, output_type="linalg-on-tensors",
+                                        func_name=func_name, decomposition_table={}, **options)
+            record_example_shapes(mlir, func_name, inputs)
+            text = str(mlir)
+            if UNKNOWN_DIALECT_OP.search(text):
+                text = mlir.operation.get_asm(print_generic_op_form=True)
+            return text.rstrip("\n") + "\n"
+
+        return call_in_fork(lowered, f"torch-mlir's lowering of {func_name}")
+
+
+def on_host(program):
+    """`program` with its weights and constants in host memory: the lowering
+    runs in a forked child (dice.forked), which cannot use CUDA."""
+    tensors = [*program.state_dict.values(), *program.constants.values()]
+    if all(not isinstance(t, torch.Tensor) or t.device.type == "cpu" for t in tensors):
+        return program
+    from torch.export.passes import move_to_device_pass
+    return move_to_device_pass(program, "cpu")

@@ -104,6 +104,11 @@ def low(dtype):
     return 0 if dtype == U8 else -50
 
 
+def high(dtype):
+    """uint8 over its whole range: values of 128 and up are negative as int8."""
+    return 256 if dtype == U8 else 50
+
+
 def dtype_name(dtype):
     return str(dtype).split(".")[1]
 
@@ -116,17 +121,18 @@ BINARY = {
     "fmod": torch.fmod,
     "minmax": lambda a, b: torch.minimum(a, b) + torch.maximum(a, b),
 }
-# (torch-mlir exports no floor division of 8-bit integers.)
-for op, dtypes in {"floordiv": (I64, I32), "truncdiv": (I16, U8), "truediv": (I32,),
+for op, dtypes in {"floordiv": (I64, I32, I8, U8), "truncdiv": (I16, U8), "truediv": (I32,),
                    "remainder": (I64, U8), "fmod": (I32,), "minmax": (U8,)}.items():
     for dt in dtypes:
-        case(f"{op}_{dtype_name(dt)}", Lambda(BINARY[op]), ints(4, 6, dtype=dt, low=low(dt)),
-             ints(4, 6, dtype=dt, low=low(dt), nonzero=True))
+        case(f"{op}_{dtype_name(dt)}", Lambda(BINARY[op]),
+             ints(4, 6, dtype=dt, low=low(dt), high=high(dt)),
+             ints(4, 6, dtype=dt, low=low(dt), high=high(dt), nonzero=True))
 REDUCE = {"amin": lambda a: torch.amin(a, dim=1), "amax": lambda a: torch.amax(a, dim=0),
           "sum": lambda a: a.sum(dim=1)}
 for op, dtypes in {"amin": (I64, U8), "amax": (I8,), "sum": (U8,)}.items():
     for dt in dtypes:
-        case(f"{op}_{dtype_name(dt)}", Lambda(REDUCE[op]), ints(4, 6, dtype=dt, low=low(dt)))
+        case(f"{op}_{dtype_name(dt)}", Lambda(REDUCE[op]),
+             ints(4, 6, dtype=dt, low=low(dt), high=high(dt)))
 case("sum_int8_to_int32", Lambda(lambda a: a.sum(dim=1, dtype=torch.int32)),
      ints(4, 60, dtype=I8, low=-128, high=127))
 case("compare_where_int64", Lambda(lambda a, b: torch.where(a > b, a, b - 1)),
@@ -145,6 +151,21 @@ case("cast_float_to_int", Lambda(lambda x: (x * 10).to(I32)), floats(4, 6))
 case("uint8_compare", Lambda(lambda a, b: (a < b).to(I64)),
      ints(4, 6, dtype=U8, low=0, high=255), ints(4, 6, dtype=U8, low=0, high=255))
 case("int_plus_float", Lambda(lambda a, x: a + x), ints(4, 6, dtype=I32), floats(4, 6))
+# 8-bit arithmetic with Python numbers wraps as eager's C++ does (torch-mlir
+# faulted on it); uint8 widened to int64 or int32 by a reduction stays
+# non-negative.
+EIGHT_BIT_WITH_NUMBERS = {
+    "times": lambda a: a * 3, "minus": lambda a: a - 7, "floordiv": lambda a: a // 3,
+    "remainder": lambda a: a % 7, "xor_or": lambda a: (a ^ 0x55) | 3}
+for op, fn in EIGHT_BIT_WITH_NUMBERS.items():
+    for dt in (I8, U8):
+        case(f"{dtype_name(dt)}_{op}_number", Lambda(fn),
+             ints(4, 6, dtype=dt, low=low(dt), high=high(dt)))
+case("uint8_sum_prod_widened",
+     Lambda(lambda a: (a.sum(dim=1), a.prod(dim=0), a.sum(dim=1, dtype=torch.int32))),
+     ints(4, 6, dtype=U8, low=0, high=256))
+case("cast_int_to_uint8_wrapping", Lambda(lambda a: (a.to(U8).float() * 0.5, a.to(U8).sum(1))),
+     ints(4, 6, low=-300, high=600))
 case("threshold_backward", Lambda(lambda g, x: torch.ops.aten.threshold_backward(g, x, 0)),
      floats(4, 6), ints(4, 6))
 case("int_bitwise", Lambda(lambda a, b: (a & b) | (a ^ b)),

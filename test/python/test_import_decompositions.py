@@ -49,7 +49,7 @@ def assert_decomposed_matches_eager(module, inputs, gone, **options):
     return program
 
 
-# fmod and remainder with a Python number on one side.
+# fmod, remainder and bitwise or / xor with a Python number on one side.
 
 NUMBERS = [
     ("fmod_float", lambda x, i: torch.fmod(x * 5, 1.5) + torch.fmod(x, -0.7)),
@@ -58,6 +58,7 @@ NUMBERS = [
     ("remainder_number_first", lambda x, i: torch.remainder(-2.5, x) + torch.remainder(3.0, x)),
     ("remainder_int_first", lambda x, i: torch.remainder(7, i) + torch.remainder(-7, i)),
     ("remainder_float", lambda x, i: torch.remainder(x * 5, -1.5)),
+    ("bitwise_with_numbers", lambda x, i: ((i ^ 0x55) | 3) + ((x > 0) ^ True) + ((i < 0) | False)),
 ]
 
 
@@ -69,10 +70,11 @@ def number_inputs():
 
 
 @pytest.mark.parametrize("name,fn", NUMBERS, ids=[n for n, _ in NUMBERS])
-def test_fmod_and_remainder_with_numbers_decompose(name, fn):
+def test_ops_with_numbers_decompose(name, fn):
     inputs = number_inputs()
     assert_decomposed_matches_eager(Fn(fn), inputs,
-                                    [aten.fmod.Scalar, aten.remainder.Scalar_Tensor])
+                                    [aten.fmod.Scalar, aten.remainder.Scalar_Tensor,
+                                     aten.bitwise_or.Scalar, aten.bitwise_xor.Scalar])
     text = export_linalg_on_tensors(Fn(fn), inputs, func_name=name)
     assert not TORCH_OP.search(text)
 

@@ -9,6 +9,7 @@ the graph a plan with kernels becomes is tested on CPU-registered kernels
 """
 
 import os
+import signal
 import subprocess
 import sys
 import warnings
@@ -276,6 +277,25 @@ def test_a_failing_pipeline_never_reaches_the_user(tmp_path):
                                         "database.path": str(tmp_path / "k.db")})
     said = [str(w.message) for w in seen if "takes the fallback" in str(w.message)]
     assert len(said) == 1 and "missing.jsonl" in said[0]
+
+
+def test_a_crash_of_torch_mlir_never_reaches_the_user(tmp_path, monkeypatch):
+    # torch-mlir's C++ faulting on a graph: the lowering runs in a forked
+    # child, so the fault ends the child, and the graph falls back.
+    from torch_mlir import fx
+
+    def faulting_import(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGSEGV)
+
+    monkeypatch.setattr(fx, "export_and_import", faulting_import)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        compiled_matches_eager(ConvBlock(), (fresh(2, 3, 8, 8),),
+                               options={"fallback": "eager",
+                                        "artifacts.dir": str(tmp_path / "a"),
+                                        "database.path": str(tmp_path / "k.db")})
+    said = [str(w.message) for w in seen if "takes the fallback" in str(w.message)]
+    assert len(said) == 1 and "crashed (SIGSEGV)" in said[0]
 
 
 # --- a plan with kernels, as a compiled graph -------------------------------
