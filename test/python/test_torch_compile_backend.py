@@ -11,7 +11,6 @@ the graph a plan with kernels becomes is tested on CPU-registered kernels
 import os
 import signal
 import subprocess
-import sys
 import warnings
 
 import pytest
