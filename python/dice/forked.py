@@ -12,6 +12,7 @@ what crosses the fork is host data only. The result, or the exception,
 comes back pickled through a pipe.
 """
 
+import faulthandler
 import os
 import pickle
 import signal
@@ -44,6 +45,10 @@ def call_in_fork(call, what):
     pid = os.fork()
     if pid == 0:
         os.close(read_end)
+        # The parent says what the crash was; a fault handler inherited
+        # from it (pytest's, python -X faulthandler) would print the
+        # child's stack on top.
+        faulthandler.disable()
         payload = _outcome(call)
         with os.fdopen(write_end, "wb") as pipe:
             pipe.write(payload)
