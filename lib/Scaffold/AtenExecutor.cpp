@@ -398,6 +398,9 @@ private:
       return at::index_put(arg(op, 0), positions, arg(op, 2),
                            single(op, "accumulate") != 0);
     }
+    if (fn == "argsort")
+      return at::argsort(arg(op, 0), /*stable=*/true, single(op, "dim"),
+                         single(op, "descending") != 0);
     if (fn == "cumsum")
       return at::cumsum(arg(op, 0), single(op, "dim"), toScalarType(op.type.dtype));
     if (fn == "cumprod")

@@ -341,6 +341,11 @@ private:
       os << out << name(op.args[0]) << ".index_put(tuple(" << name(op.args[1])
          << ".long().unbind(1)), " << name(op.args[2])
          << ", accumulate=" << (ints("accumulate")[0] ? "True" : "False") << ")\n";
+    } else if (fn == "argsort") {
+      // Stable: equal elements keep their order, as torch-mlir's sort does.
+      os << out << "torch.argsort(" << name(op.args[0]) << ", dim=" << ints("dim")[0]
+         << ", descending=" << (ints("descending")[0] ? "True" : "False")
+         << ", stable=True)\n";
     } else if (fn == "cumsum" || fn == "cumprod") {
       // The result's dtype where torch's default is another (it widens
       // integers to int64); left out where it is the same, as users write

@@ -469,6 +469,10 @@ private:
   /// by name) as Tensor.index_put, where updates go to whole trailing
   /// slices at leading index dimensions and the body overwrites or adds.
   LogicalResult translateScatter(Operation *op);
+  /// torch-mlir's sort, topk and argsort (tm_tensor.sort, read by name): a
+  /// stable torch.argsort of the first operand by the comparator's order,
+  /// and each operand gathered along the sorted dim by it.
+  LogicalResult translateSort(Operation *op);
 
   /// Adds `init` to a contraction/pooling result unless the init is the
   /// combiner's identity everywhere.
@@ -621,9 +625,12 @@ LogicalResult Builder::translate(Operation *op) {
             tensor::ExtractSliceOp, tensor::InsertSliceOp, tensor::ConcatOp,
             tensor::CastOp>([&](Operation *o) { return translateTensorOp(o); })
       .Default([&](Operation *o) {
-        if (isReadForeignOp(o))
-          return o->getName().getStringRef() == "tm_tensor.scan" ? translateScan(o)
-                                                                 : translateScatter(o);
+        if (isReadForeignOp(o)) {
+          StringRef name = o->getName().getStringRef();
+          return name == "tm_tensor.scan"  ? translateScan(o)
+                 : name == "tm_tensor.sort" ? translateSort(o)
+                                            : translateScatter(o);
+        }
         return fail(o, "has no reference rendering");
       });
 }
@@ -699,6 +706,93 @@ LogicalResult Builder::translateScatter(Operation *op) {
   values[op->getResult(0)] = emit("index_put", {*original, *indices, windows},
                                   *tensorType(op->getResult(0)),
                                   {{"accumulate", {*accumulate}}});
+  return success();
+}
+
+/// Whether a sort's comparator, `less(a, b)` on the key's two elements,
+/// orders ascending (true) or descending (false): one comparison of the
+/// body's first two arguments, yielded; nullopt for any other body.
+static std::optional<bool> sortsAscending(Block &body) {
+  if (body.getNumArguments() < 2 || body.getOperations().size() != 2)
+    return std::nullopt;
+  Operation *compare = &body.front();
+  Operation *yield = body.getTerminator();
+  if (yield->getNumOperands() != 1 || yield->getOperand(0) != compare->getResult(0) ||
+      compare->getNumOperands() != 2)
+    return std::nullopt;
+  Value a = body.getArgument(0), b = body.getArgument(1);
+  bool swapped = compare->getOperand(0) == b && compare->getOperand(1) == a;
+  if (!swapped && !(compare->getOperand(0) == a && compare->getOperand(1) == b))
+    return std::nullopt;
+  std::optional<bool> less;
+  if (auto f = dyn_cast<arith::CmpFOp>(compare)) {
+    using P = arith::CmpFPredicate;
+    P p = f.getPredicate();
+    if (p == P::OLT || p == P::OLE || p == P::ULT || p == P::ULE)
+      less = true;
+    else if (p == P::OGT || p == P::OGE || p == P::UGT || p == P::UGE)
+      less = false;
+  } else if (auto i = dyn_cast<arith::CmpIOp>(compare)) {
+    using P = arith::CmpIPredicate;
+    P p = i.getPredicate();
+    if (p == P::slt || p == P::sle || p == P::ult || p == P::ule)
+      less = true;
+    else if (p == P::sgt || p == P::sge || p == P::ugt || p == P::uge)
+      less = false;
+  }
+  if (!less)
+    return std::nullopt;
+  return swapped ? !*less : *less;
+}
+
+LogicalResult Builder::translateSort(Operation *op) {
+  // outs(key, others...): sorted in place along `dimension`, each by the
+  // key's order; the body compares the key's two elements (its arguments
+  // are each operand's two elements in turn). torch-mlir's order keeps
+  // equal keys in place, as a stable argsort does.
+  auto dimension = op->getAttrOfType<IntegerAttr>("dimension");
+  if (!dimension || op->getNumOperands() == 0 ||
+      op->getNumResults() != op->getNumOperands() || op->getNumRegions() != 1 ||
+      !op->getRegion(0).hasOneBlock() ||
+      op->getRegion(0).front().getNumArguments() != 2 * op->getNumOperands())
+    return fail(op, "is not a sort of its operands in place (tm_tensor.sort's form)");
+  std::optional<bool> ascending = sortsAscending(op->getRegion(0).front());
+  if (!ascending)
+    return fail(op, "compares by something other than the order of its first "
+                    "operand's elements");
+  std::vector<int> operands;
+  for (Value v : op->getOperands()) {
+    std::optional<int> id = get(v);
+    if (!id)
+      return fail(op, error);
+    operands.push_back(*id);
+  }
+  const std::vector<int64_t> &shape = type(operands[0]).shape;
+  int64_t dim = dimension.getInt();
+  if (dim < 0 || dim >= static_cast<int64_t>(shape.size()))
+    return fail(op, "sorts a dimension the tensor does not have");
+  for (int id : operands)
+    if (type(id).shape != shape)
+      return fail(op, "sorts operands of different shapes");
+  int order = emit("argsort", {operands[0]}, TensorType{shape, DType::Int64},
+                   {{"dim", {dim}}, {"descending", {*ascending ? 0 : 1}}});
+  // operand[i0, ..., order, ...]: the order at `dim`, an arange at each
+  // other dim.
+  std::vector<int> at;
+  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
+    if (d == dim) {
+      at.push_back(order);
+      continue;
+    }
+    std::vector<int64_t> along(shape.size(), 1);
+    along[d] = shape[d];
+    at.push_back(emit("arange", {}, TensorType{along, DType::Int64}, {{"dim", {d}}}));
+  }
+  for (auto [result, id] : llvm::zip(op->getResults(), operands)) {
+    std::vector<int> args{id};
+    args.insert(args.end(), at.begin(), at.end());
+    values[result] = emit("index", args, TensorType{shape, type(id).dtype});
+  }
   return success();
 }
 
@@ -2066,7 +2160,8 @@ buildOpProgram(Operation *op, SmallVectorImpl<Value> &inputs,
 
 bool isReadForeignOp(Operation *op) {
   StringRef name = op->getName().getStringRef();
-  return !op->getDialect() && (name == "tm_tensor.scan" || name == "tm_tensor.scatter");
+  return !op->getDialect() &&
+         (name == "tm_tensor.scan" || name == "tm_tensor.scatter" || name == "tm_tensor.sort");
 }
 
 std::optional<std::string> whyNotRenderable(Operation *op, DynamicSizes *sizes) {

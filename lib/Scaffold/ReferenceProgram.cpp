@@ -82,6 +82,7 @@ const std::map<std::string, Signature> &vocabulary() {
     t["index_put"] = {3, 3, {"accumulate"}};
     t["cumsum"] = {1, 1, {"dim"}};
     t["cumprod"] = {1, 1, {"dim"}};
+    t["argsort"] = {1, 1, {"dim", "descending"}};
     t["index"] = {2, -1, {}};
     // Compound functions, raised from their decompositions
     // (RaiseCompoundOps.h).
@@ -801,6 +802,17 @@ std::string ReferenceProgram::validate() const {
         return where + ": 'accumulate' must be 0 or 1";
       if (op.type != x)
         return where + ": the result must have the input's type";
+    }
+    if (op.fn == "argsort") {
+      const std::vector<int64_t> &dim = op.ints.at("dim");
+      const std::vector<int64_t> &descending = op.ints.at("descending");
+      const TensorType &x = typeOf(op.args[0]);
+      if (dim.size() != 1 || dim[0] < 0 || dim[0] >= static_cast<int64_t>(x.shape.size()))
+        return where + ": 'dim' must be one dimension of the input";
+      if (descending.size() != 1 || (descending[0] != 0 && descending[0] != 1))
+        return where + ": 'descending' must be 0 or 1";
+      if (op.type.shape != x.shape || op.type.dtype != DType::Int64)
+        return where + ": the result must be int64 of the input's shape";
     }
     if (op.fn == "cumsum" || op.fn == "cumprod") {
       const std::vector<int64_t> &dim = op.ints.at("dim");

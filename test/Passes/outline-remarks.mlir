@@ -76,16 +76,16 @@ func.func @xor_reduction(%x: tensor<4x4xi32>) -> tensor<4xi32> {
 #id = affine_map<(d0, d1) -> (d0, d1)>
 
 // An op of a dialect dice-opt does not know (torch-mlir's tm_tensor, in
-// generic form), other than the scans and scatters the reference builder
-// reads, stays outside; the elementwise op after it is a request that takes
-// its result.
+// generic form), other than the scans, scatters and sorts the reference
+// builder reads, stays outside; the elementwise op after it is a request
+// that takes its result.
 // CHECK-LABEL: func.func @unknown_dialect
-// CHECK: "tm_tensor.sort"
+// CHECK: "tm_tensor.topk"
 // CHECK: dice.kernel_request
 func.func @unknown_dialect(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {
   %e = tensor.empty() : tensor<4x6xf32>
-  // expected-remark @+1 {{stays outside kernel requests: 'tm_tensor.sort' is an op of dialect 'tm_tensor', which dice-opt does not know}}
-  %s = "tm_tensor.sort"(%x) <{dimension = 1 : i64}> ({
+  // expected-remark @+1 {{stays outside kernel requests: 'tm_tensor.topk' is an op of dialect 'tm_tensor', which dice-opt does not know}}
+  %s = "tm_tensor.topk"(%x) <{dimension = 1 : i64}> ({
   ^bb0(%a: f32, %b: f32):
     %t = arith.cmpf olt, %a, %b : f32
     "tm_tensor.yield"(%t) : (i1) -> ()

@@ -344,6 +344,19 @@ case("cumsum_reversed", Lambda(lambda x: torch.cumsum(x.flip(1), dim=1).flip(1))
 case("cumsum_exclusive", Lambda(lambda x: torch.cumsum(x, dim=-1) - x), floats(4, 5))
 case("cumsum_masked", Lambda(lambda x: torch.cumsum(x * (x > 0), dim=1)), floats(3, 8))
 
+# ------------------------------------------------------------------ sorting
+# tm_tensor.sort (sort, topk, argsort) goes into requests and renders as a
+# stable torch.argsort and a gather of each operand by its order.
+case("sort_values_and_indices", Lambda(lambda x: torch.sort(x, dim=1)), floats(4, 7))
+case("sort_descending_first_dim", Lambda(lambda x: torch.sort(x, dim=0, descending=True)[0] * 2),
+     floats(5, 3))
+case("topk_largest", Lambda(lambda x: torch.topk(x, 3, dim=-1)), floats(3, 4, 6))
+case("topk_smallest_then_relu", Lambda(lambda x: torch.topk(x, 2, dim=1, largest=False)[0].relu()),
+     floats(4, 5))
+case("sort_ints_with_ties",
+     Lambda(lambda a: torch.sort(a, dim=1)), ints(3, 9, low=0, high=4))
+case("median_by_sort", Lambda(lambda x: x.sort(dim=-1)[0][..., 3] - x.mean(-1)), floats(4, 7))
+
 # ------------------------------------------------------------------ scatter
 # tm_tensor.scatter (scatter, index_put, index_add) goes into requests and
 # renders as Tensor.index_put, overwriting or accumulating; indices are

@@ -69,28 +69,28 @@ def test_unknown_dialect_ops_stay_outside_requests(name, dialect):
 
 
 class SortRelu(torch.nn.Module):
-    """A sort (torch-mlir's tm_tensor.sort, which no reference program
-    renders) between ops that are kernel requests."""
+    """A sort (torch-mlir's tm_tensor.sort) between elementwise ops."""
 
     def forward(self, x):
         return torch.relu(torch.sort(x * 2.0, dim=1).values) + 1.0
 
 
-def test_a_module_with_unknown_dialect_ops_exports_and_compiles_around_them(tmp_path):
+def test_a_sort_goes_into_a_request(tmp_path):
+    """tm_tensor.sort, read by name, is outlined like a linalg op: no
+    remark, and at function granularity one request computes it all, its
+    reference program a stable argsort and a gather by it."""
     from dice.torch_mlir_import import export_linalg_on_tensors
     text = export_linalg_on_tensors(SortRelu(), [torch.randn(4, 6)], func_name="f")
     assert '"tm_tensor.sort"' in text  # generic form: MLIR 22 has not its syntax
     path = tmp_path / "f.mlir"
     path.write_text(text)
     out = tmp_path / "out.mlir"
-    proc = dice_opt(path, "--dice-outline=granularity=fusion", "--dice-scaffold", "-o", out)
+    proc = dice_opt(path, "--dice-outline=granularity=function", "--dice-scaffold", "-o", out)
     assert proc.returncode == 0, proc.stderr
-    assert "'tm_tensor.sort' is an op of dialect 'tm_tensor'" in proc.stderr
+    assert "tm_tensor.sort" not in proc.stderr
     outlined = out.read_text()
-    # The scale before the sort and the relu + shift after it are requests.
-    assert outlined.count("dice.kernel_request") >= 2, outlined
-    assert outlined.index("dice.kernel_request") < outlined.index("tm_tensor.sort") < \
-        outlined.rindex("dice.kernel_request")
+    assert outlined.count("dice.kernel_request") == 1, outlined
+    assert "torch.argsort(" in outlined and "stable=True" in outlined
 
 
 class CumsumRelu(torch.nn.Module):

@@ -25,8 +25,9 @@ class DynamicSizes;
 
 /// Whether `op` is one of torch-mlir's ops of a dialect dice-opt does not
 /// register (tm_tensor) that the reference builder reads by name and
-/// attributes: a scan (torch.cumsum, torch.cumprod) or a scatter
-/// (Tensor.index_put). Such an op can go into a request like a linalg op.
+/// attributes: a scan (torch.cumsum, torch.cumprod), a scatter
+/// (Tensor.index_put) or a sort (torch.argsort and a gather by its order).
+/// Such an op can go into a request like a linalg op.
 bool isReadForeignOp(mlir::Operation *op);
 
 /// Why `op` cannot be rendered on its own, or nullopt when it can. Ops that
