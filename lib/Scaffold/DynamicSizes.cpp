@@ -1,6 +1,7 @@
 //===- DynamicSizes.cpp - which dynamic dimensions are the same size -----===//
 
 #include "dice/Scaffold/DynamicSizes.h"
+#include "dice/Scaffold/ReferenceBuilder.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -268,6 +269,15 @@ void DynamicSizes::tieToSize(Value value, unsigned dim, Value size) {
 }
 
 void DynamicSizes::visit(Operation *op) {
+  // torch-mlir's scan, scatter and sort (tm_tensor, read by name) write
+  // their results into their last operands, in place: each result has the
+  // shape of its operand.
+  if (isReadForeignOp(op)) {
+    unsigned first = op->getNumOperands() - op->getNumResults();
+    for (auto [i, result] : llvm::enumerate(op->getResults()))
+      tieValues(result, op->getOperand(first + i));
+    return;
+  }
   // An op holding one block that takes the op's operands and yields its
   // results (a kernel request): its body relates the sizes too.
   if (!isa<linalg::LinalgOp>(op) && op->getNumRegions() == 1 &&

@@ -771,9 +771,11 @@ LogicalResult Builder::translateSort(Operation *op) {
   int64_t dim = dimension.getInt();
   if (dim < 0 || dim >= static_cast<int64_t>(shape.size()))
     return fail(op, "sorts a dimension the tensor does not have");
+  // torch-mlir's verifier holds the operands to one shape; a dynamic size
+  // may be named by another symbol in each (an input's, an iota's).
   for (int id : operands)
-    if (type(id).shape != shape)
-      return fail(op, "sorts operands of different shapes");
+    if (type(id).shape.size() != shape.size())
+      return fail(op, "sorts operands of different ranks");
   int order = emit("argsort", {operands[0]}, TensorType{shape, DType::Int64},
                    {{"dim", {dim}}, {"descending", {*ascending ? 0 : 1}}});
   // operand[i0, ..., order, ...]: the order at `dim`, an arange at each
@@ -791,7 +793,7 @@ LogicalResult Builder::translateSort(Operation *op) {
   for (auto [result, id] : llvm::zip(op->getResults(), operands)) {
     std::vector<int> args{id};
     args.insert(args.end(), at.begin(), at.end());
-    values[result] = emit("index", args, TensorType{shape, type(id).dtype});
+    values[result] = emit("index", args, TensorType{type(id).shape, type(id).dtype});
   }
   return success();
 }

@@ -28,7 +28,11 @@ fn("reduction", "std_biased", one(4, 12))(lambda x: torch.std(x, dim=-1, unbiase
 fn("reduction", "logsumexp", one(4, 12), dynamic=True)(lambda x: torch.logsumexp(x, dim=-1))
 fn("reduction", "l2_norm_dim", one(4, 12))(lambda x: torch.linalg.vector_norm(x, dim=1))
 fn("reduction", "l1_norm_all", one(4, 12))(lambda x: x.abs().sum())
-fn("reduction", "cumsum", one(4, 8))(lambda x: torch.cumsum(x, dim=1))
+fn("reduction", "cumsum", one(4, 8), dynamic=True)(lambda x: torch.cumsum(x, dim=1))
+fn("reduction", "sort_values_indices", one(4, 8), dynamic=True)(
+    lambda x: torch.sort(x, dim=1, descending=True))
+fn("reduction", "topk", one(3, 4, 9))(lambda x: torch.topk(x, 3, dim=-1).values * 2)
+fn("reduction", "argsort_dim0", one(6, 5))(lambda x: torch.argsort(x, dim=0))
 fn("reduction", "any_all", one(4, 8))(
     lambda x: ((x > 1.0).any(dim=1).float() + (x > -2.0).all(dim=1).float()))
 fn("reduction", "count_nonzero_like", one(4, 8))(lambda x: (x > 0).sum(dim=1))
