@@ -398,6 +398,11 @@ private:
       return at::index_put(arg(op, 0), positions, arg(op, 2),
                            single(op, "accumulate") != 0);
     }
+    if (fn == "index_reduce")
+      return at::index_reduce(
+          arg(op, 0), 0, arg(op, 1), arg(op, 2),
+          indexReductionName(static_cast<IndexReduction>(single(op, "reduce"))),
+          /*include_self=*/true);
     if (fn == "argsort")
       return at::argsort(arg(op, 0), /*stable=*/true, single(op, "dim"),
                          single(op, "descending") != 0);

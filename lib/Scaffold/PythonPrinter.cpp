@@ -341,6 +341,11 @@ private:
       os << out << name(op.args[0]) << ".index_put(tuple(" << name(op.args[1])
          << ".long().unbind(1)), " << name(op.args[2])
          << ", accumulate=" << (ints("accumulate")[0] ? "True" : "False") << ")\n";
+    } else if (fn == "index_reduce") {
+      os << out << name(op.args[0]) << ".index_reduce(0, " << name(op.args[1]) << ", "
+         << name(op.args[2]) << ", '"
+         << indexReductionName(static_cast<IndexReduction>(ints("reduce")[0]))
+         << "', include_self=True)\n";
     } else if (fn == "argsort") {
       // Stable: equal elements keep their order, as torch-mlir's sort does.
       os << out << "torch.argsort(" << name(op.args[0]) << ", dim=" << ints("dim")[0]

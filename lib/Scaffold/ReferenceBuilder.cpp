@@ -23,6 +23,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -661,19 +662,51 @@ LogicalResult Builder::translateScatter(Operation *op) {
       op->getNumRegions() != 1 || !op->getRegion(0).hasOneBlock() ||
       op->getRegion(0).front().getNumArguments() != 2)
     return fail(op, "is not a scatter of updates by an index tensor (tm_tensor.scatter's form)");
-  // Overwrite (the body yields the update) or accumulate (their sum).
+  // Overwrite (the body yields the update) or accumulate (their sum), as
+  // index_put does; or combine by product, max or min, as index_reduce does;
+  // or count (add a constant, the update unread), as index_put of it does.
   Block &body = op->getRegion(0).front();
   Operation *step = combinerOfBothArguments(body);
   std::optional<int64_t> accumulate;
+  std::optional<IndexReduction> reduction;
   if (body.getOperations().size() == 1 &&
       body.getTerminator()->getNumOperands() == 1 &&
       body.getTerminator()->getOperand(0) == body.getArgument(0))
     accumulate = 0;
   else if (step && isa<arith::AddFOp, arith::AddIOp>(step))
     accumulate = 1;
-  if (!accumulate)
+  else if (step && isa<arith::MulFOp, arith::MulIOp>(step))
+    reduction = IndexReduction::Prod;
+  else if (step && isa<arith::MaximumFOp, arith::MaxSIOp>(step))
+    reduction = IndexReduction::Amax;
+  else if (step && isa<arith::MinimumFOp, arith::MinSIOp>(step))
+    reduction = IndexReduction::Amin;
+  // The original element plus a constant, the update unread (a mean's
+  // count of updates): accumulating that constant instead of the updates.
+  std::optional<double> counted;
+  if (!accumulate && !reduction && body.getOperations().size() == 2) {
+    Operation *add = &body.front();
+    Value original = body.getArgument(1);
+    if (isa<arith::AddFOp, arith::AddIOp>(add) && body.getArgument(0).use_empty() &&
+        body.getTerminator()->getNumOperands() == 1 &&
+        body.getTerminator()->getOperand(0) == add->getResult(0) &&
+        llvm::is_contained(add->getOperands(), original)) {
+      Value other = add->getOperand(0) == original ? add->getOperand(1) : add->getOperand(0);
+      Attribute value;
+      if (other != original && matchPattern(other, m_Constant(&value))) {
+        if (auto f = dyn_cast<FloatAttr>(value))
+          counted = f.getValueAsDouble();
+        else if (auto i = dyn_cast<IntegerAttr>(value))
+          counted = static_cast<double>(i.getValue().getSExtValue());
+      }
+    }
+    if (counted)
+      accumulate = 1;
+  }
+  if (!accumulate && !reduction)
     return fail(op, "combines an update with the original element by other "
-                    "than overwriting or adding");
+                    "than overwriting, adding, multiplying or a NaN-propagating "
+                    "or signed max or min");
   auto updates = get(op->getOperand(0));
   auto indices = updates ? get(op->getOperand(1)) : std::nullopt;
   auto original = indices ? get(op->getOperand(2)) : std::nullopt;
@@ -702,10 +735,45 @@ LogicalResult Builder::translateScatter(Operation *op) {
                     "index dimensions, which index_put does not express");
   std::vector<int64_t> slices = {u.shape[0]};
   slices.insert(slices.end(), o.shape.begin() + depth, o.shape.end());
-  int windows = u.shape == slices ? *updates : reshape(*updates, slices);
-  values[op->getResult(0)] = emit("index_put", {*original, *indices, windows},
-                                  *tensorType(op->getResult(0)),
-                                  {{"accumulate", {*accumulate}}});
+  int windows = counted ? emit("full", {}, TensorType{slices, u.dtype}, {}, *counted)
+                : u.shape == slices ? *updates
+                                    : reshape(*updates, slices);
+  if (accumulate) {
+    values[op->getResult(0)] = emit("index_put", {*original, *indices, windows},
+                                    *tensorType(op->getResult(0)),
+                                    {{"accumulate", {*accumulate}}});
+    return success();
+  }
+  // index_reduce reduces along one dim: the indexed dims flattened into
+  // one, each update's position there ((i0 * d1 + i1) * d2 + ...).
+  int64_t flat = 1;
+  for (int64_t d = 0; d < depth; ++d) {
+    if (isSymbolicSize(o.shape[d]))
+      return fail(op, "scatters by product, max or min into a dynamic indexed "
+                      "dimension");
+    flat *= o.shape[d];
+  }
+  std::vector<int64_t> rows(1, u.shape[0]);
+  int row = emit("arange", {}, TensorType{rows, DType::Int64}, {{"dim", {0}}});
+  int at = castTo(*indices, DType::Int64);
+  std::optional<int> position;
+  for (int64_t d = 0; d < depth; ++d) {
+    int column = emit("scalar", {}, TensorType{{}, DType::Int64}, {}, static_cast<double>(d));
+    int index = emit("index", {at, row, column}, TensorType{rows, DType::Int64});
+    if (position) {
+      int size = emit("scalar", {}, TensorType{{}, DType::Int64}, {},
+                      static_cast<double>(o.shape[d]));
+      int scaled = emit("mul", {*position, size}, TensorType{rows, DType::Int64});
+      index = emit("add", {scaled, index}, TensorType{rows, DType::Int64});
+    }
+    position = index;
+  }
+  std::vector<int64_t> flatShape = {flat};
+  flatShape.insert(flatShape.end(), o.shape.begin() + depth, o.shape.end());
+  int reduced = emit("index_reduce", {reshape(*original, flatShape), *position, windows},
+                     TensorType{flatShape, o.dtype},
+                     {{"reduce", {static_cast<int64_t>(*reduction)}}});
+  values[op->getResult(0)] = reshape(reduced, o.shape);
   return success();
 }
 

@@ -83,6 +83,7 @@ const std::map<std::string, Signature> &vocabulary() {
     t["cumsum"] = {1, 1, {"dim"}};
     t["cumprod"] = {1, 1, {"dim"}};
     t["argsort"] = {1, 1, {"dim", "descending"}};
+    t["index_reduce"] = {3, 3, {"reduce"}};
     t["index"] = {2, -1, {}};
     // Compound functions, raised from their decompositions
     // (RaiseCompoundOps.h).
@@ -464,6 +465,18 @@ std::string checkType(const TensorType &type, size_t numSymbols) {
 
 } // namespace
 
+const char *indexReductionName(IndexReduction r) {
+  switch (r) {
+  case IndexReduction::Prod:
+    return "prod";
+  case IndexReduction::Amax:
+    return "amax";
+  case IndexReduction::Amin:
+    return "amin";
+  }
+  return "prod";
+}
+
 // The runtime's C ABI (DiceDType) numbers dtypes as DType orders them: the
 // trampolines dice-lower writes pass static_cast<int>(DType) as a DiceDType.
 static_assert(static_cast<int>(DType::Float32) == DICE_DTYPE_FLOAT32 &&
@@ -800,6 +813,23 @@ std::string ReferenceProgram::validate() const {
                        "shape, in the input's dtype";
       if (accumulate.size() != 1 || (accumulate[0] != 0 && accumulate[0] != 1))
         return where + ": 'accumulate' must be 0 or 1";
+      if (op.type != x)
+        return where + ": the result must have the input's type";
+    }
+    if (op.fn == "index_reduce") {
+      const TensorType &x = typeOf(op.args[0]), &positions = typeOf(op.args[1]),
+                       &values = typeOf(op.args[2]);
+      const std::vector<int64_t> &reduce = op.ints.at("reduce");
+      if (x.shape.empty() || positions.shape.size() != 1 || positions.dtype != DType::Int64)
+        return where + ": the positions must be int64 of shape [updates] along the "
+                       "input's first dimension";
+      std::vector<int64_t> slice = {positions.shape[0]};
+      slice.insert(slice.end(), x.shape.begin() + 1, x.shape.end());
+      if (values.shape != slice || values.dtype != x.dtype)
+        return where + ": the updates must be [updates] + the input's shape after "
+                       "its first dimension, in the input's dtype";
+      if (reduce.size() != 1 || reduce[0] < 0 || reduce[0] > 2)
+        return where + ": 'reduce' must be 0 (prod), 1 (amax) or 2 (amin)";
       if (op.type != x)
         return where + ": the result must have the input's type";
     }

@@ -10,6 +10,8 @@ survive that table and then fail to lower:
   fmod and remainder are references to `prims.fmod` / `prims.remainder`,
   which torch-mlir does not lower either, so the number is made a 0-d
   tensor of the result's dtype here instead.
+- `aten.index_reduce`: torch-mlir lowers scatter_reduce, not index_reduce,
+  which is a scatter_reduce of the index spread over the source's shape.
 - `aten._embedding_bag` (and `_embedding_bag_forward_only`, what export
   gives under no_grad): torch-mlir's lowering takes mode sum only, and
   torch has no decomposition. `embedding_bag` below writes it with a
@@ -75,6 +77,17 @@ def remainder_scalar_tensor(number, y):
     dtype = torch.result_type(number, y)
     return aten.remainder.Tensor(torch.scalar_tensor(number, dtype=dtype, device=y.device),
                                  y.to(dtype))
+
+
+def index_reduce(x, dim, index, source, reduce, include_self=True):
+    """`aten.index_reduce` as the scatter_reduce it is: source's slice i goes
+    to x's slice index[i] along `dim`, the index spread over the source's
+    shape. torch-mlir lowers scatter_reduce and not index_reduce."""
+    dim = dim % source.dim() if source.dim() else 0
+    shape = [1] * source.dim()
+    shape[dim] = index.numel()
+    spread = index.reshape(shape).expand(source.shape)
+    return aten.scatter_reduce.two(x, dim, spread, source, reduce, include_self=include_self)
 
 
 def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=MODE_SUM,
@@ -174,6 +187,7 @@ ADDITIONS = {
     aten._embedding_bag.default: embedding_bag,
     aten._embedding_bag_forward_only.default: embedding_bag_forward_only,
     aten.lstm.input: lstm_input,
+    aten.index_reduce.default: index_reduce,
 }
 
 

@@ -359,7 +359,8 @@ case("median_by_sort", Lambda(lambda x: x.sort(dim=-1)[0][..., 3] - x.mean(-1)),
 
 # ------------------------------------------------------------------ scatter
 # tm_tensor.scatter (scatter, index_put, index_add) goes into requests and
-# renders as Tensor.index_put, overwriting or accumulating; indices are
+# renders as Tensor.index_put, overwriting or accumulating (or as
+# index_reduce, combining by product, max or min); indices are
 # distinct where overwriting, since PyTorch leaves the winner of a
 # duplicate unspecified.
 PERMUTATION = torch.tensor([[2, 0, 1, 3], [1, 3, 0, 2], [0, 1, 3, 2]])
@@ -374,6 +375,23 @@ case("index_put_accumulate_repeated",
      floats(5, 4), floats(4, 4))
 case("index_add_dim0", Lambda(lambda x, u: x.index_add(0, torch.tensor([2, 2, 0]), u)),
      floats(4, 3), floats(3, 3))
+# Combining updates: scatter_reduce and index_reduce by product, max, min
+# and mean (a sum and a count of updates), with and without the original.
+REPEATED = torch.tensor([[0, 1, 0], [2, 2, 1], [3, 3, 3]])
+for reduce in ("amax", "amin", "prod", "mean"):
+    for include_self in (True, False):
+        case(f"scatter_reduce_{reduce}{'' if include_self else '_without_self'}",
+             Lambda(lambda x, u, reduce=reduce, include_self=include_self: x.scatter_reduce(
+                 1, REPEATED, u, reduce=reduce, include_self=include_self)),
+             floats(3, 4), floats(3, 3))
+case("scatter_reduce_amax_int64",
+     Lambda(lambda x, u: x.scatter_reduce(0, REPEATED[:2], u, reduce="amax")), ints(3, 3), ints(2, 3))
+case("index_reduce_prod_rows",
+     Lambda(lambda x, u: x.index_reduce(1, torch.tensor([2, 0, 2]), u, reduce="prod")),
+     floats(2, 4, 3), floats(2, 3, 3))
+case("index_reduce_amin_without_self",
+     Lambda(lambda x, u: x.index_reduce(0, torch.tensor([1, 1, 3, 1]), u, reduce="amin",
+                                        include_self=False)), floats(5, 2), floats(4, 2))
 case("index_put_int64", Lambda(lambda x, u: torch.index_put(x, (torch.tensor([4, 0, 2]),), u)),
      ints(6, 2), ints(3, 2))
 

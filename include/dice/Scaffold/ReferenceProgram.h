@@ -68,6 +68,13 @@ namespace dice {
 /// Element types a reference program handles, named as torch names them.
 enum class DType { Float32, Float16, BFloat16, Float64, Int64, Int32, Int16, Int8, UInt8, Bool };
 
+/// How `index_reduce` combines the updates at a position with the element
+/// there (its `reduce` attribute).
+enum class IndexReduction : int64_t { Prod = 0, Amax = 1, Amin = 2 };
+
+/// torch's name of `r`: "prod", "amax", "amin".
+const char *indexReductionName(IndexReduction r);
+
 /// "float32", "int64", ...: the `torch.<name>` spelling.
 const char *dtypeName(DType dtype);
 std::optional<DType> parseDType(const std::string &name);

@@ -51,3 +51,10 @@ fn("indexing", "slice_assign", lambda: (r(4, 8), r(4, 3)))(
     lambda x, v: torch.slice_scatter(x, v, dim=1, start=2, end=5))
 fn("indexing", "select_scatter", lambda: (r(4, 8), r(8)))(
     lambda x, v: torch.select_scatter(x, v, 0, 1))
+fn("indexing", "scatter_reduce_amax_mean", lambda: (r(3, 6), r(3, 4)))(
+    lambda x, u: x.scatter_reduce(1, torch.tensor([[0, 2, 0, 5], [1, 1, 1, 1], [4, 3, 2, 1]]), u,
+                                  reduce="amax")
+    + x.scatter_reduce(1, torch.tensor([[1, 1, 0, 0], [5, 4, 5, 4], [0, 1, 2, 3]]), u,
+                       reduce="mean", include_self=False))
+fn("indexing", "index_reduce_prod", lambda: (r(5, 3), r(4, 3)))(
+    lambda x, u: x.index_reduce(0, torch.tensor([4, 0, 4, 2]), u, reduce="prod"))
