@@ -5,7 +5,9 @@
 // RUN: dice-opt %t/running.mlir --dice-outline=granularity=fusion --dice-scaffold | not dice-plan 2>&1 | FileCheck %s --check-prefix=RUNNING
 // RUN: dice-opt %t/max.mlir --dice-outline=granularity=fusion --dice-scaffold | not dice-plan 2>&1 | FileCheck %s --check-prefix=MAX
 // RUN: dice-opt %t/index-add.mlir --dice-outline=granularity=fusion --dice-scaffold | dice-plan | FileCheck %s --check-prefix=ADD
-// RUN: dice-opt %t/scatter-mul.mlir --dice-outline=granularity=fusion --dice-scaffold | not dice-plan 2>&1 | FileCheck %s --check-prefix=MUL
+// RUN: dice-opt %t/scatter-mul.mlir --dice-outline=granularity=fusion --dice-scaffold | dice-plan | FileCheck %s --check-prefix=MUL
+// RUN: dice-opt %t/scatter-sub.mlir --dice-outline=granularity=fusion --dice-scaffold | not dice-plan 2>&1 | FileCheck %s --check-prefix=SUB
+// RUN: dice-opt %t/sort.mlir --dice-outline=granularity=fusion --dice-scaffold | dice-plan | FileCheck %s --check-prefix=SORT
 
 // torch-mlir's cumulative sums and products (tm_tensor.scan, in generic
 // form: dice-opt does not register the dialect) go into kernel requests
@@ -25,13 +27,22 @@
 
 // Scatters (tm_tensor.scatter: scatter, index_put, index_add) render as
 // Tensor.index_put, overwriting or adding; an update window of width 1 at
-// the indexed dimension loses that dimension first. Other combinations are
-// errors.
+// the indexed dimension loses that dimension first. A product, max or min
+// renders as index_reduce over the indexed dims flattened. Other
+// combinations are errors.
 // ADD: "fn":"reshape"
 // ADD-SAME: "type":{"dtype":"float32","shape":[3,3]}
 // ADD: "fn":"index_put","ints":{"accumulate":[1]},"type":{"dtype":"float32","shape":[4,3]}
 // ADD: .index_put(tuple(x1.long().unbind(1)), t{{[0-9]+}}, accumulate=True)
-// MUL: 'tm_tensor.scatter' combines an update with the original element by other than overwriting or adding
+// MUL: "fn":"index_reduce","ints":{"reduce":[0]},"type":{"dtype":"float32","shape":[4,3]}
+// MUL: .index_reduce(0, t{{[0-9]+}}, x0, 'prod', include_self=True)
+// SUB: 'tm_tensor.scatter' combines an update with the original element by other than overwriting, adding, multiplying
+
+// Sorts (tm_tensor.sort: sort, topk, argsort) render as a stable argsort of
+// the first operand, in the comparator's order, and each operand indexed by
+// it along the sorted dim.
+// SORT: "fn":"argsort","ints":{"descending":[1],"dim":[1]},"type":{"dtype":"int64","shape":[4,6]}
+// SORT: torch.argsort(x0, dim=1, descending=True, stable=True)
 
 //--- cumsum.mlir
 #id = affine_map<(d0, d1) -> (d0, d1)>
@@ -132,4 +143,24 @@ func.func @scatter_mul(%x: tensor<4x3xf32>, %i: tensor<3x1xi64>, %u: tensor<3x3x
     "tm_tensor.yield"(%t) : (f32) -> ()
   }) : (tensor<3x3xf32>, tensor<3x1xi64>, tensor<4x3xf32>) -> tensor<4x3xf32>
   return %s : tensor<4x3xf32>
+}
+
+//--- scatter-sub.mlir
+func.func @scatter_sub(%x: tensor<4x3xf32>, %i: tensor<3x1xi64>, %u: tensor<3x3xf32>) -> tensor<4x3xf32> {
+  %s = "tm_tensor.scatter"(%u, %i, %x) <{dimension_map = array<i64: 0>, operandSegmentSizes = array<i32: 2, 1>, unique_indices = true}> ({
+  ^bb0(%a: f32, %b: f32):
+    %t = arith.subf %b, %a : f32
+    "tm_tensor.yield"(%t) : (f32) -> ()
+  }) : (tensor<3x3xf32>, tensor<3x1xi64>, tensor<4x3xf32>) -> tensor<4x3xf32>
+  return %s : tensor<4x3xf32>
+}
+
+//--- sort.mlir
+func.func @sort(%x: tensor<4x6xf32>, %i: tensor<4x6xi64>) -> (tensor<4x6xf32>, tensor<4x6xi64>) {
+  %s:2 = "tm_tensor.sort"(%x, %i) <{dimension = 1 : i64, operandSegmentSizes = array<i32: 0, 2>}> ({
+  ^bb0(%a: f32, %b: f32, %c: i64, %d: i64):
+    %t = arith.cmpf oge, %a, %b : f32
+    "tm_tensor.yield"(%t) : (i1) -> ()
+  }) : (tensor<4x6xf32>, tensor<4x6xi64>) -> (tensor<4x6xf32>, tensor<4x6xi64>)
+  return %s#0, %s#1 : tensor<4x6xf32>, tensor<4x6xi64>
 }
