@@ -459,6 +459,16 @@ private:
                      const std::vector<int64_t> &stride,
                      const std::vector<int64_t> &dilation);
   LogicalResult translateWindowGeneric(linalg::GenericOp op);
+  /// A grouped convolution written as a generic (torch-mlir's for 1-D and
+  /// 3-D, which linalg has no named op for): x [N, G, C/G, S...] windowed
+  /// by w [G, F/G, C/G, K...] into [N, G, F/G, O...], multiplied and summed.
+  LogicalResult translateGroupedConvGeneric(linalg::GenericOp op);
+  /// F.conv<k>d(x, w, groups=G) of x [N, G, C/G, S...] and w
+  /// [G, F/G, C/G, K...], the groups folded into the channels and unfolded
+  /// from the result [N, G, F/G, O...] (`out`).
+  std::optional<int> groupedConvolution(Operation *op, int x, int w, const TensorType &out,
+                                        const std::vector<int64_t> &stride,
+                                        const std::vector<int64_t> &dilation);
   LogicalResult translateBroadcast(linalg::BroadcastOp op);
   LogicalResult translateStructured(linalg::LinalgOp op);
   LogicalResult translateTensorOp(Operation *op);
@@ -616,7 +626,8 @@ LogicalResult Builder::translate(Operation *op) {
         // translation fails without a word when the generic is not one.
         if (auto generic = dyn_cast<linalg::GenericOp>(l.getOperation())) {
           std::string before = error;
-          if (succeeded(translateWindowGeneric(generic)))
+          if (succeeded(translateWindowGeneric(generic)) ||
+              succeeded(translateGroupedConvGeneric(generic)))
             return success();
           error = before;
         }
@@ -1012,26 +1023,18 @@ LogicalResult Builder::translateConvolution(linalg::LinalgOp op) {
   std::vector<int64_t> dilation = denseInts(op->getAttr("dilations"), spatial);
   int weight = castTo(*w, out.dtype);
   int64_t groups = 1;
-  // Grouped, with the groups as a dim of their own: x [N, G, C/G, H, W],
-  // w [G, F/G, C/G, KH, KW], result [N, G, F/G, OH, OW]. The groups fold
-  // into the channels for F.conv2d(groups=G) and unfold from its result.
-  bool groupDim = isa<linalg::Conv2DNgchwGfchwOp>(op);
-  int input = *x;
-  TensorType natural = out;
-  if (groupDim) {
-    std::vector<int64_t> xs = type(input).shape, ws = type(weight).shape;
-    auto dynamic = [](const std::vector<int64_t> &shape, std::initializer_list<size_t> dims) {
-      return llvm::any_of(dims, [&](size_t d) { return isSymbolicSize(shape[d]); });
-    };
-    if (xs.size() != 5 || ws.size() != 5 || dynamic(xs, {1, 2}) || dynamic(ws, {0, 1}) ||
-        dynamic(out.shape, {1, 2}))
-      return fail(op, "with dynamic group sizes has no torch equivalent here");
-    groups = ws[0];
-    input = reshape(input, {xs[0], xs[1] * xs[2], xs[3], xs[4]});
-    weight = reshape(weight, {ws[0] * ws[1], ws[2], ws[3], ws[4]});
-    natural.shape = {out.shape[0], out.shape[1] * out.shape[2], out.shape[3], out.shape[4]};
-    spatial = 2;
+  // Grouped, with the groups as a dim of their own.
+  if (isa<linalg::Conv2DNgchwGfchwOp>(op)) {
+    std::optional<int> conv = groupedConvolution(op, *x, weight, out, stride, dilation);
+    if (!conv)
+      return failure();
+    auto result = combineWithInit(op.getDpsInits()[0], *conv, 0.0, "add");
+    if (!result)
+      return fail(op, error);
+    values[op->getResult(0)] = *result;
+    return success();
   }
+  int input = *x;
   if (isa<linalg::DepthwiseConv2DNchwChwOp>(op)) {
     // [C, KH, KW] -> [C, 1, KH, KW] with one group per channel.
     std::vector<int64_t> shape = type(weight).shape;
@@ -1042,21 +1045,53 @@ LogicalResult Builder::translateConvolution(linalg::LinalgOp op) {
   std::vector<int64_t> kernel(type(weight).shape.begin() + 2,
                               type(weight).shape.end());
   int conv = emit("conv", {castTo(input, out.dtype), weight},
-                  windowedType(input, natural, kernel, stride, dilation),
+                  windowedType(input, out, kernel, stride, dilation),
                   {{"stride", stride},
                    {"padding", std::vector<int64_t>(spatial, 0)},
                    {"dilation", dilation},
                    {"groups", {groups}}});
-  if (groupDim) {
-    std::vector<int64_t> shape = type(conv).shape;
-    conv = reshape(conv, {shape[0], out.shape[1], out.shape[2], shape[2], shape[3]});
-  }
   conv = firstWindows(conv, out.shape);
   auto result = combineWithInit(op.getDpsInits()[0], conv, 0.0, "add");
   if (!result)
     return fail(op, error);
   values[op->getResult(0)] = *result;
   return success();
+}
+
+std::optional<int> Builder::groupedConvolution(Operation *op, int x, int w,
+                                               const TensorType &out,
+                                               const std::vector<int64_t> &stride,
+                                               const std::vector<int64_t> &dilation) {
+  std::vector<int64_t> xs = type(x).shape, ws = type(w).shape;
+  size_t rank = xs.size();
+  auto dynamic = [](const std::vector<int64_t> &shape, std::initializer_list<size_t> dims) {
+    return llvm::any_of(dims, [&](size_t d) { return isSymbolicSize(shape[d]); });
+  };
+  if (rank < 4 || ws.size() != rank || out.shape.size() != rank || dynamic(xs, {1, 2}) ||
+      dynamic(ws, {0, 1}) || dynamic(out.shape, {1, 2})) {
+    (void)fail(op, "with dynamic group sizes has no torch equivalent here");
+    return std::nullopt;
+  }
+  // [A, B, C, rest...] -> [A, B * C, rest...]
+  auto folded = [](std::vector<int64_t> shape, size_t at) {
+    shape[at] *= shape[at + 1];
+    shape.erase(shape.begin() + at + 1);
+    return shape;
+  };
+  int input = reshape(x, folded(xs, 1));
+  int weight = reshape(castTo(w, out.dtype), folded(ws, 0));
+  TensorType natural{folded(out.shape, 1), out.dtype};
+  std::vector<int64_t> kernel(ws.begin() + 3, ws.end());
+  int conv = emit("conv", {castTo(input, out.dtype), weight},
+                  windowedType(input, natural, kernel, stride, dilation),
+                  {{"stride", stride},
+                   {"padding", std::vector<int64_t>(rank - 3, 0)},
+                   {"dilation", dilation},
+                   {"groups", {ws[0]}}});
+  std::vector<int64_t> shape = type(conv).shape;
+  std::vector<int64_t> unfolded = {shape[0], out.shape[1], out.shape[2]};
+  unfolded.insert(unfolded.end(), shape.begin() + 2, shape.end());
+  return firstWindows(reshape(conv, unfolded), out.shape);
 }
 
 LogicalResult Builder::translatePooling(linalg::LinalgOp op, StringRef fn,
@@ -1193,6 +1228,78 @@ LogicalResult Builder::translateWindowGeneric(linalg::GenericOp op) {
   if (isa<arith::AddFOp>(combiner))
     return pool(op, "sum_pool", 0.0, "add", /*channelsLast=*/false, strides, dilations);
   return failure();
+}
+
+LogicalResult Builder::translateGroupedConvGeneric(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
+    return failure();
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  unsigned outRank = maps[2].getNumResults();
+  if (outRank < 4 || maps[0].getNumResults() != outRank ||
+      maps[1].getNumResults() != outRank)
+    return failure();
+  unsigned spatial = outRank - 3, loops = op.getNumLoops();
+  if (loops != outRank + 1 + spatial)
+    return failure();
+  MLIRContext *ctx = op.getContext();
+  auto dim = [&](unsigned d) { return getAffineDimExpr(d, ctx); };
+  unsigned channel = outRank; // the reduced C/G loop, then the kernel's
+  for (unsigned i = 0; i < loops; ++i)
+    if ((op.getIteratorTypesArray()[i] == utils::IteratorType::reduction) != (i >= outRank))
+      return failure();
+  for (unsigned d = 0; d < outRank; ++d)
+    if (maps[2].getResult(d) != dim(d))
+      return failure();
+  // w [G, F/G, C/G, K...]; x [N, G, C/G, o * stride + k * dilation...].
+  if (maps[1].getResult(0) != dim(1) || maps[1].getResult(1) != dim(2) ||
+      maps[1].getResult(2) != dim(channel) || maps[0].getResult(0) != dim(0) ||
+      maps[0].getResult(1) != dim(1) || maps[0].getResult(2) != dim(channel))
+    return failure();
+  std::vector<int64_t> stride, dilation;
+  for (unsigned j = 0; j < spatial; ++j) {
+    if (maps[1].getResult(3 + j) != dim(channel + 1 + j))
+      return failure();
+    AffineExpr e = maps[0].getResult(3 + j);
+    AffineExpr o = dim(3 + j), k = dim(channel + 1 + j);
+    // e - o * s - k * d is 0 for the s and d read off the expression.
+    int64_t s = 0, d = 0;
+    for (int64_t sv = 1; sv <= 64 && !s; ++sv)
+      for (int64_t dv = 1; dv <= 64 && !s; ++dv)
+        if (e == o * sv + k * dv) {
+          s = sv;
+          d = dv;
+        }
+    if (!s)
+      return failure();
+    stride.push_back(s);
+    dilation.push_back(d);
+  }
+  // acc + x * w, either way round.
+  Block &body = op.getRegion().front();
+  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
+  if (!yield || yield.getNumOperands() != 1 || body.getOperations().size() != 3)
+    return failure();
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  auto mul = dyn_cast<arith::MulFOp>(&body.front());
+  Value acc = body.getArgument(2);
+  if (!add || !mul || !llvm::is_contained(add->getOperands(), acc) ||
+      !llvm::is_contained(add->getOperands(), mul.getResult()) ||
+      !llvm::is_contained(mul->getOperands(), body.getArgument(0)) ||
+      !llvm::is_contained(mul->getOperands(), body.getArgument(1)))
+    return failure();
+  auto x = get(op.getDpsInputOperand(0)->get());
+  auto w = x ? get(op.getDpsInputOperand(1)->get()) : std::nullopt;
+  if (!w)
+    return fail(op, error);
+  TensorType out = *tensorType(op->getResult(0));
+  std::optional<int> conv = groupedConvolution(op, *x, *w, out, stride, dilation);
+  if (!conv)
+    return failure();
+  auto result = combineWithInit(op.getDpsInits()[0], *conv, 0.0, "add");
+  if (!result)
+    return fail(op, error);
+  values[op->getResult(0)] = *result;
+  return success();
 }
 
 LogicalResult Builder::translateBroadcast(linalg::BroadcastOp op) {

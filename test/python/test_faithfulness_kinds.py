@@ -249,6 +249,12 @@ case("embedding_bag_sum_long_bags", nn.EmbeddingBag(9, 3, mode="sum"), ints(2, 7
 case("conv2d_groups", nn.Conv2d(4, 6, 3, groups=2, stride=2, bias=False), floats(2, 4, 7, 7))
 case("conv2d_depthwise_multiplier", nn.Conv2d(3, 6, 3, groups=3, dilation=2),
      floats(1, 3, 9, 8))
+# Grouped 1-D and 3-D convolutions, transposed ones too, come as generics
+# with the groups as a dim of their own (linalg names only the 2-D one).
+case("conv3d_groups", nn.Conv3d(4, 6, 3, groups=2, stride=(1, 2, 1)), floats(1, 4, 5, 6, 5))
+case("conv1d_groups_dilated", nn.Conv1d(6, 9, 3, groups=3, dilation=2), floats(2, 6, 11))
+case("conv_transpose3d_strided_padded_groups",
+     nn.ConvTranspose3d(4, 6, 3, stride=2, padding=1, groups=2), floats(1, 4, 3, 4, 3))
 case("avg_pool3d", nn.AvgPool3d(2), floats(2, 3, 4, 6, 4))
 # 3-D max pooling comes as a generic whose input map reads windows
 # (`d * stride + k * dilation`): the pooling it is.

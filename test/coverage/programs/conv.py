@@ -29,6 +29,10 @@ CONVS = {
     "conv_transpose2d_grouped": (
         lambda: nn.ConvTranspose2d(4, 4, 3, stride=1, groups=2), (2, 4, 5, 5)),
     "conv_transpose3d": (lambda: nn.ConvTranspose3d(2, 2, 2, stride=2), (2, 2, 3, 3, 3)),
+    "conv3d_grouped": (lambda: nn.Conv3d(4, 6, 3, groups=2), (2, 4, 5, 5, 5)),
+    "conv1d_grouped": (lambda: nn.Conv1d(6, 6, 3, groups=3, padding=1), (2, 6, 9)),
+    "conv_transpose3d_grouped_strided": (
+        lambda: nn.ConvTranspose3d(4, 6, 3, stride=2, padding=1, groups=2), (2, 4, 3, 4, 3)),
 }
 
 for _name, (_make, _shape) in CONVS.items():
