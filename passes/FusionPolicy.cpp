@@ -102,7 +102,7 @@ enum class Kind {
 Kind kindOf(Operation *op, ::dice::DynamicSizes &sizes) {
   if (isPureDataMovement(op))
     return Kind::DataMovement;
-  // A scan or a scatter (tm_tensor, read by name) walks whole rows: it
+  // A scan, a scatter or a sort (tm_tensor, read by name) walks whole rows: it
   // starts a group, as a matmul does, and takes elementwise epilogues.
   if (::dice::isReadForeignOp(op))
     return Kind::Heavy;
