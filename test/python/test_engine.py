@@ -139,6 +139,39 @@ def conv3d_rows():
     return engine_rows(drawn, "conv3d", "convolution")
 
 
+def test_a_kernels_results_declare_each_value_once():
+    """Two results of a convolution's epilogue, one read by the other: the
+    kernel computes both in one loop body, so each C variable there is
+    declared once (the values both read were declared a result at a time,
+    a compile error on the GPU)."""
+    import re
+    from dice.engine import emit_conv
+    grammar = ConvolutionGrammar(random.Random(3))
+    checked = 0
+    while checked < 5:
+        program, _ = grammar.draw()
+        n = len(program["inputs"])
+        ops = program["ops"]
+        conv = next(i for i, op in enumerate(ops) if op["fn"] == "conv")
+        last = len(ops) - 1
+        # The last op and the one it reads, both of the convolution's size.
+        if last - conv < 2 or n + last - 1 not in ops[last]["args"] or any(
+                math.prod(ops[i]["type"]["shape"]) != math.prod(ops[conv]["type"]["shape"])
+                for i in (last - 1, last)):
+            continue
+        program["outputs"] = [n + last - 1, n + last]
+        signature = "std::vector<torch::Tensor> dice_forward(" + ", ".join(
+            f"torch::Tensor x{i}" for i in range(n)) + ")"
+        try:
+            source = emit_conv.emit(program, signature)
+        except emit_conv.Unsupported:
+            continue
+        body = source[source.index("conv_kernel("):]
+        declared = re.findall(r"^    (?:const )?\w+ (\w+) =", body, re.MULTILINE)
+        assert len(declared) == len(set(declared)), source
+        checked += 1
+
+
 def per_channel(program):
     """Whether a program reads a vector along a dim other than the last
     (`w.view(1, -1, 1, 1)`): a reshape of a vector to a higher rank whose

@@ -276,11 +276,14 @@ class ValueEmitter:
                  "       i += (int64_t)gridDim.x * blockDim.x) {"]
         lines += [f"    const int64_t {d} = {c};" for d, c in zip(names, _unravel("i", out))]
         lines += middle(names)
+        # The results share one C scope: a value two of them read (a
+        # constant, a common subexpression) is declared and computed once.
+        self.new_scope()
         for slot, (o, out_dtype) in enumerate(zip(self.p["outputs"], out_dtypes)):
-            self.new_scope()
             shape = self.shape(o)
+            before = len(self.lines)
             value = self.value(o, names if list(shape) == list(out) else _unravel("i", shape))
-            lines += [f"    {line}" for line in self.lines]
+            lines += [f"    {line}" for line in self.lines[before:]]
             lines.append(f"    y{slot}[i] = {DTYPES[out_dtype].store.format(value)};")
         return "\n".join(lines + ["  }", "}", ""])
 
