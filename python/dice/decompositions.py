@@ -39,11 +39,11 @@ states have a dim too many, in the export's trace as in the decomposed
 program. `corrected_python_kernels` runs `lstm_input`, which gives them
 the initial states' shape, while a program is exported.
 
-And one before the decomposition, and two after: an elementwise op of tensors of different
-dtypes computes in their common dtype in eager PyTorch, but some of
-torch's decompositions (threshold_backward's, hardtanh_backward's) give the
-first operand's dtype, and torch-mlir fails on others (clamp with bounds of
-another dtype). `common_dtype_operands` casts such operands to the common
+And one rewrite before the decomposition, two after. An elementwise op of
+tensors of different dtypes computes in their common dtype in eager
+PyTorch, but torch's meta functions and decompositions of some
+(threshold_backward's, hardtanh_backward's) give the first operand's dtype,
+and torch-mlir fails on others (clamp with bounds of another dtype). `common_dtype_operands` casts such operands to the common
 dtype first, as eager does, so that no decomposition sees mixed dtypes.
 torch-mlir faults on 8-bit integer arithmetic with a Python number and
 widens uint8 as if signed in a sum: `eight_bit_arithmetic_in_int32` and
