@@ -459,6 +459,15 @@ private:
                      const std::vector<int64_t> &stride,
                      const std::vector<int64_t> &dilation);
   LogicalResult translateWindowGeneric(linalg::GenericOp op);
+  /// `sum` plus the init of `op` (a convolution's: left out where it is
+  /// zeros) as the op's result.
+  LogicalResult accumulated(linalg::LinalgOp op, int sum) {
+    auto result = combineWithInit(op.getDpsInits()[0], sum, 0.0, "add");
+    if (!result)
+      return fail(op, error);
+    values[op->getResult(0)] = *result;
+    return success();
+  }
   /// A grouped convolution written as a generic (torch-mlir's for 1-D and
   /// 3-D, which linalg has no named op for): x [N, G, C/G, S...] windowed
   /// by w [G, F/G, C/G, K...] into [N, G, F/G, O...], multiplied and summed.
@@ -1028,11 +1037,7 @@ LogicalResult Builder::translateConvolution(linalg::LinalgOp op) {
     std::optional<int> conv = groupedConvolution(op, *x, weight, out, stride, dilation);
     if (!conv)
       return failure();
-    auto result = combineWithInit(op.getDpsInits()[0], *conv, 0.0, "add");
-    if (!result)
-      return fail(op, error);
-    values[op->getResult(0)] = *result;
-    return success();
+    return accumulated(op, *conv);
   }
   int input = *x;
   if (isa<linalg::DepthwiseConv2DNchwChwOp>(op)) {
@@ -1050,12 +1055,7 @@ LogicalResult Builder::translateConvolution(linalg::LinalgOp op) {
                    {"padding", std::vector<int64_t>(spatial, 0)},
                    {"dilation", dilation},
                    {"groups", {groups}}});
-  conv = firstWindows(conv, out.shape);
-  auto result = combineWithInit(op.getDpsInits()[0], conv, 0.0, "add");
-  if (!result)
-    return fail(op, error);
-  values[op->getResult(0)] = *result;
-  return success();
+  return accumulated(op, firstWindows(conv, out.shape));
 }
 
 std::optional<int> Builder::groupedConvolution(Operation *op, int x, int w,
@@ -1295,11 +1295,7 @@ LogicalResult Builder::translateGroupedConvGeneric(linalg::GenericOp op) {
   std::optional<int> conv = groupedConvolution(op, *x, *w, out, stride, dilation);
   if (!conv)
     return failure();
-  auto result = combineWithInit(op.getDpsInits()[0], *conv, 0.0, "add");
-  if (!result)
-    return fail(op, error);
-  values[op->getResult(0)] = *result;
-  return success();
+  return accumulated(op, *conv);
 }
 
 LogicalResult Builder::translateBroadcast(linalg::BroadcastOp op) {
