@@ -821,11 +821,13 @@ static std::optional<bool> sortsAscending(Block &body) {
     else if (p == P::OGT || p == P::OGE || p == P::UGT || p == P::UGE)
       less = false;
   } else if (auto i = dyn_cast<arith::CmpIOp>(compare)) {
+    // Signed only: the program holds a uint8 as int8, which torch.argsort
+    // would order by sign.
     using P = arith::CmpIPredicate;
     P p = i.getPredicate();
-    if (p == P::slt || p == P::sle || p == P::ult || p == P::ule)
+    if (p == P::slt || p == P::sle)
       less = true;
-    else if (p == P::sgt || p == P::sge || p == P::ugt || p == P::uge)
+    else if (p == P::sgt || p == P::sge)
       less = false;
   }
   if (!less)
