@@ -1158,6 +1158,39 @@ LogicalResult Builder::pool(linalg::LinalgOp op, StringRef fn, double identity,
 /// `d * stride + k * dilation` along each pooled dim and at the output's
 /// own index elsewhere, and a payload that combines x into the output with
 /// one maximumf or addf. Anything else is an ordinary generic.
+/// A window's read along one dim, `out * stride + tap * dilation`: the
+/// output's loop dim and the window's (the lower-numbered is the output's).
+struct WindowRead {
+  unsigned out, tap;
+  int64_t stride, dilation;
+};
+
+/// `e` as a window read, or nullopt for any other expression.
+static std::optional<WindowRead> windowRead(AffineExpr e) {
+  // `d * s` or `d`: the dim and its coefficient.
+  auto scaled = [](AffineExpr e) -> std::optional<std::pair<unsigned, int64_t>> {
+    if (auto dim = dyn_cast<AffineDimExpr>(e))
+      return std::pair{dim.getPosition(), int64_t{1}};
+    auto mul = dyn_cast<AffineBinaryOpExpr>(e);
+    if (!mul || mul.getKind() != AffineExprKind::Mul)
+      return std::nullopt;
+    auto dim = dyn_cast<AffineDimExpr>(mul.getLHS());
+    auto c = dyn_cast<AffineConstantExpr>(mul.getRHS());
+    if (!dim || !c || c.getValue() < 1)
+      return std::nullopt;
+    return std::pair{dim.getPosition(), c.getValue()};
+  };
+  auto add = dyn_cast<AffineBinaryOpExpr>(e);
+  if (!add || add.getKind() != AffineExprKind::Add)
+    return std::nullopt;
+  auto lhs = scaled(add.getLHS()), rhs = scaled(add.getRHS());
+  if (!lhs || !rhs)
+    return std::nullopt;
+  if (lhs->first > rhs->first)
+    std::swap(lhs, rhs);
+  return WindowRead{lhs->first, rhs->first, lhs->second, rhs->second};
+}
+
 LogicalResult Builder::translateWindowGeneric(linalg::GenericOp op) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
     return failure();
@@ -1179,19 +1212,6 @@ LogicalResult Builder::translateWindowGeneric(linalg::GenericOp op) {
   for (unsigned k = 0; k < reduced; ++k)
     if (maps[1].getResult(k) != getAffineDimExpr(outRank + k, op.getContext()))
       return failure();
-  // `d * s` or `d`: the dim and its coefficient.
-  auto scaled = [](AffineExpr e) -> std::optional<std::pair<unsigned, int64_t>> {
-    if (auto dim = dyn_cast<AffineDimExpr>(e))
-      return std::pair{dim.getPosition(), int64_t{1}};
-    auto mul = dyn_cast<AffineBinaryOpExpr>(e);
-    if (!mul || mul.getKind() != AffineExprKind::Mul)
-      return std::nullopt;
-    auto dim = dyn_cast<AffineDimExpr>(mul.getLHS());
-    auto c = dyn_cast<AffineConstantExpr>(mul.getRHS());
-    if (!dim || !c || c.getValue() < 1)
-      return std::nullopt;
-    return std::pair{dim.getPosition(), c.getValue()};
-  };
   std::vector<int64_t> strides, dilations;
   unsigned first = outRank - reduced;
   for (unsigned d = 0; d < outRank; ++d) {
@@ -1201,16 +1221,11 @@ LogicalResult Builder::translateWindowGeneric(linalg::GenericOp op) {
         return failure();
       continue;
     }
-    auto add = dyn_cast<AffineBinaryOpExpr>(e);
-    if (!add || add.getKind() != AffineExprKind::Add)
+    std::optional<WindowRead> read = windowRead(e);
+    if (!read || read->out != d || read->tap != outRank + (d - first))
       return failure();
-    auto lhs = scaled(add.getLHS()), rhs = scaled(add.getRHS());
-    if (lhs && rhs && lhs->first > rhs->first)
-      std::swap(lhs, rhs);
-    if (!lhs || !rhs || lhs->first != d || rhs->first != outRank + (d - first))
-      return failure();
-    strides.push_back(lhs->second);
-    dilations.push_back(rhs->second);
+    strides.push_back(read->stride);
+    dilations.push_back(read->dilation);
   }
   Block &body = op.getRegion().front();
   auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
@@ -1261,20 +1276,11 @@ LogicalResult Builder::translateGroupedConvGeneric(linalg::GenericOp op) {
   for (unsigned j = 0; j < spatial; ++j) {
     if (maps[1].getResult(3 + j) != dim(channel + 1 + j))
       return failure();
-    AffineExpr e = maps[0].getResult(3 + j);
-    AffineExpr o = dim(3 + j), k = dim(channel + 1 + j);
-    // e - o * s - k * d is 0 for the s and d read off the expression.
-    int64_t s = 0, d = 0;
-    for (int64_t sv = 1; sv <= 64 && !s; ++sv)
-      for (int64_t dv = 1; dv <= 64 && !s; ++dv)
-        if (e == o * sv + k * dv) {
-          s = sv;
-          d = dv;
-        }
-    if (!s)
+    std::optional<WindowRead> read = windowRead(maps[0].getResult(3 + j));
+    if (!read || read->out != 3 + j || read->tap != channel + 1 + j)
       return failure();
-    stride.push_back(s);
-    dilation.push_back(d);
+    stride.push_back(read->stride);
+    dilation.push_back(read->dilation);
   }
   // acc + x * w, either way round.
   Block &body = op.getRegion().front();
