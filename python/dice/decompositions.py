@@ -325,6 +325,22 @@ def float_scalars_for_comparisons(program):
     return count
 
 
+def _calls(graph_module):
+    """(node, its result) for each op call of `graph_module` whose result is
+    one tensor; a list, so the caller may insert nodes as it goes."""
+    return [(node, node.meta["val"]) for node in graph_module.graph.nodes
+            if node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload)
+            and isinstance(node.meta.get("val"), torch.Tensor)]
+
+
+def _recompiled(graph_module, count):
+    """`count`, after checking and recompiling `graph_module` if it changed."""
+    if count:
+        graph_module.graph.lint()
+        graph_module.recompile()
+    return count
+
+
 def _elementwise(node, operands, result):
     """Whether `node` computes elementwise over its tensor `operands`: a
     pointwise op, or an activation's backward (every operand the result's
@@ -344,12 +360,7 @@ def common_dtype_operands(graph_module):
     hardtanh_backward) give the first operand's, where eager gives the
     common dtype."""
     count = 0
-    for node in list(graph_module.graph.nodes):
-        if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload):
-            continue
-        result = node.meta.get("val")
-        if not isinstance(result, torch.Tensor):
-            continue
+    for node, result in _calls(graph_module):
         operands = {i: _value(a) for i, a in enumerate(node.args) if isinstance(a, torch.fx.Node)}
         operands = {i: v for i, v in operands.items()
                     if isinstance(v, torch.Tensor) and v.dtype != torch.bool}
@@ -365,10 +376,7 @@ def common_dtype_operands(graph_module):
                 args[i] = _cast_before(graph_module, node, args[i], value, common)
                 count += 1
         node.args = tuple(args)
-    if count:
-        graph_module.graph.lint()
-        graph_module.recompile()
-    return count
+    return _recompiled(graph_module, count)
 
 
 def _cast_before(graph_module, node, operand, value, dtype):
@@ -392,12 +400,8 @@ def eight_bit_arithmetic_in_int32(graph_module):
     times, minus or divided by a Python number, and lowers no 8-bit floor
     division. Returns how many ops were rewritten."""
     count = 0
-    for node in list(graph_module.graph.nodes):
-        if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload):
-            continue
-        result = node.meta.get("val")
-        if (not isinstance(result, torch.Tensor) or result.dtype not in EIGHT_BIT
-                or torch.Tag.pointwise not in node.target.tags):
+    for node, result in _calls(graph_module):
+        if result.dtype not in EIGHT_BIT or torch.Tag.pointwise not in node.target.tags:
             continue
         args = list(node.args)
         for i, arg in enumerate(args):
@@ -411,10 +415,7 @@ def eight_bit_arithmetic_in_int32(graph_module):
         # becomes the cast back.
         node.target, node.args, node.kwargs = aten._to_copy.default, (wide,), {"dtype": result.dtype}
         count += 1
-    if count:
-        graph_module.graph.lint()
-        graph_module.recompile()
-    return count
+    return _recompiled(graph_module, count)
 
 
 # Reductions whose result may be a wider integer than their input.
@@ -428,11 +429,9 @@ def widened_reduction_inputs(graph_module):
     result's dtype first: torch-mlir widens an unsigned input as if it were
     signed (a uint8 200 summed as -56). Returns how many casts."""
     count = 0
-    for node in list(graph_module.graph.nodes):
-        if node.op != "call_function" or node.target not in WIDENING_REDUCTIONS:
-            continue
-        result, value = node.meta.get("val"), _value(node.args[0])
-        if not isinstance(result, torch.Tensor) or not isinstance(value, torch.Tensor):
+    for node, result in _calls(graph_module):
+        value = _value(node.args[0]) if node.target in WIDENING_REDUCTIONS else None
+        if not isinstance(value, torch.Tensor):
             continue
         if value.dtype in (result.dtype, torch.bool) or value.dtype.is_floating_point:
             continue
@@ -441,7 +440,4 @@ def widened_reduction_inputs(graph_module):
         node.args = (_cast_before(graph_module, node, node.args[0], value, result.dtype),
                      *node.args[1:])
         count += 1
-    if count:
-        graph_module.graph.lint()
-        graph_module.recompile()
-    return count
+    return _recompiled(graph_module, count)
