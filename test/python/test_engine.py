@@ -8,6 +8,7 @@ reference program), and the verifier's static analysis."""
 import json
 import math
 import random
+import re
 from collections import Counter
 
 import pytest
@@ -706,6 +707,16 @@ def test_every_answer_declares_its_requests_signature(rows):
         assert head + " {" in row["middle"], row["id"]
         assert row["cuda_code"] == row["prefix"] + row["middle"] + row["suffix"]
         assert row["middle"].startswith('source = """\n') and row["middle"].endswith('"""')
+
+
+def test_every_value_an_answer_names_is_named_in_its_prompt(rows):
+    """The prompt determines the kernel's names: each `t<k>` of an answer is
+    a value the reference program names, so a model never has to count
+    values the prompt does not show (a number it writes into a call)."""
+    for row in rows:
+        named = set(re.findall(r"\b([tx]\d+)\b", row["reference"]))
+        used = set(re.findall(r"\b([tx]\d+)\b", row["middle"]))
+        assert used <= named, (row["id"], sorted(used - named), row["reference"])
 
 
 def test_the_grammar_covers_its_classes():

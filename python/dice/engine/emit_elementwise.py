@@ -122,6 +122,16 @@ def constant_expression(op):
     return _literal(value, FLOAT_T[dtype])
 
 
+def inline_constant(op):
+    """A `scalar` op as the expression its readers write in its place. The
+    reference program the prompt shows writes such a number into the call
+    that reads it (`torch.mul(t9, 0.25)`), so the kernel does too: every
+    name the kernel declares is one the prompt shows. A negative one is
+    parenthesized (`-{a}` of it must not read as `--`)."""
+    expr = constant_expression(op)
+    return f"({expr})" if expr.startswith("-") else expr
+
+
 class _Kernel:
     def __init__(self, program):
         self.p = program
@@ -206,14 +216,18 @@ class _Kernel:
     def element_function(self):
         """`fused(float x0, ..., float &o0, ...)`: the program on one
         element, its variables named as the reference program names them."""
-        name = lambda k: f"x{k}" if k < self.n_in else f"t{k}"
+        names = {}
+        name = lambda k: f"x{k}" if k < self.n_in else names.get(k, f"t{k}")
         ins = [f"{self.c_type(k)} x{k}" for k in range(self.n_in)]
         outs = [f"{FLOAT_T[self.types[o]['dtype']]} &o{j}"
                 for j, o in enumerate(self.p["outputs"])]
         lines = [f"__device__ __forceinline__ void fused({', '.join(ins + outs)}) {{"]
         for i, op in enumerate(self.p["ops"]):
             k = self.n_in + i
-            if op["fn"] in ("scalar", "full"):
+            if op["fn"] == "scalar":
+                names[k] = inline_constant(op)
+                continue
+            if op["fn"] == "full":
                 expr = constant_expression(op)
             elif op["fn"] == "reshape":  # a lift to the output's rank: the same element
                 expr = name(op["args"][0])

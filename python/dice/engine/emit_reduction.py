@@ -22,7 +22,7 @@ import re
 
 from dice.corpus.cuda_common import DTYPES
 from dice.engine.emit_elementwise import (FLOAT_T, ROUND, constant_expression,
-                                          op_expression)
+                                          inline_constant, op_expression)
 from dice.engine.emit_host import (Unsupported, one_kernel_source, over, size_expression,
                                     stride_expressions)
 
@@ -294,6 +294,8 @@ class ValueEmitter:
         key = (v, tuple(coords))
         if key in self.memo:
             return self.memo[key]
+        if v >= self.n_in and self.op(v)["fn"] == "scalar" and v not in self.leaves:
+            return inline_constant(self.op(v))
         if v >= self.n_in and self.op(v)["fn"] == "pad":
             return self.padded(v, coords)
         if v >= self.n_in and self.op(v)["fn"] == "cat":
