@@ -11,6 +11,7 @@ import random
 import re
 from collections import Counter
 
+import numpy as np
 import pytest
 import torch
 
@@ -20,7 +21,7 @@ from dice.corpus.cuda_common import hole
 from dice.engine.attention import MASKS, AttentionGrammar
 from dice.engine.convolution import KINDS as CONVOLUTIONS, ConvolutionGrammar
 from dice.engine.elementwise import UNARY, Grammar, _range
-from dice.engine.emit_reduction import lower_norms
+from dice.engine.emit_reduction import _linear, _unravel, lower_norms
 from dice.engine.emit_stages import reduction_stages
 from dice.engine.generate import (FAMILIES, HELDOUT_PAIRS, HELDOUT_PRIMITIVES, SFT_FIELDS,
                                   SPLITS, chunk_rows, class_of, generate, scaffold)
@@ -463,6 +464,40 @@ def test_the_scan_grammar_covers_its_classes():
                                                               "reversed")) > 20, used
     assert set(dtypes) == {"float32", "float16", "bfloat16"}
     assert min(last_dim.values()) > 50, last_dim  # rows along the last dim and others
+
+
+def test_offsets_rejoin_what_was_unravelled():
+    """A block's kept index and a thread's reduced index, unravelled over
+    their dims and laid out in a shape: the offset is the element's own
+    (numpy's ravel, the oracle, over every coordinate), and a run of dims
+    one index was unravelled over is written as that index, not as its
+    coordinates put back together."""
+    rng = random.Random(4)
+    for _ in range(200):
+        shape = [rng.choice([1, 2, 3, 5, 8]) for _ in range(rng.randint(1, 5))]
+        dims = sorted(rng.sample(range(len(shape)), rng.randint(1, len(shape))))
+        kept = [d for d in range(len(shape)) if d not in dims]
+        k_coords = dict(zip(kept, _unravel("k", [shape[d] for d in kept])))
+        r_coords = dict(zip(dims, _unravel("r", [shape[d] for d in dims])))
+        coords = [k_coords.get(d, r_coords.get(d)) for d in range(len(shape))]
+        offset = _linear(coords, shape)
+        n_k, n_r = math.prod(shape[d] for d in kept), math.prod(shape[d] for d in dims)
+        for k, r in {(rng.randrange(n_k), rng.randrange(n_r)) for _ in range(10)}:
+            where = [0] * len(shape)
+            where_k = np.unravel_index(k, [shape[d] for d in kept]) if kept else ()
+            where_r = np.unravel_index(r, [shape[d] for d in dims])
+            for d, c in zip(kept, where_k):
+                where[d] = int(c)
+            for d, c in zip(dims, where_r):
+                where[d] = int(c)
+            want = int(np.ravel_multi_index(where, shape))
+            # Every term is non-negative, so C's / is Python's //.
+            assert eval(offset.replace("/", "//"), {"k": k, "r": r}) == want, (shape, dims,
+                                                                              offset)
+        sized = [d for d in range(len(shape)) if shape[d] != 1]
+        run = [i for i, d in enumerate(sized) if d in dims]
+        if len(run) > 1 and run == list(range(run[0], run[-1] + 1)):  # one run of dims
+            assert "(r) %" not in offset, (shape, dims, offset)
 
 
 def test_reductions_fall_into_stages_by_shape_dims_and_order():

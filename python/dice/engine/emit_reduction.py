@@ -116,10 +116,22 @@ __device__ int64_t block_arg_reduce(T v, int64_t i, bool is_max) {
 """
 
 
+class _Unravelled(str):
+    """A coordinate `_unravel` wrote: its text, and the linear index and
+    the sizes (those above 1) it was taken from, so that `_linear` can
+    write the whole run back as that index."""
+
+    def __new__(cls, text, linear, sizes):
+        coord = super().__new__(cls, text)
+        coord.origin = (linear, sizes)
+        return coord
+
+
 def _unravel(linear, shape):
     """C expressions of the coordinates of `linear` in `shape` ("0" where
     the size is 1)."""
     strides = stride_expressions(shape)
+    sizes = tuple(s for s in shape if s != 1)
     coords = []
     for d, size in enumerate(shape):
         if size == 1:
@@ -128,18 +140,35 @@ def _unravel(linear, shape):
         c = linear if strides[d] == "1" else f"({linear}) / {over(strides[d])}"
         if d > 0:
             c = f"({c}) % {size}"
-        coords.append(f"({c})")
+        coords.append(_Unravelled(f"({c})", linear, sizes))
     return coords
+
+
+def _rejoined(coords, sizes):
+    """`coords` (of dims of `sizes`, none of size 1) with each whole run
+    that `_unravel` took from one linear index over those very sizes
+    written as that index: `(k / 4) * 4 + k % 4` is `k`."""
+    out, d = [], 0
+    while d < len(coords):
+        origin = getattr(coords[d], "origin", None)
+        run = len(origin[1]) if origin else 0
+        if run > 1 and tuple(sizes[d:d + run]) == origin[1] and all(
+                getattr(c, "origin", None) == origin for c in coords[d:d + run]):
+            out.append((origin[0], size_expression(origin[1])))
+            d += run
+        else:
+            out.append((coords[d], str(sizes[d])))
+            d += 1
+    return out
 
 
 def _linear(coords, shape):
     """The row-major offset of `coords` in `shape`, in Horner form
     ((c0 * s1 + c1) * s2 + c2): a CUDA engineer's, and made of the
     shape's own sizes."""
+    kept = [(c, size) for c, size in zip(coords, shape) if size != 1]
     offset = "0"
-    for c, size in zip(coords, shape):
-        if size == 1:
-            continue
+    for c, size in _rejoined([c for c, _ in kept], [size for _, size in kept]):
         if offset == "0":
             offset = c
         else:
