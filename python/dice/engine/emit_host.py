@@ -37,8 +37,22 @@ def stride_expressions(shape):
 
 
 def over(expression):
-    """`expression` as a divisor or a factor: parenthesised if a product."""
-    return f"({expression})" if " " in expression else expression
+    """`expression` as a divisor or a factor: parenthesised if a product
+    (and not already in parentheses of its own)."""
+    return expression if " " not in expression or _enclosed(expression) else f"({expression})"
+
+
+def _enclosed(expression):
+    """Whether `expression` is one parenthesised whole: `(a + b)`, not
+    `(a) * (b)`."""
+    if not expression.startswith("("):
+        return False
+    depth = 0
+    for n, ch in enumerate(expression):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth == 0:
+            return n == len(expression) - 1
+    return False
 
 
 def shape_check(name, shape):

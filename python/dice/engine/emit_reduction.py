@@ -132,15 +132,16 @@ def _unravel(linear, shape):
     the size is 1)."""
     strides = stride_expressions(shape)
     sizes = tuple(s for s in shape if s != 1)
+    bare = linear if linear.isidentifier() else f"({linear})"
     coords = []
     for d, size in enumerate(shape):
         if size == 1:
             coords.append("0")
             continue
-        c = linear if strides[d] == "1" else f"({linear}) / {over(strides[d])}"
+        c = linear if strides[d] == "1" else f"{bare} / {over(strides[d])}"
         if d > 0:
-            c = f"({c}) % {size}"
-        coords.append(_Unravelled(f"({c})", linear, sizes))
+            c = f"{over(c)} % {size}"
+        coords.append(_Unravelled(c if c.isidentifier() else f"({c})", linear, sizes))
     return coords
 
 
