@@ -50,6 +50,26 @@ fi
 
 newest() { ls -d "$1"/step-* 2>/dev/null | grep -v partial | sort | tail -1; }
 
+# SFT_FROM=ARCHIVE: SFT goes on from the weights of a model folder kept as
+# a tar.xz (train/checkpoints/), unpacked into train/runs with Python (the
+# node may have no xz), drawing from every sample at once (the curriculum
+# ramp is for a model that has seen none). SFT_SET's own keys win.
+if [[ -n ${SFT_FROM:-} ]]; then
+  from=$("$PY" - "$SFT_FROM" <<'PYEOF'
+import sys, tarfile
+with tarfile.open(sys.argv[1]) as archive:
+    tops = {m.name.split("/")[0] for m in archive.getmembers()}
+    if len(tops) != 1:
+        sys.exit(f"{sys.argv[1]}: holds {sorted(tops)}, not one model folder")
+    safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+    archive.extractall("train/runs", **safe)
+print(tops.pop())
+PYEOF
+) || exit 1
+  SFT_SET="model.path=\"../runs/$from\" model.random_init=false data.curriculum=false ${SFT_SET:-}"
+  echo "sft from $SFT_FROM ($from)" | tee -a "$OUT/env.txt"
+fi
+
 cd train/configs
 stage() { # name seconds model-path
   local name=$1 seconds=$2 model=${3:-}
