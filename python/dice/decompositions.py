@@ -12,6 +12,10 @@ survive that table and then fail to lower:
   tensor of the result's dtype here instead.
 - `aten.index_reduce`: torch-mlir lowers scatter_reduce, not index_reduce,
   which is a scatter_reduce of the index spread over the source's shape.
+- `aten.diagonal_scatter` (a write into a diagonal view): a select between
+  the tensor and the source spread over the diagonal's rows;
+  `aten.as_strided_scatter` (a write into a strided view of the storage,
+  what `fill_diagonal_` becomes): an index_put at the storage positions.
 - `aten._embedding_bag` (and `_embedding_bag_forward_only`, what export
   gives under no_grad): torch-mlir's lowering takes mode sum only, and
   torch has no decomposition. `embedding_bag` below writes it with a
@@ -88,6 +92,47 @@ def index_reduce(x, dim, index, source, reduce, include_self=True):
     shape[dim] = index.numel()
     spread = index.reshape(shape).expand(source.shape)
     return aten.scatter_reduce.two(x, dim, spread, source, reduce, include_self=include_self)
+
+
+def diagonal_scatter(x, source, offset=0, dim1=0, dim2=1):
+    """`aten.diagonal_scatter` (a write into `x.diagonal(offset, dim1,
+    dim2)`) as a select: x where an element is off that diagonal, else the
+    source's element at its place along it. torch-mlir has no lowering of
+    the op itself."""
+    dim1, dim2 = dim1 % x.dim(), dim2 % x.dim()
+    if dim1 > dim2:  # the same elements, in the same order
+        dim1, dim2, offset = dim2, dim1, -offset
+    if source.shape[-1] == 0:  # an offset past the edge: no diagonal
+        return x.clone()
+    shape = [1] * x.dim()
+    rows = torch.arange(x.shape[dim1], device=x.device).reshape(
+        shape[:dim1] + [-1] + shape[dim1 + 1:])
+    columns = torch.arange(x.shape[dim2], device=x.device).reshape(
+        shape[:dim2] + [-1] + shape[dim2 + 1:])
+    on_diagonal = (columns - rows) == offset
+    # Row i holds the diagonal's element i - max(-offset, 0), wherever it is
+    # on the diagonal at all (clamped elsewhere, where the select drops it).
+    along = (torch.arange(x.shape[dim1], device=x.device) - max(-offset, 0)).clamp(
+        0, source.shape[-1] - 1)
+    spread = source.index_select(-1, along).movedim(-1, dim1).unsqueeze(dim2)
+    return torch.where(on_diagonal, spread, x)
+
+
+def as_strided_scatter(x, source, size, stride, storage_offset=None):
+    """`aten.as_strided_scatter` (a write into a strided view of x's
+    storage: what `fill_diagonal_` decomposes into) as an index_put of the
+    source into x's elements in storage order, at the storage positions the
+    view's sizes and strides give. torch-mlir has no lowering of the op."""
+    order = sorted(range(x.dim()), key=lambda d: -x.stride(d))  # storage order
+    stored = x.permute(order)
+    position = torch.full((), (storage_offset or 0) - x.storage_offset(), dtype=torch.int64,
+                          device=x.device)
+    for d, (n, step) in enumerate(zip(size, stride)):
+        shape = [1] * len(size)
+        shape[d] = n
+        position = position + (torch.arange(n, device=x.device) * step).reshape(shape)
+    written = stored.reshape(-1).index_put((position.reshape(-1),), source.reshape(-1))
+    return written.reshape(stored.shape).permute([order.index(d) for d in range(x.dim())])
 
 
 def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=MODE_SUM,
@@ -188,6 +233,8 @@ ADDITIONS = {
     aten._embedding_bag_forward_only.default: embedding_bag_forward_only,
     aten.lstm.input: lstm_input,
     aten.index_reduce.default: index_reduce,
+    aten.diagonal_scatter.default: diagonal_scatter,
+    aten.as_strided_scatter.default: as_strided_scatter,
 }
 
 

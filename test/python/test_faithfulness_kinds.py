@@ -402,6 +402,59 @@ case("index_put_int64", Lambda(lambda x, u: torch.index_put(x, (torch.tensor([4,
      ints(6, 2), ints(3, 2))
 
 
+# ---------------------------------------------------------- writes into views
+# A value written into a view of a tensor (a column, a strided slice, a
+# transposed block) changes the tensor there and only there.
+
+
+class WriteIntoView(nn.Module):
+    def __init__(self, write):
+        super().__init__()
+        self.write = write
+
+    def forward(self, x):
+        y = x.clone()
+        self.write(y)
+        return y * 2
+
+
+def arange_into_column(y):
+    y[:, 1] = torch.arange(y.shape[0], dtype=y.dtype)
+
+
+def arange_into_strided_slice(y):
+    y[1:3, ::2] = torch.arange(8, dtype=y.dtype).view(2, 4) - 3
+
+
+def arange_into_transposed_block(y):
+    y.t()[2:4] = torch.arange(10, dtype=y.dtype).view(2, 5)
+
+
+def fill_into_narrowed(y):
+    y.narrow(1, 3, 4).fill_(-1)
+
+
+def add_into_diagonal(y):
+    y.diagonal().add_(torch.arange(5, dtype=y.dtype))
+
+
+def arange_into_offset_diagonal(y):
+    torch.diagonal(y, -2).copy_(torch.arange(3, dtype=y.dtype))
+
+
+def fill_diagonal(y):
+    y.fill_diagonal_(7)
+
+
+for write in (arange_into_column, arange_into_strided_slice, arange_into_transposed_block,
+              fill_into_narrowed, add_into_diagonal, arange_into_offset_diagonal,
+              fill_diagonal):
+    case(write.__name__, WriteIntoView(write), floats(5, 8))
+case("arange_into_column_int64", WriteIntoView(arange_into_column), ints(5, 8))
+case("scale_into_batched_diagonals",
+     Lambda(lambda x: torch.diagonal_scatter(x, torch.diagonal(x, 1, 1, 2) * 3, 1, 1, 2)),
+     floats(2, 4, 5))
+
 # ------------------------------------------------------------------ harness
 
 

@@ -3,6 +3,7 @@ they compute what eager PyTorch does (the decomposed program run as an FX
 module), the coverage programs that torch-mlir could not lower before now
 export as linalg, and an as_strided that is not a view is left alone."""
 
+import random
 import re
 import sys
 import warnings
@@ -109,6 +110,51 @@ def test_embedding_bag_decomposition_matches_eager(op, forward_only, dtype, mode
     for name, a, e in zip(("output", "offset2bag", "bag_size", "max_indices"), actual, expected):
         assert a.dtype == e.dtype and a.shape == e.shape, name
         torch.testing.assert_close(a, e, msg=name)
+
+
+@pytest.mark.parametrize("shape", [(5, 8), (8, 5), (3, 4, 6), (2, 5, 5, 3)])
+def test_diagonal_scatter_decomposition_matches_eager(shape):
+    """Every pair of dims, either order, every offset up to past the edges
+    (an empty diagonal included)."""
+    g = torch.Generator().manual_seed(len(shape))
+    x = torch.randn(shape, generator=g)
+    for dim1 in range(-len(shape), len(shape)):
+        for dim2 in range(len(shape)):
+            if dim1 % len(shape) == dim2:
+                continue
+            for offset in range(-max(shape) - 1, max(shape) + 2):
+                source = torch.randn(torch.diagonal(x, offset, dim1, dim2).shape, generator=g)
+                expected = torch.diagonal_scatter(x, source, offset, dim1, dim2)
+                actual = decompositions.diagonal_scatter(x, source, offset, dim1, dim2)
+                assert torch.equal(actual, expected), (shape, dim1, dim2, offset)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_as_strided_scatter_decomposition_matches_eager(seed):
+    """Strided views of contiguous and permuted tensors' storage, at any
+    storage offset; a view's dims never overlap one another."""
+    rng = random.Random(seed)
+    g = torch.Generator().manual_seed(seed)
+    checked = 0
+    while checked < 50:
+        shape = [rng.randint(1, 5) for _ in range(rng.randint(1, 4))]
+        order = list(range(len(shape)))
+        rng.shuffle(order)
+        x = torch.randn([shape[d] for d in order], generator=g).permute(
+            [order.index(d) for d in range(len(shape))])
+        size = [rng.randint(1, 3) for _ in range(rng.randint(1, 2))]
+        stride, extent = [0] * len(size), 1
+        for d in reversed(range(len(size))):  # each dim past the ones inside it
+            stride[d] = extent + rng.randint(0, 2)
+            extent = stride[d] * (size[d] - 1) + extent
+        if extent > x.numel():
+            continue
+        offset = rng.randint(0, x.numel() - extent)
+        source = torch.randn(size, generator=g)
+        expected = torch.as_strided_scatter(x, source, size, stride, offset)
+        actual = decompositions.as_strided_scatter(x, source, size, stride, offset)
+        assert torch.equal(actual, expected), (x.shape, x.stride(), size, stride, offset)
+        checked += 1
 
 
 class Bags(nn.Module):

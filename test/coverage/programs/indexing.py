@@ -58,3 +58,27 @@ fn("indexing", "scatter_reduce_amax_mean", lambda: (r(3, 6), r(3, 4)))(
                        reduce="mean", include_self=False))
 fn("indexing", "index_reduce_prod", lambda: (r(5, 3), r(4, 3)))(
     lambda x, u: x.index_reduce(0, torch.tensor([4, 0, 4, 2]), u, reduce="prod"))
+
+
+
+def _written_diagonal(x, u):
+    y = x.clone()
+    torch.diagonal(y, 1, 1, 2).copy_(u)  # a diagonal of the last two dims
+    return y
+
+
+def _filled_diagonal(x):
+    y = x.clone()
+    y.fill_diagonal_(0.5)  # a strided write into the storage
+    return y - x
+
+
+def _arange_into_strided_slice(x):
+    y = x.clone()
+    y[1::2, ::3] = torch.arange(6.0).view(2, 3)
+    return y * 2
+
+
+fn("indexing", "write_into_diagonal", lambda: (r(3, 5, 5), r(3, 4)))(_written_diagonal)
+fn("indexing", "fill_diagonal", lambda: (r(5, 7),))(_filled_diagonal)
+fn("indexing", "arange_into_strided_slice", lambda: (r(5, 8),))(_arange_into_strided_slice)
