@@ -169,7 +169,9 @@ private:
         {"le", "torch.le"},           {"eq", "torch.eq"},
         {"ne", "torch.ne"},           {"logical_and", "torch.logical_and"},
         {"logical_or", "torch.logical_or"}, {"bitwise_and", "torch.bitwise_and"},
-        {"bitwise_or", "torch.bitwise_or"}, {"bitwise_xor", "torch.bitwise_xor"}};
+        {"bitwise_or", "torch.bitwise_or"}, {"bitwise_xor", "torch.bitwise_xor"},
+        {"shift_left", "torch.bitwise_left_shift"},
+        {"shift_right", "torch.bitwise_right_shift"}};
     return table;
   }
 

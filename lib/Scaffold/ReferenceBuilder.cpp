@@ -2016,6 +2016,11 @@ std::optional<int> Builder::translateIntegerOp(Operation *op,
       return make("bitwise_or", args, result);
     if (isa<arith::XOrIOp>(op))
       return make("bitwise_xor", args, result);
+    // torch shifts a signed value arithmetically, as shrsi does.
+    if (isa<arith::ShLIOp>(op))
+      return make("shift_left", args, result);
+    if (isa<arith::ShRSIOp>(op))
+      return make("shift_right", args, result);
   }
   // Unsigned comparisons and min/max, composed from signed ones.
   if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
@@ -2040,6 +2045,17 @@ std::optional<int> Builder::translateIntegerOp(Operation *op,
     if (!wide)
       return std::nullopt;
     return castTo(*wide, result);
+  }
+  if (isa<arith::ShRUIOp>(op) && bitWidth(result) != 0) {
+    // A logical shift by b: the arithmetic one with the n - b low bits
+    // kept, ~(-1 << (n - b)), where -1 << (n - b) is shifted in two steps
+    // so that no shift reaches n (it is 0 for b = 0).
+    auto number = [&](double v) { return emit("scalar", {}, TensorType{{}, result}, {}, v); };
+    int n = int(bitWidth(result));
+    int high = make("shift_left", {number(-1), make("sub", {number(n - 1), args[1]}, result)},
+                    result);
+    int mask = make("bitwise_not", {make("shift_left", {high, number(1)}, result)}, result);
+    return make("bitwise_and", {make("shift_right", args, result), mask}, result);
   }
   if (isa<arith::DivUIOp, arith::RemUIOp>(op)) {
     auto a = asUnsigned(op, args[0], DType::Int64);

@@ -54,7 +54,8 @@ const std::map<std::string, Signature> &vocabulary() {
                            "pow", "atan2", "remainder", "gt", "ge", "lt", "le",
                            "eq", "ne", "logical_and", "logical_or",
                            "div_trunc", "div_floor", "bitwise_and",
-                           "bitwise_or", "bitwise_xor"})
+                           "bitwise_or", "bitwise_xor", "shift_left",
+                           "shift_right"})
       t[fn] = {2, 2, {}};
     for (const char *fn :
          {"neg", "exp", "exp2", "log", "log1p", "expm1", "tanh", "sqrt",

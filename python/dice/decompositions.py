@@ -10,6 +10,9 @@ survive that table and then fail to lower:
   fmod and remainder are references to `prims.fmod` / `prims.remainder`,
   which torch-mlir does not lower either, so the number is made a 0-d
   tensor of the result's dtype here instead.
+- `aten.__lshift__.Tensor` and `aten.__rshift__.Tensor` (`a << b` of two
+  tensors): torch-mlir lowers them as `bitwise_left_shift` and
+  `bitwise_right_shift`, the same ops under their other names, only.
 - `aten.index_reduce`: torch-mlir lowers scatter_reduce, not index_reduce,
   which is a scatter_reduce of the index spread over the source's shape.
 - `aten.diagonal_scatter` (a write into a diagonal view): a select between
@@ -235,6 +238,8 @@ ADDITIONS = {
     aten.index_reduce.default: index_reduce,
     aten.diagonal_scatter.default: diagonal_scatter,
     aten.as_strided_scatter.default: as_strided_scatter,
+    aten.__lshift__.Tensor: aten.bitwise_left_shift.Tensor,
+    aten.__rshift__.Tensor: aten.bitwise_right_shift.Tensor,
 }
 
 

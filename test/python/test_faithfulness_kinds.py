@@ -170,6 +170,12 @@ case("threshold_backward", Lambda(lambda g, x: torch.ops.aten.threshold_backward
      floats(4, 6), ints(4, 6))
 case("int_bitwise", Lambda(lambda a, b: (a & b) | (a ^ b)),
      ints(4, 6, dtype=I32), ints(4, 6, dtype=I32))
+# Shifts: arithmetic right shifts of negative values, shifts by a tensor.
+case("shift_by_number_int64", Lambda(lambda a: (a << 3) + (a >> 2)), ints(4, 6))
+case("shift_by_tensor_int32", Lambda(lambda a, s: (a << s) ^ (a >> s)),
+     ints(4, 6, dtype=I32), ints(4, 6, dtype=I32, low=0, high=8))
+case("shift_uint8", Lambda(lambda a: (a >> 3) + (a << 1)),
+     ints(4, 6, dtype=U8, low=0, high=256))
 
 # ------------------------------------------------------- mixed float dtypes
 # Eager computes an elementwise op of tensors of two dtypes in their common

@@ -17,6 +17,7 @@
 //   dim_size                        (a), dim              a.shape[dim], 0-d int64
 //   add sub mul div maximum minimum pow atan2 remainder   (a, b)
 //   div_trunc div_floor bitwise_and bitwise_or bitwise_xor (a, b) integers
+//   shift_left shift_right (arithmetic)                  (a, b) integers
 //   neg exp exp2 log log1p expm1 tanh sqrt rsqrt erf abs sin cos tan
 //   floor ceil round trunc sigmoid logical_not bitwise_not reciprocal  (a)
 //   gt ge lt le eq ne logical_and logical_or             (a, b) -> bool
