@@ -8,7 +8,8 @@ ends the child only, and the caller gets a DiceError it can fall back on.
 
 A fork shares the parent's loaded modules and objects, so the call costs
 no re-import; the child must not use CUDA (a forked child cannot), so
-what crosses the fork is host data only. The result, or the exception,
+what crosses the fork is host data only, and it computes on one thread
+(the parent's thread pools do not cross a fork). The result, or the exception,
 comes back pickled through a pipe.
 """
 
@@ -49,6 +50,11 @@ def call_in_fork(call, what):
         # from it (pytest's, python -X faulthandler) would print the
         # child's stack on top.
         faulthandler.disable()
+        # Only the forking thread lives on in the child: a parallel op would
+        # wait forever for the OpenMP team the parent started. One thread,
+        # as torch's own forked DataLoader workers run.
+        if "torch" in sys.modules:
+            sys.modules["torch"].set_num_threads(1)
         payload = _outcome(call)
         with os.fdopen(write_end, "wb") as pipe:
             pipe.write(payload)

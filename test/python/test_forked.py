@@ -43,3 +43,26 @@ def test_a_signal_is_a_native_crash(sig):
 def test_an_exit_without_a_result_is_a_native_crash():
     with pytest.raises(NativeCrash, match="exited with status 3"):
         call_in_fork(lambda: os._exit(3), "a call")
+
+
+FORK_AFTER_THREADS = """
+import torch
+from dice.forked import call_in_fork
+torch.set_num_threads(2)
+big = torch.ones(1 << 24)
+big.double().sum()  # the parent's OpenMP threads are up
+print(call_in_fork(lambda: big.to(torch.float64).sum().item(), "a call"))
+"""
+
+
+def test_a_child_of_a_process_with_torch_threads_computes():
+    """A forked child has only the thread that forked: the OpenMP team the
+    parent started is gone, and a parallel op in the child waited for it
+    forever."""
+    import subprocess
+    import sys
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    proc = subprocess.run([sys.executable, "-c", FORK_AFTER_THREADS], capture_output=True,
+                          text=True, timeout=60, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert float(proc.stdout.split()[-1]) == 1 << 24
