@@ -809,6 +809,30 @@ def loss_rows():
     return engine_rows(drawn, "loss", "reduction")
 
 
+@pytest.fixture(scope="module")
+def linear_nd_rows():
+    """Small linears of inputs of rank 3 and 4, with epilogues, as rows."""
+    grammar = MatmulGrammar(random.Random(41), exclude=[f for f in FORMS if f != "linear_nd"])
+    drawn = sample_forms(grammar.draw, 8, lambda program, used: small(
+        program["inputs"][0]["shape"], program["inputs"][1]["shape"]) and (
+        len(program["inputs"][0]["shape"]), len(program["inputs"])), per_form=4)
+    return engine_rows(drawn, "linear_nd", "matmul")
+
+
+def test_linears_of_higher_rank_inputs_are_the_compilers(linear_nd_rows):
+    """nn.Linear of a [B, T, K] or [B, H, T, K] input: the compiler's 2-D
+    linear between two reshapes."""
+    assert {len(r["program"]["inputs"][0]["shape"]) for r in linear_nd_rows} == {3, 4}
+    assert_the_compilers(linear_nd_rows)
+
+
+def test_linear_of_higher_rank_input_kernels_compute_the_reference_program(linear_nd_rows,
+                                                                         tmp_path):
+    """The GEMM's rows are the input's leading dims flattened; each result
+    element is stored where the reshape back puts it."""
+    assert_each_agrees_on_host(linear_nd_rows, "matmul", tmp_path)
+
+
 def test_losses_are_the_compilers(loss_rows):
     """F.mse_loss, F.huber_loss, F.kl_div ... as the compiler renders each
     (its beta or delta folded where it is 1, a batchmean's division)."""
@@ -856,7 +880,8 @@ def test_the_matmul_grammar_covers_its_forms():
         program, productions = grammar.draw()
         (form,) = [p for p in productions if p in FORMS]
         seen[(form, program["inputs"][0]["dtype"])] += 1
-    assert {("matmul", "float16"), ("bmm", "bfloat16"), ("linear", "float32")} <= set(seen)
+    assert {("matmul", "float16"), ("bmm", "bfloat16"), ("linear", "float32"),
+            ("linear_nd", "float32")} <= set(seen)
 
 
 def test_the_pooling_grammar_covers_its_forms():

@@ -5,9 +5,12 @@ operand's cast; a transposed one read along k, so loads stay coalesced),
 with zero-filled edge tiles so any M, N and K work, and
 the epilogue fused into the store."""
 
+import math
+
 from dice.corpus.cuda_common import DTYPES
+from dice.engine.emit_elementwise import ELEMENTWISE
 from dice.engine.emit_host import Unsupported, one_kernel_source
-from dice.engine.emit_reduction import ValueEmitter
+from dice.engine.emit_reduction import ValueEmitter, _unravel
 
 TILE = 16
 
@@ -24,8 +27,39 @@ class _Emitter(ValueEmitter):
         self.k = self.shape(self.a)[-1]
         self.batch = self.out[0] if len(self.out) == 3 else 1
         for o in program["outputs"]:
-            if self.shape(o) != self.out:
+            if self.shape(o) != self.out and not self.reshaped(o):
                 raise Unsupported("a result not of the matmul's shape")
+
+    def reshaped(self, o):
+        """Whether result o holds the matmul's elements in their order, in
+        another shape: computed from it by elementwise ops and reshapes
+        only (a linear of a 3-D input is the 2-D one between two
+        reshapes). Its element at the matmul's linear index is then the one
+        this thread's accumulator is for."""
+        if math.prod(self.shape(o)) != math.prod(self.out):
+            return False
+        pending, seen = [o], set()
+        while pending:
+            v = pending.pop()
+            if v in seen or v < self.n_in or v == self.mm:
+                continue
+            seen.add(v)
+            op = self.op(v)
+            if op["fn"] not in ELEMENTWISE and self.reads_matmul(v):
+                return False
+            pending += op["args"]
+        return True
+
+    def reads_matmul(self, v):
+        pending, seen = [v], set()
+        while pending:
+            u = pending.pop()
+            if u == self.mm:
+                return True
+            if u >= self.n_in and u not in seen:
+                seen.add(u)
+                pending += self.op(u)["args"]
+        return False
 
     def k_contiguous(self, v):
         """Whether operand v is a view whose memory runs along k: a permute
@@ -91,7 +125,9 @@ class _Emitter(ValueEmitter):
         for slot, (o, dtype) in enumerate(zip(self.p["outputs"], out_dtypes)):
             store = DTYPES[dtype].store
             self.new_scope()
-            name = self.value(o, b + ["row", "col"])
+            coords = b + ["row", "col"] if self.shape(o) == self.out else \
+                _unravel(index, self.shape(o))
+            name = self.value(o, coords)
             lines += [f"  if (row < {self.m} && col < {self.n}) {{"]
             lines += [f"    {line}" for line in self.lines]
             lines += [f"    y{slot}[{index}] = {store.format(name)};", "  }"]

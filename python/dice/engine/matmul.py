@@ -1,14 +1,19 @@
-"""The matmul grammar: `x @ w`, `F.linear(x, w, b)` and batched `a @ b`,
+"""The matmul grammar: `x @ w`, `F.linear(x, w, b)` (of a matrix, or of an
+input of rank 3 or 4) and batched `a @ b`,
 then an elementwise epilogue of 0-3 productions (a bias, an activation, a
 residual, a scale), as the compiler renders them: linear's weight through
 a permute and its bias as a broadcast add; a half-precision matmul as
 float32 operands, a float32 matmul and a cast back, the epilogue in half."""
 
+import math
+
 from dice.engine.elementwise import Grammar
 from dice.engine.program import INPUT_BOUND, ProgramBuilder
 from dice.engine.shapes import draw_size
 
-FORMS = ("matmul", "linear", "bmm")
+# linear_nd: a linear of an input of rank 3 or 4, as the compiler gives it:
+# the 2-D one between a reshape to rows and one back, the weight [K, N].
+FORMS = ("matmul", "linear", "bmm", "linear_nd")
 
 
 class MatmulGrammar(Grammar):
@@ -20,16 +25,25 @@ class MatmulGrammar(Grammar):
         rng = self.rng
         self.used = []
         form = rng.choice(self.forms)
-        self.dtype = "float32" if form == "linear" else rng.choice(
+        self.dtype = "float32" if form.startswith("linear") else rng.choice(
             ("float32", "float32", "float16", "bfloat16"))
         self.compute_dtype = self.dtype
         m, n, k = draw_size(rng, 512), draw_size(rng, 1024), draw_size(rng, 1024)
         batch = (draw_size(rng, 16),) if form == "bmm" else ()
         b = ProgramBuilder()
-        a = b.input(batch + (m, k), self.dtype)
+        lead = ()
+        if form == "linear_nd":  # rows m split into leading dims
+            lead = tuple(draw_size(rng, 16) for _ in range(rng.choice((1, 2)))) + \
+                (draw_size(rng, 64),)
+            m = math.prod(lead)
+            a = b.reshape(b.input(lead + (k,), self.dtype), (m, k))
+        else:
+            a = b.input(batch + (m, k), self.dtype)
         half = self.dtype != "float32"
         if form == "linear":
             w = b.permute(b.input((n, k), self.dtype), (1, 0))
+        elif form == "linear_nd":
+            w = b.input((k, n), self.dtype)
         else:
             w = b.input(batch + (k, n), self.dtype)
         if half:
@@ -41,9 +55,12 @@ class MatmulGrammar(Grammar):
             v = b.op("to", [v], dtype=self.dtype, lo=v.lo, hi=v.hi)
         self.used.append(form)
         self.shape = v.shape
-        if form == "linear":
+        if form.startswith("linear"):
             bias = b.input((n,), self.dtype)
             v = b.op("add", [v, bias], lo=v.lo - 100, hi=v.hi + 100)
+        if form == "linear_nd":
+            v = b.reshape(v, lead + (n,))
+            self.shape = v.shape
         pool = [v]
         for _ in range(rng.choice((0, 1, 1, 2, 3))):
             v = self.unary(b, v) if rng.random() < 0.5 else self.binary(b, v, pool)
