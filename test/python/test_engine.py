@@ -29,7 +29,8 @@ from dice.engine.layout import KINDS as MOVES, LayoutGrammar
 from dice.engine.matmul import FORMS, MatmulGrammar
 from dice.engine.normalization import NORMS, NormalizationGrammar
 from dice.engine.pooling import PoolingGrammar
-from dice.engine.program import FLOATS, index_bounds, output_type
+from dice.engine.emit_host import Unsupported
+from dice.engine.program import FLOATS, ProgramBuilder, index_bounds, output_type
 from dice.engine.losses import ELEMENTWISE_LOSSES, ROW_LOSSES
 from dice.engine.reduction import LOSSES, REDUCTIONS, ReductionGrammar
 from dice.engine.scan import KINDS as SCANS, ScanGrammar
@@ -498,6 +499,20 @@ def test_offsets_rejoin_what_was_unravelled():
         run = [i for i, d in enumerate(sized) if d in dims]
         if len(run) > 1 and run == list(range(run[0], run[-1] + 1)):  # one run of dims
             assert "(r) %" not in offset, (shape, dims, offset)
+
+
+def test_a_matmul_is_not_computed_inside_another_matmuls_loop():
+    """A reduction of (x @ w1) @ w2 would compute the inner matmul again at
+    every step of the outer one's loop (a chain of n matmuls: work to the
+    n-th power, an unrolled recurrence's): the emitters decline it."""
+    b = ProgramBuilder()
+    x, w1, w2 = b.input((4, 6), "float32"), b.input((6, 5), "float32"), b.input((5, 3), "float32")
+    program = b.build([b.reduce("sum", b.matmul(b.matmul(x, w1), w2), [1])])
+    signature = "torch::Tensor dice_forward(torch::Tensor x0, torch::Tensor x1, " \
+                "torch::Tensor x2);"
+    for family in ("reduction", "normalization"):
+        with pytest.raises(Unsupported, match="inside another matmul's loop"):
+            FAMILIES[family][1](program, signature)
 
 
 def test_reductions_fall_into_stages_by_shape_dims_and_order():

@@ -4,6 +4,7 @@
     dice corpus check CORPUS.jsonl... [--build] [--all]
     dice corpus engine OUT_DIR --count N [--seed N] [--jobs N] [--packs]
     dice corpus engine-check CORPUS_DIR OUT.jsonl [--per-cell N] [--total N] [--build]
+    dice corpus engine-reach PROGRAM.py|DIR... [--out REPORT.json]
 """
 
 import sys
@@ -15,6 +16,11 @@ def generate_command(args):
     print(", ".join(f"{split}: {len(r)} rows" for split, r in rows.items())
           + f" -> {args.out_dir}", file=sys.stderr)
     return 0
+
+
+def _reach_command(args):
+    from dice.engine.reach import reach_command
+    return reach_command(args)
 
 
 def engine_command(args):
@@ -90,6 +96,13 @@ def add_corpus_parser(sub):
     engine_check.add_argument("--build", action="store_true", help="nvcc and the GPU checks")
     engine_check.add_argument("--jobs", type=positive, default=2, help="nvcc processes at once")
     engine_check.set_defaults(run=engine_check_command)
+    engine_reach = corpus_sub.add_parser(
+        "engine-reach", help="which of the programs' kernel requests the engine's emitters "
+        "write, and the kinds of those they do not")
+    engine_reach.add_argument("paths", nargs="+", help="PyTorch programs (KernelBench "
+                              "format) and folders of them")
+    engine_reach.add_argument("--out", help="the whole report as JSON")
+    engine_reach.set_defaults(run=_reach_command)
     check = corpus_sub.add_parser(
         "check", help="dice-verify the rows: static analysis; --build also nvcc")
     check.add_argument("corpus", nargs="+")

@@ -383,6 +383,10 @@ class ValueEmitter:
         if op["type"]["dtype"] != "float32":
             raise Unsupported(f"a matmul in {op['type']['dtype']}")
         a, b = op["args"]
+        if self.computes_a_matmul(a) or self.computes_a_matmul(b):
+            # Its loop would compute the inner one again at every step:
+            # work that grows as a power of the matmuls' depth.
+            raise Unsupported("a matmul read inside another matmul's loop")
         name = self.fresh_name(v)
         k = f"{name}_k"
         row = list(coords[:-1]) + [k]
@@ -395,6 +399,20 @@ class ValueEmitter:
                                                                    "}"]
         self.memo[(v, tuple(coords))] = name
         return name
+
+    def computes_a_matmul(self, v):
+        """Whether computing value v here computes a matmul (one that is not
+        a leaf or loaded: those are read, not computed)."""
+        pending, seen = [v], set()
+        while pending:
+            u = pending.pop()
+            if u < self.n_in or u in seen or u in self.leaves or u in self.loaded:
+                continue
+            seen.add(u)
+            if self.op(u)["fn"] == "matmul":
+                return True
+            pending += self.op(u)["args"]
+        return False
 
     def inserted(self, v, coords):
         """An insert_slice's value at `coords`: the source's where the
