@@ -153,7 +153,7 @@ template <typename F> void host_launch(HostDim grid, HostDim block, F kernel) {
 """
 
 TORCH_DTYPES = {"float32": torch.float32, "float16": torch.float16,
-                "bfloat16": torch.bfloat16, "int64": torch.int64}
+                "bfloat16": torch.bfloat16, "int64": torch.int64, "bool": torch.bool}
 
 
 def available():

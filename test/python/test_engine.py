@@ -24,7 +24,7 @@ from dice.engine.elementwise import UNARY, Grammar, _range
 from dice.engine.emit_reduction import _linear, _unravel, lower_norms
 from dice.engine.emit_stages import reduction_stages
 from dice.engine.generate import (FAMILIES, HELDOUT_PAIRS, HELDOUT_PRIMITIVES, SFT_FIELDS,
-                                  SPLITS, chunk_rows, class_of, generate, scaffold)
+                                  SPLITS, chunk_rows, class_of, data_dtype, generate, scaffold)
 from dice.engine.layout import KINDS as MOVES, LayoutGrammar
 from dice.engine.matmul import FORMS, MatmulGrammar
 from dice.engine.normalization import NORMS, NormalizationGrammar
@@ -734,6 +734,8 @@ def check_on_host(sample, tmp_path):
         bounds = index_bounds(row["program"])
         for name, draw in draws.items():
             inputs = [torch.randint(0, bound, i["shape"], generator=generator) if bound else
+                      torch.rand(i["shape"], generator=generator) < 0.5  # a mask
+                      if i["dtype"] == "bool" else
                       draw(i["shape"]).to(engine_host.TORCH_DTYPES[i["dtype"]])
                       for i, bound in zip(row["program"]["inputs"], bounds)]
             expected = model(*inputs)
@@ -769,13 +771,37 @@ def test_every_value_an_answer_names_is_named_in_its_prompt(rows):
         assert used <= named, (row["id"], sorted(used - named), row["reference"])
 
 
+@pytest.fixture(scope="module")
+def mask_rows():
+    """Small elementwise programs with a mask argument (a bool input)."""
+    grammar = Grammar(random.Random(43))
+    drawn = sample_forms(grammar.draw, 8, lambda program, used: small(
+        *(i["shape"] for i in program["inputs"])) and "bool" in {
+        i["dtype"] for i in program["inputs"]} and (program["inputs"][0]["dtype"],
+                                                    len(program["inputs"])), per_form=3)
+    return engine_rows(drawn, "mask", "elementwise")
+
+
+def test_masks_are_the_compilers(mask_rows):
+    """where(mask, v, w) and masked fills of a bool argument, broadcast or
+    not, as the compiler renders them."""
+    assert_the_compilers(mask_rows)
+
+
+def test_mask_kernels_compute_the_reference_program(mask_rows, tmp_path):
+    """A bool argument is read as it is stored and selects per element."""
+    assert_each_agrees_on_host(mask_rows, "elementwise", tmp_path)
+
+
 def test_the_grammar_covers_its_classes():
     grammar = Grammar(random.Random(0))
     used, dtypes, ranks, patterns = Counter(), Counter(), Counter(), Counter()
+    masks = 0
     for _ in range(3000):
         program, productions = grammar.draw()
         used.update(productions)
-        dtypes[program["inputs"][0]["dtype"]] += 1
+        dtypes[data_dtype(program)] += 1
+        masks += any(i["dtype"] == "bool" for i in program["inputs"])
         out = output_type(program)["shape"]
         ranks[len(out)] += 1
         for i in program["inputs"]:
@@ -786,6 +812,7 @@ def test_the_grammar_covers_its_classes():
     assert {"add", "sub", "mul", "div", "maximum", "minimum", "pow", "atan2", "where",
             "lerp", "cast"} <= set(used)
     assert set(dtypes) == {"float32", "float16", "bfloat16"}
+    assert masks > 100, masks  # where(mask, ...) of a bool argument
     assert set(ranks) == {1, 2, 3, 4, 5}
     assert min(patterns.values()) > 100, patterns
 

@@ -29,6 +29,8 @@ DTYPES = {
                         "#include <cuda_bf16.h>\n"),
     # Indices (an embedding's): read as they are, never computed in float.
     "int64": Storage("torch.int64", "int64_t", "int64_t", "at::kLong", "{}", "{}", ""),
+    # Masks (a masked_fill's, an attention's): read as they are.
+    "bool": Storage("torch.bool", "bool", "bool", "at::kBool", "{}", "{}", ""),
 }
 
 HEADER = ("#include <torch/extension.h>\n#include <c10/cuda/CUDAStream.h>\n"

@@ -349,7 +349,10 @@ class Grammar:
         fn = self.rng.choice(("gt", "ge", "lt", "le"))
         w = self.operand(b, v, pool)
         self.used.append("where")
-        if w is None:
+        if self.rng.random() < 0.25:  # a mask argument: masked_fill, where(mask, v, w)
+            cond = b.input(broadcast_pattern(self.rng, v.shape), "bool", lo=0, hi=1)
+            other = w if w is not None else _full(b, v, self.rng.choice(CONSTANTS))
+        elif w is None:
             cond = _compare_scalar(b, fn, v, self.rng.choice((0.0, 0.5, -1.0, 1.0)))
             other = self.unary(b, v)
         else:

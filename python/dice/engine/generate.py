@@ -117,13 +117,20 @@ def split_of(used, fingerprint):
     return "val" if share < VAL_SHARE else "train"
 
 
+def data_dtype(program):
+    """The dtype of the program's data: its first input that is not a mask
+    (bool) or indices (int64); float32 where all are."""
+    return next((i["dtype"] for i in program["inputs"] if i["dtype"] not in ("bool", "int64")),
+                "float32")
+
+
 def difficulty(program, used):
     """The curriculum's order, 1 (one op on one input) upward: productions,
     broadcast operands, half precision, casts and extra results each add,
     and a reduction, normalization, matmul or pool two more."""
     out_shape = output_type(program)["shape"]
     broadcast = sum(1 for i in program["inputs"] if i["shape"] != out_shape)
-    half = program["inputs"][0]["dtype"] != "float32"
+    half = data_dtype(program) != "float32"
     main_op = any(class_of(p) in MAIN_OP_CLASSES for p in used)
     return len([p for p in used if p != "cast"]) + broadcast + half + \
         ("cast" in used) + 2 * (len(program["outputs"]) - 1) + 2 * main_op
@@ -167,7 +174,7 @@ def chunk_rows(seed, chunk, count, tool, packs=False, exclude=()):
                if packs else {}),
             "family": family, "productions": used,
             "classes": sorted({class_of(p) for p in used}),
-            "dtype": program["inputs"][0]["dtype"],
+            "dtype": data_dtype(program),
             "rank": len(output_type(program)["shape"]),
             "difficulty": difficulty(program, used),
             "split": split_of(used, s["fingerprint"])})
