@@ -793,6 +793,58 @@ def test_mask_kernels_compute_the_reference_program(mask_rows, tmp_path):
     assert_each_agrees_on_host(mask_rows, "elementwise", tmp_path)
 
 
+MASKED_ATTENTION = """
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, q, k, v, mask):
+        scores = (q @ k.transpose(-1, -2) * 0.25).masked_fill(mask, float("-inf"))
+        return torch.softmax(scores, dim=-1) @ v
+
+
+def get_inputs():
+    return [torch.randn(2, 6, 16), torch.randn(2, 7, 16), torch.randn(2, 7, 8),
+            torch.rand(2, 6, 7) > 0.7]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_an_attention_with_a_mask_argument_computes_it(tmp_path):
+    """A user's attention masked by a bool argument, as the compiler makes
+    its request: the attention emitter reads the mask as stored and its
+    kernel agrees with the printed program on the host (every row keeps a
+    key, so no row's softmax is of -inf alone)."""
+    (request,) = program_requests(MASKED_ATTENTION, "masked_attention")
+    program, signature = request["program"], request["signature"]
+    assert "bool" in {i["dtype"] for i in program["inputs"]}
+    row = {"id": "masked-attention", "family": "attention", "program": program,
+           "reference": request["python"], "signature": signature,
+           "middle": hole(FAMILIES["attention"][1](program, signature))}
+    if not engine_host.available():
+        pytest.skip(f"no CUDA half-precision headers at {engine_host.CUDA_INCLUDE}")
+    library = engine_host.build([row], tmp_path)
+    model = engine_host.reference_model(row)
+    generator = torch.Generator().manual_seed(5)
+    inputs = []
+    for t in program["inputs"]:
+        if t["dtype"] == "bool":
+            mask = torch.rand(t["shape"], generator=generator) < 0.4
+            mask[..., 0] = False
+            inputs.append(mask)
+        else:
+            inputs.append(torch.randn(t["shape"], generator=generator))
+    (got,) = engine_host.run(library, 0, row, inputs)
+    torch.testing.assert_close(got, model(*inputs), rtol=1e-4, atol=1e-5)
+
+
 def test_the_grammar_covers_its_classes():
     grammar = Grammar(random.Random(0))
     used, dtypes, ranks, patterns = Counter(), Counter(), Counter(), Counter()
