@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The data engine on a GPU node (docs/corpus.md, "The data engine"), from
-# the repository root, with .gpu-tools and .deps carried along. Results go
+# the repository root, with .deps carried along (the engine and the
+# verifier need no compiler front end, so not .gpu-tools). Results go
 # to $OUT:
 #   $OUT/engine-summary.json   100,000 distinct requests drawn on this
 #       node's cores (the corpus itself stays on the node: it is ~1 GB)
@@ -16,7 +17,7 @@ PER_CELL=${PER_CELL:-5}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 start=$SECONDS
-source scripts/gpu-node.sh python3 "$OUT/build.log" || exit 1
+DICE_NODE_FRONT_END=0 source scripts/gpu-node.sh python3 "$OUT/build.log" || exit 1
 echo "node set up in $((SECONDS - start)) s"
 dice_machine_info "$OUT/machine.txt"
 corpus=${CORPUS:-/tmp/dice-engine-corpus}
