@@ -50,8 +50,8 @@ fi
 
 newest() { ls -d "$1"/step-* 2>/dev/null | grep -v partial | sort | tail -1; }
 
-# SFT_FROM=ARCHIVE: SFT goes on from the weights of a model folder kept as
-# a tar.xz (train/checkpoints/), unpacked into train/runs with Python (the
+# SFT_FROM=ARCHIVE: SFT goes on from the weights of a model folder packed
+# as a tar.xz (carried along), unpacked into train/runs with Python (the
 # node may have no xz), drawing from every sample at once (the curriculum
 # ramp is for a model that has seen none). SFT_SET's own keys win.
 if [[ -n ${SFT_FROM:-} ]]; then
