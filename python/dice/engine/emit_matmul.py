@@ -38,28 +38,8 @@ class _Emitter(ValueEmitter):
         this thread's accumulator is for."""
         if math.prod(self.shape(o)) != math.prod(self.out):
             return False
-        pending, seen = [o], set()
-        while pending:
-            v = pending.pop()
-            if v in seen or v < self.n_in or v == self.mm:
-                continue
-            seen.add(v)
-            op = self.op(v)
-            if op["fn"] not in ELEMENTWISE and self.reads_matmul(v):
-                return False
-            pending += op["args"]
-        return True
-
-    def reads_matmul(self, v):
-        pending, seen = [v], set()
-        while pending:
-            u = pending.pop()
-            if u == self.mm:
-                return True
-            if u >= self.n_in and u not in seen:
-                seen.add(u)
-                pending += self.op(u)["args"]
-        return False
+        return all(self.op(v)["fn"] in ELEMENTWISE or self.mm not in self.upstream(v)
+                   for v in self.upstream(o, {self.mm}) - {self.mm})
 
     def k_contiguous(self, v):
         """Whether operand v is a view whose memory runs along k: a permute

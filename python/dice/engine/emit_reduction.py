@@ -400,19 +400,24 @@ class ValueEmitter:
         self.memo[(v, tuple(coords))] = name
         return name
 
-    def computes_a_matmul(self, v):
-        """Whether computing value v here computes a matmul (one that is not
-        a leaf or loaded: those are read, not computed)."""
+    def upstream(self, v, stop=()):
+        """The op values v is computed from, v among them: the walk back from
+        v ends at inputs and at the values in `stop` (which it includes)."""
         pending, seen = [v], set()
         while pending:
             u = pending.pop()
-            if u < self.n_in or u in seen or u in self.leaves or u in self.loaded:
+            if u < self.n_in or u in seen:
                 continue
             seen.add(u)
-            if self.op(u)["fn"] == "matmul":
-                return True
-            pending += self.op(u)["args"]
-        return False
+            if u not in stop:
+                pending += self.op(u)["args"]
+        return seen
+
+    def computes_a_matmul(self, v):
+        """Whether computing value v here computes a matmul (one that is not
+        a leaf or loaded: those are read, not computed)."""
+        read = set(self.leaves) | set(self.loaded)
+        return any(self.op(u)["fn"] == "matmul" for u in self.upstream(v, read) - read)
 
     def inserted(self, v, coords):
         """An insert_slice's value at `coords`: the source's where the

@@ -17,18 +17,14 @@ from pathlib import Path
 
 from dice.engine.emit_elementwise import ELEMENTWISE
 from dice.engine.emit_host import Unsupported
-
-
-def _families():
-    from dice.engine.generate import FAMILIES
-    return FAMILIES
+from dice.engine.generate import FAMILIES
 
 
 def emitter_for(program, signature):
     """(the family whose emitter writes `program`'s kernel or None,
     {family: why not} for those tried before it or all of them)."""
     why = {}
-    for family, (_, emit, _) in _families().items():
+    for family, (_, emit, _) in FAMILIES.items():
         try:
             emit(program, signature)
             return family, why
