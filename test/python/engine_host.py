@@ -190,7 +190,7 @@ def host_unit(index, row):
         return (f"host_launch({{{', '.join(map(str, grid))}}}, "
                 f"{{{', '.join(map(str, block))}}}, [&] {{ k{index}::{call}; }});")
 
-    if BUFFER.search(source):  # kernels in turn, buffers between them
+    if STAGED.search(source):  # kernels in turn, buffers between them
         run = staged_run(source, row, launch)
     elif "reduce_kernel" in body:
         run = launch(f"reduce_kernel({a})", grid=(3, 1, 1))
@@ -220,8 +220,13 @@ def host_unit(index, row):
     return "\n".join(unit)
 
 
-# What dice_forward of kernels in turn does: allocate buffers, launch.
-BUFFER = re.compile(r"auto (w\d+) = torch::empty\(\{([\d, ]*)\}, .*\.dtype\((at::k\w+)\)\);")
+# What dice_forward of kernels in turn does: allocate buffers (w0.. of a
+# staged reduction, mid0.. of a chain, a chain's stage's own inside its
+# block), launch each kernel (a chain's in its stage's namespace).
+STAGED = re.compile(r"auto (?:w|mid)\d+ = torch::empty\(")
+BUFFER = re.compile(r"auto (\w+) = torch::empty\(\{([\d, ]*)\}, .*\.dtype\((at::k\w+)\)\);")
+NAMESPACE = re.compile(r"using namespace (\w+);")
+GRID = re.compile(r"const dim3 grid\((.*)\);")
 LAUNCH = re.compile(r"(\w+)<<<.*>>>\((.*)\);")
 DATA_PTR = re.compile(r"\b(\w+)\.data_ptr")
 ELEMENT_SIZE = {"at::kFloat": 4, "at::kHalf": 2, "at::kBFloat16": 2, "at::kDouble": 8,
@@ -231,23 +236,34 @@ ELEMENT_SIZE = {"at::kFloat": 4, "at::kHalf": 2, "at::kBFloat16": 2, "at::kDoubl
 def staged_run(source, row, launch):
     """The body of run_<i> for kernels in stages: dice_forward's buffers
     allocated as it allocates them, and its launches in its order, each
-    pointer argument (an input, a result, a buffer) mapped to its memory."""
+    pointer argument (an input, a result, a buffer) mapped to its memory;
+    a matmul on the grid dice_forward gives it, of 16 x 16 threads."""
     host = source[source.index(definition_head(row["signature"])):]
     n_in = len(row["program"]["inputs"])
-    where = {name: f"p[{k}]" for k, name in enumerate(parameters(row["signature"]))}
-    where.update({f"y{j}": f"p[{n_in + j}]" for j in range(len(row["program"]["outputs"]))})
-    lines = []
-    for name, dims, kind in BUFFER.findall(host):
-        numel = 1
-        for d in dims.split(","):
-            numel *= int(d) if d.strip() else 1
-        lines.append(f"std::vector<unsigned char> {name}_bytes({numel * ELEMENT_SIZE[kind]}); "
-                     f"void *{name}_p = {name}_bytes.data();")
-        where[name] = f"{name}_p"
-    for kernel, args in LAUNCH.findall(host):
-        names = [DATA_PTR.search(a).group(1) for a in split_arguments(args)]
-        pointers = [f"AnyPtr{{{where[name]}}}" for name in names]
-        lines.append(launch(f"{kernel}({', '.join(pointers)})", grid=(3, 1, 1)))
+    where = {("", name): f"p[{k}]" for k, name in enumerate(parameters(row["signature"]))}
+    where.update({("", f"y{j}"): f"p[{n_in + j}]" for j in range(len(row["program"]["outputs"]))})
+    lines, space, grid = [], "", None
+    for line in host.splitlines():
+        if m := NAMESPACE.search(line):
+            space = m.group(1)
+        elif m := GRID.search(line):
+            grid = eval(m.group(1).replace("kTile", "16").replace("/", "//"))  # noqa: S307
+        elif (m := BUFFER.search(line)) and not re.fullmatch(r"y\d+", m.group(1)):
+            name, dims, kind = m.groups()
+            numel = 1
+            for d in dims.split(","):
+                numel *= int(d) if d.strip() else 1
+            var = f"{space}_{name}" if space else name
+            lines.append(f"std::vector<unsigned char> {var}_bytes({numel * ELEMENT_SIZE[kind]}); "
+                         f"void *{var}_p = {var}_bytes.data();")
+            where[(space, name)] = f"{var}_p"
+        elif m := LAUNCH.search(line):
+            kernel, args = m.groups()
+            names = [DATA_PTR.search(a).group(1) for a in split_arguments(args)]
+            pointers = [f"AnyPtr{{{where.get((space, n)) or where[('', n)]}}}" for n in names]
+            call = f"{space + '::' if space else ''}{kernel}({', '.join(pointers)})"
+            lines.append(launch(call, grid=grid, block=(16, 16, 1)) if kernel == "matmul_kernel"
+                         else launch(call, grid=(3, 1, 1)))
     return " ".join(lines)
 
 

@@ -95,13 +95,29 @@ class ConvolutionGrammar(Grammar):
             "depthwise" if channels == features == groups else "grouped"
         self.dtype = self.compute_dtype = rng.choice(
             ("float32", "float32", "float16", "bfloat16") if form == "dense" else ("float32",))
-        half = self.dtype != "float32"
-        view_groups = groups if form == "grouped" else 1  # G of the [N, G, F/G, *S] views
         n = rng.randint(1, 4 if spatial < 3 else 2)
         b = _Builder()
         x = self.new_input(b, (n, channels) + tuple(sizes))
         if rng.random() < 0.5:
             x = self.unary(b, x)
+        v = self.convolve(b, x, (kernel, stride, padding, dilation), features, groups)
+        self.used.append(kind)
+        self.shape = v.shape
+        return self.finish(b, v)
+
+    def convolve(self, b, x, window, features, groups):
+        """`x` ([N, C, *S], a builder's value; `b` a _Builder) convolved
+        with a new weight of `features` filters in `groups` groups, a bias
+        half the time, over (kernel, stride, padding, dilation) `window`,
+        in the grammar's dtype, as the compiler renders it."""
+        rng = self.rng
+        kernel, stride, padding, dilation = window
+        spatial = x.rank - 2
+        channels = x.shape[1]
+        form = "dense" if groups == 1 else \
+            "depthwise" if channels == features == groups else "grouped"
+        half = self.dtype != "float32"
+        view_groups = groups if form == "grouped" else 1  # G of the [N, G, F/G, *S] views
         w = b.input((features, channels // groups) + tuple(kernel), self.dtype)
         if half:  # a result that half precision holds
             limit = math.sqrt(HALF_RESULT / (channels * math.prod(kernel)))
@@ -111,7 +127,7 @@ class ConvolutionGrammar(Grammar):
             kernel, stride, padding, dilation = (kernel + [1], stride + [1], padding + [0],
                                                  dilation + [1])
         padded = [s + 2 * p for s, p in zip(x.shape[2:] + (1,) * (spatial == 1), padding)]
-        out_shape = (n, features) + window_sizes(padded, kernel, stride, dilation)
+        out_shape = (x.shape[0], features) + window_sizes(padded, kernel, stride, dilation)
         # The order the compiler renders them in: a grouped convolution's
         # input view (unless a pad reads it) and weight view come after the
         # bias (it views them again where it lowers the convolution itself),
@@ -140,9 +156,7 @@ class ConvolutionGrammar(Grammar):
         # for every op that reads it.
         if form == "grouped" and bias is None and spatial == 2:
             b.share_lifts = features
-        self.used.append(kind)
-        self.shape = v.shape
-        return self.finish(b, v)
+        return v
 
     def draw_transposed(self):
         """`F.conv_transpose2d(x, w, b, stride, padding, output_padding)`

@@ -8,7 +8,8 @@ matmuls (dice.engine.matmul), pools (dice.engine.pooling), convolutions
 (dice.engine.convolution), data movement (dice.engine.layout: cat,
 permute, slice, pad), scans (dice.engine.scan) and attention
 (dice.engine.attention) with prologues and epilogues, each with its
-emitter.
+emitter; and chains of their main ops, layer after layer
+(dice.engine.chain), each a stage of its family's emitter.
 
 Runs where the GPU node's tools are (Python and torch, the static
 `dice-scaffold-programs`): no LLVM, no torch-mlir. Each program's printed
@@ -40,9 +41,10 @@ from pathlib import Path
 import torch
 
 from dice.corpus.cuda_common import hole
-from dice.engine import (emit_attention, emit_conv, emit_elementwise, emit_layout, emit_matmul,
-                         emit_pool, emit_scan, emit_stages)
+from dice.engine import (emit_attention, emit_chain, emit_conv, emit_elementwise, emit_layout,
+                         emit_matmul, emit_pool, emit_scan, emit_stages)
 from dice.engine.attention import KINDS as ATTENTIONS, MASKS, AttentionGrammar
+from dice.engine.chain import ChainGrammar
 from dice.engine.convolution import KINDS as CONVOLUTIONS, ConvolutionGrammar
 from dice.engine.degenerate import degenerate_result
 from dice.engine.elementwise import UNARY, Grammar
@@ -100,7 +102,8 @@ FAMILIES = {"elementwise": (Grammar, emit_elementwise.emit, 0.25),
             "layout": (LayoutGrammar, emit_layout.emit, 0.08),
             "convolution": (ConvolutionGrammar, emit_conv.emit, 0.09),
             "scan": (ScanGrammar, emit_scan.emit, 0.04),
-            "attention": (AttentionGrammar, emit_attention.emit, 0.04)}
+            "attention": (AttentionGrammar, emit_attention.emit, 0.04),
+            "chain": (ChainGrammar, emit_chain.emit, 0.12)}
 
 
 def class_of(production):
@@ -127,13 +130,14 @@ def data_dtype(program):
 def difficulty(program, used):
     """The curriculum's order, 1 (one op on one input) upward: productions,
     broadcast operands, half precision, casts and extra results each add,
-    and a reduction, normalization, matmul or pool two more."""
+    and each reduction, normalization, matmul, pool or other main op two
+    more."""
     out_shape = output_type(program)["shape"]
     broadcast = sum(1 for i in program["inputs"] if i["shape"] != out_shape)
     half = data_dtype(program) != "float32"
-    main_op = any(class_of(p) in MAIN_OP_CLASSES for p in used)
+    main_ops = sum(class_of(p) in MAIN_OP_CLASSES for p in used)
     return len([p for p in used if p != "cast"]) + broadcast + half + \
-        ("cast" in used) + 2 * (len(program["outputs"]) - 1) + 2 * main_op
+        ("cast" in used) + 2 * (len(program["outputs"]) - 1) + 2 * main_ops
 
 
 def scaffold(programs, tool):

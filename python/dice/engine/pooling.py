@@ -67,6 +67,20 @@ class PoolingGrammar(Grammar):
         v = self.new_input(b, self.shape)
         if rng.random() < 0.5:
             v = self.unary(b, v)
+        v = self.pool(b, v, kind, (kernel, stride, padding, dilation))
+        self.used.append(kind)
+        self.shape = v.shape
+        return self.finish(b, v)
+
+    def pool(self, b, v, kind, window):
+        """`v` ([N, C, *S], 1-3 spatial dims) max or average pooled
+        (`kind`) over (kernel, stride, padding, dilation) `window`, max in
+        ceil mode CEIL_SHARE of the time, as the compiler renders it."""
+        rng = self.rng
+        kernel, stride, padding, dilation = window
+        spatial = v.rank - 2
+        batch = v.shape[:2]
+        sizes = v.shape[2:]
         if spatial == 1:  # the 2-D pool of an [N, C, 1, L] view
             v = b.reshape(v, batch + (1, sizes[0]))
             kernel, stride, padding, dilation = ([1] + kernel, [1] + stride, [0] + padding,
@@ -97,6 +111,4 @@ class PoolingGrammar(Grammar):
                      hi=v.hi / count)
         if spatial == 1:
             v = b.reshape(v, v.shape[:2] + v.shape[3:])
-        self.used.append(kind)
-        self.shape = v.shape
-        return self.finish(b, v)
+        return v

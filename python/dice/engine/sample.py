@@ -4,6 +4,7 @@ x shape class gets its share, so a rare cell is never left to chance."""
 import random
 from collections import defaultdict
 
+from dice.engine.emit_chain import stages_of
 from dice.engine.program import output_type
 
 
@@ -12,6 +13,8 @@ def emitter_of(row):
     source = row["middle"]
     if row["family"] == "convolution":
         return convolution_path(row["program"])
+    if row["family"] == "chain":  # the families of its stages
+        return "chain-" + "-".join(sorted({f for f, _ in stages_of(row["program"])}))
     if row["family"] == "normalization" and "fused_kernel" in source:
         return "normalization-elementwise"  # batch norm in eval mode
     if "auto w0 = torch::empty" in source:

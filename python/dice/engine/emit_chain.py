@@ -1,0 +1,203 @@
+"""The CUDA source for a program of several main ops in sequence: a linear,
+an activation and another linear; a convolution, a norm and a pool; a
+convolution, the mean over its spatial dims and a linear.
+
+Each main op is a stage, written by its own family's emitter as the
+kernels of a sub-program: the main op, the elementwise ops, views and
+constants it is computed from back to the program's inputs or an earlier
+stage's main op (its prologue), and for the last stage everything after
+it up to the program's results (the epilogue). A main op that a later
+stage reads is stored, as its own result, in a buffer (mid0, mid1..)
+allocated in `dice_forward`; the later stage reads it like an input, and
+computes the elementwise ops between the two on the fly as it loads it.
+Reductions and norms that follow one another with no other main op
+between are one stage: the reduction emitter already runs them in stages
+of its own (dice.engine.emit_stages).
+
+A stage's kernels live in a namespace of their own (stage0, stage1..), so
+two stages of one family define the same names, and `dice_forward`
+launches each stage in a block that uses its namespace.
+"""
+
+import re
+
+from dice.corpus.cuda_common import definition_head
+from dice.engine import emit_conv, emit_elementwise, emit_matmul, emit_pool, emit_scan, emit_stages
+from dice.engine.emit_host import HostFunction, Unsupported, buffer_allocation, source_head
+from dice.engine.emit_pool import POOLS
+from dice.engine.emit_reduction import REDUCING
+from dice.engine.emit_stages import BUFFERS
+from dice.engine.scan import KINDS as SCANS
+
+NORM_FNS = ("softmax", "log_softmax", "layer_norm", "rms_norm", "group_norm")
+
+
+def _reductions(program, signature):
+    """A stage of reductions and norms, one kernel or several."""
+    if all(op["fn"] in emit_elementwise.ELEMENTWISE for op in program["ops"]):
+        return emit_elementwise.emit(program, signature)
+    return emit_stages.emit(program, signature)
+
+
+# The family of each main op, and the emitter of a stage of that family.
+STAGE_EMITTERS = {"matmul": emit_matmul.emit, "conv": emit_conv.emit, "pool": emit_pool.emit,
+                  "scan": emit_scan.emit, "reduction": _reductions}
+
+
+def family_of(fn):
+    """The stage family of op `fn`, None for an op every stage computes
+    where it reads it (elementwise ops, views, constants)."""
+    if fn in ("matmul", "conv"):
+        return fn
+    if fn in POOLS:
+        return "pool"
+    if fn in SCANS:
+        return "scan"
+    if fn in REDUCING or fn in NORM_FNS:
+        return "reduction"
+    return None
+
+
+def stages_of(program):
+    """[(family, [main op values])] in program order: a new stage for each
+    main op, except that a reduction or norm joins a stage of reductions
+    just before it."""
+    n_in = len(program["inputs"])
+    stages = []
+    for i, op in enumerate(program["ops"]):
+        family = family_of(op["fn"])
+        if family is None:
+            continue
+        if family == "reduction" and stages and stages[-1][0] == "reduction":
+            stages[-1][1].append(n_in + i)
+        else:
+            stages.append((family, [n_in + i]))
+    return stages
+
+
+def _reads(program, v, anchors):
+    """The main ops among `anchors` that value v is computed from through
+    other ops only (the walk back from v stops at each one it meets)."""
+    n_in = len(program["inputs"])
+    found, seen, pending = set(), set(), list(program["ops"][v - n_in]["args"]) \
+        if v >= n_in else []
+    while pending:
+        u = pending.pop()
+        if u in seen or u < n_in:
+            continue
+        seen.add(u)
+        if u in anchors:
+            found.add(u)
+            continue
+        pending += program["ops"][u - n_in]["args"]
+    return found
+
+
+def sub_program(program, targets, leaves):
+    """(the program computing values `targets` from the program's inputs
+    and the values of `leaves` (in that order, as its inputs), the values
+    its inputs stand for). What it computes is copied from `program`, in
+    program order."""
+    n_in = len(program["inputs"])
+    needed, pending = set(), list(targets)
+    while pending:
+        v = pending.pop()
+        if v in needed:
+            continue
+        needed.add(v)
+        if v >= n_in and v not in leaves:
+            pending += program["ops"][v - n_in]["args"]
+    sources = [v for v in range(n_in) if v in needed] + [v for v in leaves if v in needed]
+    number = {v: k for k, v in enumerate(sources)}
+    types = list(program["inputs"]) + [op["type"] for op in program["ops"]]
+    ops = []
+    for v in sorted(needed - set(sources)):
+        op = program["ops"][v - n_in]
+        number[v] = len(sources) + len(ops)
+        ops.append({**op, "args": [number[a] for a in op["args"]]})
+    inputs = [{"shape": list(types[v]["shape"]), "dtype": types[v]["dtype"]} for v in sources]
+    return {"inputs": inputs, "ops": ops, "outputs": [number[t] for t in targets]}, sources
+
+
+def _host_body(source, signature):
+    """The lines of `dice_forward` in `source` that launch its kernels
+    (and allocate the buffers they share): what lies between the outputs'
+    allocation and the launch check, input checks left out."""
+    head = definition_head(signature) + " {"
+    lines = source[source.index(head) + len(head):].split("\n")
+    end = lines.index("  C10_CUDA_KERNEL_LAUNCH_CHECK();")
+    return [line for line in lines[:end] if line.strip() and
+            not line.startswith("  TORCH_CHECK(") and
+            not re.match(r"  auto y\d+ = torch::empty\(", line)]
+
+
+def _stage_source(emit, program, names):
+    """(the stage's device code, its launch lines) from `emit` of the
+    sub-program `program` whose inputs are named `names`."""
+    signature = "torch::Tensor dice_forward(" + ", ".join(
+        f"torch::Tensor {n}" for n in names) + ")"
+    if len(program["outputs"]) > 1:
+        signature = "std::vector<torch::Tensor>" + signature[len("torch::Tensor"):]
+    source = emit(program, signature)
+    _, head = source_head(program, signature)
+    if not source.startswith(head):
+        raise ValueError("a stage's source does not open with its head")
+    device = source[len(head):source.index(definition_head(signature))].strip("\n")
+    return device, _host_body(source, signature)
+
+
+def emit(program, signature):
+    """The CUDA source (kernels and `dice_forward` with exactly `signature`)
+    computing `program`, a program of two or more stages. Raises
+    Unsupported for programs it does not take."""
+    stages = stages_of(program)
+    if len(stages) < 2:
+        raise Unsupported(f"{len(stages)} stage: a program of one family's emitter")
+    n_in = len(program["inputs"])
+    names, head = source_head(program, signature)
+    types = list(program["inputs"]) + [op["type"] for op in program["ops"]]
+    anchors = {v: k for k, (_, values) in enumerate(stages) for v in values}
+    # The main ops a later stage or a result reads: each one's buffer.
+    stored = set()
+    for v, k in anchors.items():
+        stored |= {u for u in _reads(program, v, anchors) if anchors[u] < k}
+    for o in program["outputs"]:
+        read = _reads(program, o, anchors) | ({o} & set(anchors))
+        stored |= {u for u in read if anchors[u] < len(stages) - 1}
+    buffer = {v: f"mid{k}" for k, v in enumerate(sorted(stored))}
+    taken = set(names) & set(buffer.values())
+    if taken:
+        raise Unsupported(f"parameters named like buffers: {sorted(taken)}")
+    for v in buffer:
+        if types[v]["dtype"] not in BUFFERS:
+            raise Unsupported(f"a {types[v]['dtype']} main op read by a later stage")
+
+    host = HostFunction(program, signature, names)
+    device_parts, launches = [], []
+    for v, name in buffer.items():
+        storage = BUFFERS[types[v]["dtype"]]
+        launches.append(buffer_allocation(name, types[v]["shape"], storage.kind, names[0]))
+    for k, (family, values) in enumerate(stages):
+        last = k == len(stages) - 1
+        targets = list(program["outputs"]) if last else [v for v in values if v in buffer]
+        if not targets:
+            raise Unsupported(f"stage {k}: nothing of it is read")
+        earlier = [v for v in buffer if anchors[v] < k]
+        sub, sources = sub_program(program, targets, earlier)
+        sub_names = [names[v] if v < n_in else buffer[v] for v in sources]
+        try:
+            device, body = _stage_source(STAGE_EMITTERS[family], sub, sub_names)
+        except Unsupported as e:
+            raise Unsupported(f"stage {k} ({family}): {e}") from None
+        results = ([f"y{j}" for j in range(len(targets))] if last else
+                   [buffer[v] for v in targets])
+        body = [re.sub(r"\by(\d+)\b", lambda m: results[int(m.group(1))], line)
+                for line in body]
+        fns = sorted({program["ops"][v - n_in]["fn"] for v in values})
+        into = "the results" if last else ", ".join(results)
+        device_parts.append(f"namespace stage{k} {{  // {', '.join(fns)}\n\n{device}\n\n"
+                            f"}}  // namespace stage{k}\n")
+        launches += [f"  {{  // stage {k}: {', '.join(fns)}, into {into}",
+                     f"    using namespace stage{k};"]
+        launches += [f"  {line}" for line in body] + ["  }"]
+    return "\n".join([head, *device_parts, host.text(launches)]) + "\n"

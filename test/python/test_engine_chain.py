@@ -1,0 +1,91 @@
+"""Chains of main ops (python/dice/engine/chain.py, emit_chain.py): what
+the engine draws is what the compiler renders, and each stage's kernels,
+run in turn through buffers, compute the printed program.
+
+Oracles: the compiler (export, outline, scaffold) and PyTorch (the kernels
+run on the host against the reference program)."""
+
+import math
+import random
+from collections import Counter
+
+import pytest
+
+from dice.engine.chain import ChainGrammar
+from dice.engine.emit_chain import emit, stages_of, sub_program
+from dice.engine.emit_host import Unsupported
+from test_engine import assert_each_agrees_on_host, assert_the_compilers, engine_rows
+
+
+def small_chains(seed, count):
+    """`count` chains whose every value is small enough to run on the host."""
+    grammar = ChainGrammar(random.Random(seed), max_elements=1 << 11)
+    drawn = []
+    while len(drawn) < count:
+        program, _ = grammar.draw()
+        types = program["inputs"] + [op["type"] for op in program["ops"]]
+        if all(math.prod(t["shape"]) <= 1 << 12 for t in types):
+            drawn.append(program)
+    return drawn
+
+
+@pytest.fixture(scope="module")
+def chain_rows():
+    return engine_rows(small_chains(5, 12), "chain", "chain")
+
+
+def test_chains_are_the_compilers(chain_rows):
+    """Layer after layer, each main op rendered as its family renders it
+    alone: the compiler renders the printed chain back the same."""
+    assert_the_compilers(chain_rows)
+
+
+def test_chain_kernels_compute_the_reference_program(chain_rows, tmp_path):
+    """Each stage's kernels in turn, a main op that a later stage reads
+    stored in a buffer of its own and read back through the ops between."""
+    assert_each_agrees_on_host(chain_rows, "chain", tmp_path)
+
+
+def test_the_chain_grammar_covers_its_steps():
+    grammar = ChainGrammar(random.Random(2))
+    seen = Counter()
+    for _ in range(300):
+        program, used = grammar.draw()
+        stages = stages_of(program)
+        assert len(stages) >= 2
+        seen[f"{len(stages)} stages"] += 1
+        seen.update(family for family, _ in stages)
+        seen.update(u for u in used if u in ("batch_norm", "group_norm", "layer_norm",
+                                             "rms_norm", "softmax", "mean", "linear_nd"))
+    assert min(seen.values()) >= 10 and len(seen) == 14, seen
+
+
+def test_a_stage_is_computed_from_inputs_and_earlier_buffers_only():
+    """The sub-program of a stage: its main op and what that reads back to
+    the program's inputs or an earlier stage's main ops, each of which
+    becomes an input of its own shape."""
+    for seed in range(5):
+        program, _ = ChainGrammar(random.Random(seed)).draw()
+        n_in = len(program["inputs"])
+        stages = stages_of(program)
+        earlier = [v for _, values in stages[:-1] for v in values]
+        main = stages[-1][1][0]
+        sub, sources = sub_program(program, [main], earlier)
+        assert all(v < n_in or v in earlier for v in sources)
+        assert any(v in earlier for v in sources)  # a chain: it reads the layer before
+        for k, v in enumerate(sources):
+            if v >= n_in:
+                assert sub["inputs"][k]["shape"] == program["ops"][v - n_in]["type"]["shape"]
+        fn = program["ops"][main - n_in]["fn"]
+        assert [op["fn"] for op in sub["ops"]].count(fn) == 1
+
+
+def test_one_stage_is_not_a_chain():
+    """A program of one main op is its family's emitter's, not the chain's."""
+    program, _ = ChainGrammar(random.Random(4)).draw()
+    first = stages_of(program)[0][1][0]
+    sub, _ = sub_program(program, [first], [])
+    signature = "torch::Tensor dice_forward(" + ", ".join(
+        f"torch::Tensor x{k}" for k in range(len(sub["inputs"]))) + ");"
+    with pytest.raises(Unsupported):
+        emit(sub, signature)
