@@ -583,7 +583,10 @@ def test_kernels_compute_the_reference_program(rows, tmp_path):
     checked = check_on_host(sample, tmp_path)
     sampled = Counter(r["family"] for r in sample)
     assert all(checked[f] == 3 * n and n >= 5 for f, n in sampled.items()), checked
-    assert set(sampled) == set(FAMILIES) and checked["elementwise vector"] >= 15, checked
+    # The corpus's chains are a model's layers, too large for the host: the
+    # chains of test_engine_chain.py are drawn small for it.
+    assert set(sampled) == set(FAMILIES) - {"chain"} and checked["elementwise vector"] >= 15, \
+        checked
 
 
 def attention_work(program):

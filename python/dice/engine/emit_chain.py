@@ -97,7 +97,7 @@ def sub_program(program, targets, leaves):
     """(the program computing values `targets` from the program's inputs
     and the values of `leaves` (in that order, as its inputs), the values
     its inputs stand for). What it computes is copied from `program`, in
-    program order."""
+    program order, each op named as `program` names it."""
     n_in = len(program["inputs"])
     needed, pending = set(), list(targets)
     while pending:
@@ -114,7 +114,10 @@ def sub_program(program, targets, leaves):
     for v in sorted(needed - set(sources)):
         op = program["ops"][v - n_in]
         number[v] = len(sources) + len(ops)
-        ops.append({**op, "args": [number[a] for a in op["args"]]})
+        # The kernel's variables keep the whole program's names (t7 for its
+        # value 7), the names the prompt shows.
+        ops.append({**op, "args": [number[a] for a in op["args"]],
+                    "name": op.get("name", f"t{v}")})
     inputs = [{"shape": list(types[v]["shape"]), "dtype": types[v]["dtype"]} for v in sources]
     return {"inputs": inputs, "ops": ops, "outputs": [number[t] for t in targets]}, sources
 
@@ -131,9 +134,25 @@ def _host_body(source, signature):
             not re.match(r"  auto y\d+ = torch::empty\(", line)]
 
 
+def _renamed(device, names):
+    """The stage's kernels with its k-th input's pointer `x<k>` and loaded
+    value `a<k>` named as the whole program names that input (`x3`, `a3`)
+    or, for a buffer, `mid0` and `m0`."""
+    def rename(match):
+        name = names[int(match.group(2))]
+        if match.group(1) == "x":
+            return name
+        if re.fullmatch(r"mid\d+", name):
+            return f"m{name[3:]}"
+        return f"a{name[1:]}" if re.fullmatch(r"x\d+", name) else f"{name}_value"
+    # `a3_2`: the value at other coordinates too.
+    return re.sub(r"\b([xa])(\d+)(?![0-9A-Za-z])", rename, device)
+
+
 def _stage_source(emit, program, names):
     """(the stage's device code, its launch lines) from `emit` of the
-    sub-program `program` whose inputs are named `names`."""
+    sub-program `program` whose inputs are named `names` (the program's
+    `x<k>` and the buffers' `mid<k>`)."""
     signature = "torch::Tensor dice_forward(" + ", ".join(
         f"torch::Tensor {n}" for n in names) + ")"
     if len(program["outputs"]) > 1:
@@ -143,7 +162,7 @@ def _stage_source(emit, program, names):
     if not source.startswith(head):
         raise ValueError("a stage's source does not open with its head")
     device = source[len(head):source.index(definition_head(signature))].strip("\n")
-    return device, _host_body(source, signature)
+    return _renamed(device, names), _host_body(source, signature)
 
 
 def emit(program, signature):

@@ -791,7 +791,8 @@ def lower_norms(program):
     named = {v: o for o, v in number.items() if v >= n_in}
     for k, op in enumerate(ops):
         v = n_in + k
-        op["name"] = f"t{named[v]}" if v in named else f"u{v}"
+        op["name"] = program["ops"][named[v] - n_in].get("name", f"t{named[v]}") \
+            if v in named else f"u{v}"
     return {"inputs": program["inputs"], "ops": ops,
             "outputs": [number[o] for o in program["outputs"]]}
 

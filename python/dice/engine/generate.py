@@ -94,8 +94,8 @@ def emit_normalization(program, signature):
 
 
 # The program families: their grammar, their emitter, and their share of draws.
-FAMILIES = {"elementwise": (Grammar, emit_elementwise.emit, 0.25),
-            "reduction": (ReductionGrammar, emit_stages.emit, 0.18),
+FAMILIES = {"elementwise": (Grammar, emit_elementwise.emit, 0.17),
+            "reduction": (ReductionGrammar, emit_stages.emit, 0.14),
             "normalization": (NormalizationGrammar, emit_normalization, 0.12),
             "matmul": (MatmulGrammar, emit_matmul.emit, 0.12),
             "pooling": (PoolingGrammar, emit_pool.emit, 0.08),
