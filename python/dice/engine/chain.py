@@ -207,8 +207,8 @@ class ChainGrammar(Grammar):
 
     @staticmethod
     def _norm_fits(kind, shape):
-        if kind == "group_norm":
-            return shape[1] <= 512 and math.prod(shape[1:]) >= 2
+        if kind == "group_norm":  # a group of one channel still has 2 values or more
+            return shape[1] <= 512 and math.prod(shape[2:]) >= 2
         if kind == "batch_norm":
             return shape[1] >= 2
         if kind == "instance_norm":
