@@ -7,6 +7,7 @@
 #       node's cores (the corpus itself stays on the node: it is ~1 GB)
 #   $OUT/engine-verify.{jsonl,md}   dice-verify on a stratified sample:
 #       PER_CELL rows of every emitter x dtype x shape class
+# FAMILIES (comma-separated) checks only rows of those families.
 # CORPUS names the corpus's folder (default /tmp/dice-engine-corpus); it is
 # drawn with its task packs, so train/run_h200.sh can train on it when
 # CORPUS=train/runs/engine-data and the machine is still warm.
@@ -28,7 +29,8 @@ echo "engine: $COUNT requests in $((SECONDS - t)) s on $(nproc) cores"
 cp "$corpus/summary.json" "$OUT/engine-summary.json"
 t=$SECONDS
 python3 -m dice corpus engine-check "$corpus" "$OUT/engine-verify.jsonl" \
-  --per-cell "$PER_CELL" --build --jobs "$(nproc)" 2>&1 | tail -3
+  --per-cell "$PER_CELL" --build --jobs "$(nproc)" ${FAMILIES:+--families "$FAMILIES"} 2>&1 |
+  tail -3
 echo "verify: $((SECONDS - t)) s"
 cat "$OUT/engine-verify.md"
 echo "done in $((SECONDS - start)) s"

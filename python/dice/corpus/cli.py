@@ -37,7 +37,8 @@ def engine_command(args):
 def engine_check_command(args):
     from dice.engine.check import check
     rows, failed = check(args.corpus_dir, args.out, args.per_cell, total=args.total,
-                         build=args.build, jobs=args.jobs)
+                         build=args.build, jobs=args.jobs,
+                         families=args.families.split(",") if args.families else None)
     print(f"{rows - failed}/{rows} rows pass; per cell: "
           f"{args.out.rsplit('.', 1)[0]}.md", file=sys.stderr)
     return 1 if failed else 0
@@ -95,6 +96,7 @@ def add_corpus_parser(sub):
     engine_check.add_argument("--total", type=positive, help="then up to N rows in all")
     engine_check.add_argument("--build", action="store_true", help="nvcc and the GPU checks")
     engine_check.add_argument("--jobs", type=positive, default=2, help="nvcc processes at once")
+    engine_check.add_argument("--families", help="only rows of these families (comma-separated)")
     engine_check.set_defaults(run=engine_check_command)
     engine_reach = corpus_sub.add_parser(
         "engine-reach", help="which of the programs' kernel requests the engine's emitters "

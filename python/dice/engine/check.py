@@ -12,6 +12,7 @@ from pathlib import Path
 
 from dice.corpus.check import verify
 from dice.corpus.cuda_common import definition_head
+from dice.errors import DiceError
 from dice.engine.sample import cell_of, stratified
 
 PASS_ANALYSIS = {"unverified"}
@@ -31,8 +32,17 @@ def declares_signature(row):
     return definition_head(row["signature"]) + " {" in row["middle"]
 
 
-def check(corpus_dir, out_path, per_cell, total=None, build=False, jobs=2, seed=0):
-    rows = stratified(read_rows(corpus_dir), per_cell, seed=seed, total=total)
+def check(corpus_dir, out_path, per_cell, total=None, build=False, jobs=2, seed=0,
+          families=None):
+    """(rows checked, rows failed); `families`: only rows of those."""
+    rows = read_rows(corpus_dir)
+    if families:
+        unknown = set(families) - {r["family"] for r in rows}
+        if unknown:
+            raise DiceError(f"no rows of famil{'y' if len(unknown) == 1 else 'ies'} "
+                             f"{', '.join(sorted(unknown))} in {corpus_dir}")
+        rows = [r for r in rows if r["family"] in families]
+    rows = stratified(rows, per_cell, seed=seed, total=total)
     verdicts = verify(rows, build=build, jobs=jobs)
     passing = PASS_GPU if build else PASS_ANALYSIS
     cells = defaultdict(Counter)
