@@ -30,7 +30,7 @@ from dice.engine.program import Value, window_sizes
 from dice.engine.reduction import ReductionGrammar
 from dice.engine.shapes import draw_size
 
-IMAGE_STEPS = ("conv", "conv", "conv", "pool", "pool", "norm", "mean", "flatten")
+IMAGE_STEPS = ("conv", "conv", "conv", "pool", "pool", "norm", "mean", "flatten", "gate")
 FEATURE_STEPS = ("linear", "linear", "linear", "norm")
 # Not instance norm: its statistics are float64 sums, and the layer after
 # it would read one from a buffer (the stages' emitters store float32).
@@ -188,6 +188,21 @@ class ChainGrammar(Grammar):
         self.used.append("mean")
         self.image = False
         return out
+
+    def _gate(self, b, v):
+        """Squeeze and excitation: `v * sigmoid(fc2(relu(fc1(mean(v)))))`,
+        the gate viewed as `[N, C, 1, ..]`: three main ops whose last result
+        is not of the program's shape."""
+        rng = self.rng
+        channels = v.shape[1]
+        s = self.parts["mean"].reduce(b, "mean", v, list(range(2, v.rank)), keepdim=False)
+        self.used.append("mean")
+        s = self.parts["linear"].linear(b, s, max(1, channels // rng.choice((1, 2, 4, 8))))
+        s = self.unary(b, s, rng.choice(("relu", "silu")))
+        s = self.parts["linear"].linear(b, s, channels)
+        s = self.unary(b, s, rng.choice(("sigmoid", "hardsigmoid")))
+        s = b.reshape(s, (v.shape[0], channels) + (1,) * (v.rank - 2))
+        return b.op("mul", [v, s], lo=-v.bound, hi=v.bound)
 
     def _flatten(self, b, v):
         """[N, C, *S] as [N, C * S]: features."""

@@ -12,20 +12,25 @@ allocated in `dice_forward`; the later stage reads it like an input, and
 computes the elementwise ops between the two on the fly as it loads it.
 Reductions and norms that follow one another with no other main op
 between are one stage: the reduction emitter already runs them in stages
-of its own (dice.engine.emit_stages).
+of its own (dice.engine.emit_stages). Where the results are not of the
+last main op's elements (its product with an earlier layer's value, a cat
+of several layers), that main op is stored too, and one more stage
+computes the results from the buffers, an element a thread.
 
 A stage's kernels live in a namespace of their own (stage0, stage1..), so
 two stages of one family define the same names, and `dice_forward`
 launches each stage in a block that uses its namespace.
 """
 
+import math
 import re
 
 from dice.corpus.cuda_common import definition_head
 from dice.engine import emit_conv, emit_elementwise, emit_matmul, emit_pool, emit_scan, emit_stages
-from dice.engine.emit_host import HostFunction, Unsupported, buffer_allocation, source_head
+from dice.engine.emit_host import (HostFunction, Unsupported, buffer_allocation, kernel_parameters,
+                                   size_expression, source_head, used_parameters)
 from dice.engine.emit_pool import POOLS
-from dice.engine.emit_reduction import REDUCING
+from dice.engine.emit_reduction import REDUCING, ValueEmitter
 from dice.engine.emit_stages import BUFFERS
 from dice.engine.scan import KINDS as SCANS
 
@@ -41,7 +46,8 @@ def _reductions(program, signature):
 
 # The family of each main op, and the emitter of a stage of that family.
 STAGE_EMITTERS = {"matmul": emit_matmul.emit, "conv": emit_conv.emit, "pool": emit_pool.emit,
-                  "scan": emit_scan.emit, "reduction": _reductions}
+                  "scan": emit_scan.emit, "reduction": _reductions,
+                  "results": lambda program, signature: _results(program, signature)}
 
 
 def family_of(fn):
@@ -165,6 +171,10 @@ def _stage_source(emit, program, names):
     return _renamed(device, names), _host_body(source, signature)
 
 
+class _LastStageDeclined(Unsupported):
+    """The last main op's emitter does not write the program's results."""
+
+
 def emit(program, signature):
     """The CUDA source (kernels and `dice_forward` with exactly `signature`)
     computing `program`, a program of two or more stages. Raises
@@ -172,6 +182,53 @@ def emit(program, signature):
     stages = stages_of(program)
     if len(stages) < 2:
         raise Unsupported(f"{len(stages)} stage: a program of one family's emitter")
+    try:
+        return _compose(program, signature, stages)
+    except _LastStageDeclined:
+        # Results not of the last main op's elements (its product with an
+        # earlier layer's value, a cat of several layers): that main op is
+        # stored too, and a stage of its own computes the results from the
+        # buffers, an element a thread.
+        return _compose(program, signature, stages + [("results", [])])
+
+
+def _results(program, signature):
+    """The results stage: each result computed at its elements from the
+    buffers and inputs (through views, broadcasts, cats and pads), an
+    element a thread; a kernel for all of them where they have as many
+    elements, else one each."""
+    names, head = source_head(program, signature)
+    types = list(program["inputs"]) + [op["type"] for op in program["ops"]]
+    in_params, out_params = kernel_parameters(program)
+    host = HostFunction(program, signature, names)
+    x_pointers = host.pointers[:len(program["inputs"])]
+    y_pointers = host.pointers[len(program["inputs"]):]
+    outputs = list(enumerate(program["outputs"]))
+    counts = {math.prod(types[o]["shape"]) for _, o in outputs}
+    groups = [outputs] if len(counts) == 1 else [[slot] for slot in outputs]
+    kernels, launches = [], []
+    for k, group in enumerate(groups):
+        name = "results_kernel" if len(groups) == 1 else f"results_kernel{k}"
+        part = {**program, "outputs": [o for _, o in group]}
+        out = types[group[0][1]]["shape"]
+        outs = [out_params[j] for j, _ in group]
+        text = ValueEmitter(part).element_kernel(
+            name, "// The results, a thread an element.", in_params + outs, out,
+            [types[o]["dtype"] for _, o in group], lambda _names: [])
+        for slot, (j, _) in enumerate(group):  # its y0.. are the results' own
+            text = re.sub(rf"\by{slot}\[", f"y{j}[", text)
+        text, pointers = used_parameters(text, name, in_params, outs, x_pointers)
+        kernels.append(text)
+        launches += [f"  const int64_t n{k} = {size_expression(out, wide=True)};" if len(groups) > 1
+                     else f"  const int64_t n = {size_expression(out, wide=True)};"]
+        n = f"n{k}" if len(groups) > 1 else "n"
+        launches.append(f"  {name}<<<(int)std::min<int64_t>(({n} + 255) / 256, 65535), 256, 0, "
+                        f"c10::cuda::getCurrentCUDAStream()>>>("
+                        f"{', '.join(pointers + [y_pointers[j] for j, _ in group])});")
+    return "\n".join([head, *kernels, host.text(launches)]) + "\n"
+
+
+def _compose(program, signature, stages):
     n_in = len(program["inputs"])
     names, head = source_head(program, signature)
     types = list(program["inputs"]) + [op["type"] for op in program["ops"]]
@@ -207,16 +264,17 @@ def emit(program, signature):
         try:
             device, body = _stage_source(STAGE_EMITTERS[family], sub, sub_names)
         except Unsupported as e:
-            raise Unsupported(f"stage {k} ({family}): {e}") from None
+            declined = _LastStageDeclined if last and family != "results" else Unsupported
+            raise declined(f"stage {k} ({family}): {e}") from None
         results = ([f"y{j}" for j in range(len(targets))] if last else
                    [buffer[v] for v in targets])
         body = [re.sub(r"\by(\d+)\b", lambda m: results[int(m.group(1))], line)
                 for line in body]
-        fns = sorted({program["ops"][v - n_in]["fn"] for v in values})
+        what = ", ".join(sorted({program["ops"][v - n_in]["fn"] for v in values})) or family
         into = "the results" if last else ", ".join(results)
-        device_parts.append(f"namespace stage{k} {{  // {', '.join(fns)}\n\n{device}\n\n"
+        device_parts.append(f"namespace stage{k} {{  // {what}\n\n{device}\n\n"
                             f"}}  // namespace stage{k}\n")
-        launches += [f"  {{  // stage {k}: {', '.join(fns)}, into {into}",
+        launches += [f"  {{  // stage {k}: {what}, into {into}",
                      f"    using namespace stage{k};"]
         launches += [f"  {line}" for line in body] + ["  }"]
     return "\n".join([head, *device_parts, host.text(launches)]) + "\n"
