@@ -41,6 +41,11 @@ FEATURE_NORMS = ("layer_norm", "rms_norm", "softmax", "log_softmax")
 # far above what a layer's values come to in practice; a tighter one would
 # scale values between layers down to nothing.
 FLOAT_BOUND = 1e9
+# What follows a layer most of the time: an activation.
+ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu", "sigmoid", "tanh", "leaky_relu", "elu",
+               "selu", "celu", "hardtanh", "relu6", "softplus", "mish", "hardswish",
+               "hardsigmoid", "logsigmoid", "swish_beta")
+ACTIVATION_SHARE = 0.7
 # The most elements a step may make, so that a chain stays a layer's size.
 MAX_ELEMENTS = 1 << 22
 
@@ -78,6 +83,7 @@ class ChainGrammar(Grammar):
         self.image_norms = [n for n in IMAGE_NORMS if n not in exclude]
         self.feature_norms = [n for n in FEATURE_NORMS if n not in exclude]
         self.pools = [k for k in ("max_pool", "avg_pool") if k not in exclude]
+        self.activations = [a for a in ACTIVATIONS if a in self.unaries]
 
     def limit(self, v):
         return FLOAT_BOUND
@@ -111,7 +117,7 @@ class ChainGrammar(Grammar):
                 spatial = rng.choice((1, 2, 2))
                 sizes = tuple(draw_size(rng, 256 if spatial == 1 else 40)
                               for _ in range(spatial))
-                shape = (rng.randint(1, 8), draw_size(rng, 32)) + sizes
+                shape = (rng.randint(2, 8), draw_size(rng, 32)) + sizes
             else:
                 lead = (draw_size(rng, 256),) if rng.random() < 0.5 else \
                     (draw_size(rng, 16), draw_size(rng, 128))
@@ -127,12 +133,22 @@ class ChainGrammar(Grammar):
         for n in range(rng.choice((2, 2, 3, 3, 4))):
             if n:  # between two layers: an activation mostly, a residual at times
                 for _ in range(rng.choice((0, 1, 1, 2))):
-                    v = self.unary(b, v) if rng.random() < 0.6 else self.binary(b, v, pool)
+                    v = self.between(b, v, pool)
                     pool.append(v)
             v = self.step(b, self.squash(b, v, self.limit(v)))
             self.shape = v.shape
             pool = [v]
         return self.finish(b, v)
+
+    def between(self, b, v, pool):
+        """A production between two layers: an activation mostly, else any
+        unary function or a binary op (a residual, a bias, a scale)."""
+        rng = self.rng
+        if rng.random() < 0.6:
+            name = rng.choice(self.activations) if self.activations and \
+                rng.random() < ACTIVATION_SHARE else None
+            return self.unary(b, v, name)
+        return self.binary(b, v, pool)
 
     def step(self, b, v):
         """One main op that fits `v` (an image or features), or where none
@@ -183,6 +199,8 @@ class ChainGrammar(Grammar):
 
     def _mean(self, b, v):
         """The mean over the spatial dims (global average pooling): features."""
+        if math.prod(v.shape[2:]) < 2:  # the compiler folds a mean of one element away
+            return None
         dims = list(range(2, v.rank))
         out = self.parts["mean"].reduce(b, "mean", v, dims, keepdim=False)
         self.used.append("mean")
@@ -195,6 +213,8 @@ class ChainGrammar(Grammar):
         is not of the program's shape."""
         rng = self.rng
         channels = v.shape[1]
+        if math.prod(v.shape[2:]) < 2:  # the compiler folds a mean of one element away
+            return None
         s = self.parts["mean"].reduce(b, "mean", v, list(range(2, v.rank)), keepdim=False)
         self.used.append("mean")
         s = self.parts["linear"].linear(b, s, max(1, channels // rng.choice((1, 2, 4, 8))))
@@ -222,8 +242,10 @@ class ChainGrammar(Grammar):
 
     @staticmethod
     def _norm_fits(kind, shape):
-        if kind == "group_norm":  # a group of one channel still has 2 values or more
-            return shape[1] <= 512 and math.prod(shape[2:]) >= 2
+        if kind == "group_norm":  # of a 2-D image: the compiler does not raise one
+            # that reads a 1-D convolution's view back (it renders torch's
+            # decomposition there); a group of one channel has 2 values or more
+            return len(shape) == 4 and shape[1] <= 512 and math.prod(shape[2:]) >= 2
         if kind == "batch_norm":
             return shape[1] >= 2
         if kind == "instance_norm":
