@@ -1,20 +1,20 @@
-"""The chain grammar: two to four main ops in sequence, as the layers of a
+"""The chain grammar: two or more main ops in sequence, as the layers of a
 model follow one another, each drawn by its own family's grammar to fit
-the value before it, with elementwise productions between (an activation,
-a residual, a scale):
+the value before it, with elementwise productions between (an activation
+mostly, a residual, a scale):
 
 - on an image `[N, C, *S]` (one or two spatial dims): a convolution (one
-  group, depthwise or grouped), max or average pooling, a batch, group or
-  instance norm, the mean over the spatial dims (to features `[N, C]`), or
-  a flatten to features `[N, C * S]`;
+  group or depthwise), max or average pooling, a batch or group norm, the
+  mean over the spatial dims (global average pooling, to features
+  `[N, C]`), a flatten to features `[N, C * S]`, or a squeeze-and-excitation
+  gate (the image times a per-channel sigmoid of two linears of its mean);
 - on features `[..., D]` (rank 2 or 3): a linear, a layer or RMS norm, a
   softmax or log-softmax.
 
 Float32 only. Each main op is rendered exactly as its family's grammar
-renders it alone (the compiler's canonical form), and the value is scaled
-into the range the elementwise productions keep (a bound on what the
-value can hold) before each one. The emitter is
-dice.engine.emit_chain: a stage a main op.
+renders it alone (the compiler's canonical form); where the compiler folds
+what two layers meet (a reshape of a reshape), the builder folds it too.
+The emitter is dice.engine.emit_chain: a stage a main op.
 """
 
 import math
@@ -248,12 +248,10 @@ class ChainGrammar(Grammar):
             return len(shape) == 4 and shape[1] <= 512 and math.prod(shape[2:]) >= 2
         if kind == "batch_norm":
             return shape[1] >= 2
-        if kind == "instance_norm":
-            return math.prod(shape[2:]) >= 2
         return shape[-1] > 1
 
     def _linear(self, b, v):
         n = draw_size(self.rng, 1024)
-        if math.prod(v.shape[:-1]) * n > self.max_elements:
-            return None
+        if max(math.prod(v.shape[:-1]), v.shape[-1]) * n > self.max_elements:
+            return None  # a result or a weight larger than a layer's
         return self.parts["linear"].linear(b, v, n)

@@ -26,7 +26,7 @@ import math
 import re
 
 from dice.corpus.cuda_common import definition_head
-from dice.engine import emit_conv, emit_elementwise, emit_matmul, emit_pool, emit_scan, emit_stages
+from dice.engine import emit_conv, emit_matmul, emit_pool, emit_scan, emit_stages
 from dice.engine.emit_host import (HostFunction, Unsupported, buffer_allocation, kernel_parameters,
                                    size_expression, source_head, used_parameters)
 from dice.engine.emit_pool import POOLS
@@ -35,19 +35,6 @@ from dice.engine.emit_stages import BUFFERS
 from dice.engine.scan import KINDS as SCANS
 
 NORM_FNS = ("softmax", "log_softmax", "layer_norm", "rms_norm", "group_norm")
-
-
-def _reductions(program, signature):
-    """A stage of reductions and norms, one kernel or several."""
-    if all(op["fn"] in emit_elementwise.ELEMENTWISE for op in program["ops"]):
-        return emit_elementwise.emit(program, signature)
-    return emit_stages.emit(program, signature)
-
-
-# The family of each main op, and the emitter of a stage of that family.
-STAGE_EMITTERS = {"matmul": emit_matmul.emit, "conv": emit_conv.emit, "pool": emit_pool.emit,
-                  "scan": emit_scan.emit, "reduction": _reductions,
-                  "results": lambda program, signature: _results(program, signature)}
 
 
 def family_of(fn):
@@ -85,8 +72,8 @@ def _reads(program, v, anchors):
     """The main ops among `anchors` that value v is computed from through
     other ops only (the walk back from v stops at each one it meets)."""
     n_in = len(program["inputs"])
-    found, seen, pending = set(), set(), list(program["ops"][v - n_in]["args"]) \
-        if v >= n_in else []
+    pending = list(program["ops"][v - n_in]["args"]) if v >= n_in else []
+    found, seen = set(), set()
     while pending:
         u = pending.pop()
         if u in seen or u < n_in:
@@ -226,6 +213,12 @@ def _results(program, signature):
                         f"c10::cuda::getCurrentCUDAStream()>>>("
                         f"{', '.join(pointers + [y_pointers[j] for j, _ in group])});")
     return "\n".join([head, *kernels, host.text(launches)]) + "\n"
+
+
+# The emitter of a stage of each family. A stage of reductions and norms
+# is the staged reduction emitter's: one kernel, or several in turn.
+STAGE_EMITTERS = {"matmul": emit_matmul.emit, "conv": emit_conv.emit, "pool": emit_pool.emit,
+                  "scan": emit_scan.emit, "reduction": emit_stages.emit, "results": _results}
 
 
 def _compose(program, signature, stages):
