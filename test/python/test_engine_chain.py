@@ -56,8 +56,9 @@ def test_the_chain_grammar_covers_its_steps():
         seen[f"{min(len(stages), 4)} stages"] += 1  # 4 and more
         seen.update(family for family, _ in stages)
         seen.update(u for u in used if u in ("batch_norm", "group_norm", "layer_norm",
-                                             "rms_norm", "softmax", "mean", "linear_nd"))
-    assert min(seen.values()) >= 10 and len(seen) == 14, seen
+                                             "rms_norm", "softmax", "mean", "linear_nd",
+                                             "attention"))
+    assert min(seen.values()) >= 10 and len(seen) == 15, seen
 
 
 def test_a_stage_is_computed_from_inputs_and_earlier_buffers_only():
@@ -116,3 +117,26 @@ def test_results_stage_kernels_compute_the_reference_program(results_stage_rows,
     """The last main op stored too, the results computed from the buffers
     and the inputs an element a thread."""
     assert_each_agrees_on_host(results_stage_rows, "chain", tmp_path)
+
+
+@pytest.fixture(scope="module")
+def attention_chain_rows():
+    """Small chains with a self-attention layer: projections, the scores'
+    matmul, the softmax (masked at times), the values' matmul, the output
+    projection, each a stage."""
+    grammar = ChainGrammar(random.Random(8), max_elements=1 << 11)
+    drawn = []
+    while len(drawn) < 4:
+        program, used = grammar.draw()
+        types = program["inputs"] + [op["type"] for op in program["ops"]]
+        if "attention" in used and all(math.prod(t["shape"]) <= 1 << 13 for t in types):
+            drawn.append(program)
+    return engine_rows(drawn, "attention-chain", "chain")
+
+
+def test_attention_layers_are_the_compilers(attention_chain_rows):
+    assert_the_compilers(attention_chain_rows)
+
+
+def test_attention_layer_kernels_compute_the_reference_program(attention_chain_rows, tmp_path):
+    assert_each_agrees_on_host(attention_chain_rows, "chain", tmp_path)

@@ -115,7 +115,21 @@ class AttentionGrammar(Grammar):
         if self.dtype != "float32":  # scores that half precision holds
             limit = math.sqrt(HALF_SCORES / width)
             q, k = self.squash(b, q, limit), self.squash(b, k, limit)
-        rank = len(batch) + 2
+        out = self.attend(b, q, k, b.input(batch + (keys, values), self.dtype))
+        self.shape = out.shape
+        pool = [out]
+        for _ in range(rng.choice((0, 0, 1, 2))):
+            out = self.unary(b, out) if rng.random() < 0.5 else self.binary(b, out, pool)
+            pool.append(out)
+        return b.build([out]), [u for u in self.used if u != "scale"]
+
+    def attend(self, b, q, k, v):
+        """`softmax(q @ k.transpose(-1, -2) * scale + masks) @ v` of values
+        `q` [*B, L, D], `k` [*B, S, D] and `v` [*B, S, E]: a scale, a causal
+        mask 40% of the time where L <= S and a padding mask 30%."""
+        rng = self.rng
+        batch, (length, width), keys = q.shape[:-2], q.shape[-2:], k.shape[-2]
+        rank = q.rank
         k_t = b.permute(k, tuple(range(rank - 2)) + (rank - 1, rank - 2))
         bound = q.bound * k.bound * width
         s = self.matmul(b, q, k_t, batch + (length, keys), lo=-bound, hi=bound)
@@ -125,14 +139,7 @@ class AttentionGrammar(Grammar):
         if rng.random() < 0.3:
             s = self.padding(b, s, batch)
         p = b.op("softmax", [s], lo=0.0, hi=1.0, ints={"dim": [rank - 1]})
-        v = b.input(batch + (keys, values), self.dtype)
-        out = self.matmul(b, p, v, batch + (length, values))
-        self.shape = out.shape
-        pool = [out]
-        for _ in range(rng.choice((0, 0, 1, 2))):
-            out = self.unary(b, out) if rng.random() < 0.5 else self.binary(b, out, pool)
-            pool.append(out)
-        return b.build([out]), [u for u in self.used if u != "scale"]
+        return self.matmul(b, p, v, batch + (length, v.shape[-1]))
 
 
 def draw_attention(seed):

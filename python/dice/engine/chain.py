@@ -9,7 +9,9 @@ mostly, a residual, a scale):
   `[N, C]`), a flatten to features `[N, C * S]`, or a squeeze-and-excitation
   gate (the image times a per-channel sigmoid of two linears of its mean);
 - on features `[..., D]` (rank 2 or 3): a linear, a layer or RMS norm, a
-  softmax or log-softmax.
+  softmax or log-softmax, or (rank 3, `[B, L, D]`) self-attention of one
+  head: q, k and v linears of the value, the attention family's
+  `softmax(q @ k^T * scale + masks) @ v`, and an output linear.
 
 Float32 only. Each main op is rendered exactly as its family's grammar
 renders it alone (the compiler's canonical form); where the compiler folds
@@ -19,6 +21,7 @@ The emitter is dice.engine.emit_chain: a stage a main op.
 
 import math
 
+from dice.engine.attention import AttentionGrammar
 from dice.engine.convolution import ConvolutionGrammar, _Builder
 from dice.engine.elementwise import Grammar
 from dice.engine.emit_chain import emit, stages_of
@@ -31,7 +34,7 @@ from dice.engine.reduction import ReductionGrammar
 from dice.engine.shapes import draw_size
 
 IMAGE_STEPS = ("conv", "conv", "conv", "pool", "pool", "norm", "mean", "flatten", "gate")
-FEATURE_STEPS = ("linear", "linear", "linear", "norm")
+FEATURE_STEPS = ("linear", "linear", "linear", "norm", "attention")
 # Not instance norm: its statistics are float64 sums, and the layer after
 # it would read one from a buffer (the stages' emitters store float32).
 IMAGE_NORMS = ("batch_norm", "group_norm")
@@ -71,13 +74,15 @@ class _ChainBuilder(_Builder):
 class ChainGrammar(Grammar):
     def __init__(self, rng, exclude=(), max_elements=MAX_ELEMENTS):
         super().__init__(rng, exclude)
+        self.exclude = set(exclude)
         self.max_elements = max_elements
         # The families' grammars, sharing this one's generator.
         self.parts = {"conv": ConvolutionGrammar(rng, exclude),
                       "pool": PoolingGrammar(rng, exclude),
                       "norm": NormalizationGrammar(rng, exclude),
                       "linear": MatmulGrammar(rng, exclude),
-                      "mean": ReductionGrammar(rng, exclude)}
+                      "mean": ReductionGrammar(rng, exclude),
+                      "attention": AttentionGrammar(rng, exclude)}
         # A step named by an excluded production is never drawn.
         self.image_steps = [s for s in IMAGE_STEPS if s not in exclude]
         self.image_norms = [n for n in IMAGE_NORMS if n not in exclude]
@@ -249,6 +254,21 @@ class ChainGrammar(Grammar):
         if kind == "batch_norm":
             return shape[1] >= 2
         return shape[-1] > 1
+
+    def _attention(self, b, v):
+        """Self-attention of one head over `[B, L, D]`: projections to a
+        width of 16-128, the attention, a projection back to D."""
+        if v.rank != 3 or "attention" in self.exclude:
+            return None
+        batch, length, features = v.shape
+        width = self.rng.choice((16, 32, 64, 64, 128))
+        if batch * length * max(length, width, features) > self.max_elements or \
+                features * width > self.max_elements:
+            return None
+        q, k, values = (self.parts["linear"].linear(b, v, width) for _ in range(3))
+        out = self.parts["attention"].attend(b, q, k, values)
+        self.used.append("attention")
+        return self.parts["linear"].linear(b, out, features)
 
     def _linear(self, b, v):
         n = draw_size(self.rng, 1024)
