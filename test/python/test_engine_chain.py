@@ -139,4 +139,7 @@ def test_attention_layers_are_the_compilers(attention_chain_rows):
 
 
 def test_attention_layer_kernels_compute_the_reference_program(attention_chain_rows, tmp_path):
+    """The scores' matmul, the softmax and the values' matmul are one stage
+    of the attention emitter (the scores never leave its block)."""
+    assert all("attention_kernel" in r["middle"] for r in attention_chain_rows)
     assert_each_agrees_on_host(attention_chain_rows, "chain", tmp_path)

@@ -10,8 +10,9 @@ it up to the program's results (the epilogue). A main op that a later
 stage reads is stored, as its own result, in a buffer (mid0, mid1..)
 allocated in `dice_forward`; the later stage reads it like an input, and
 computes the elementwise ops between the two on the fly as it loads it.
-Reductions and norms that follow one another with no other main op
-between are one stage: the reduction emitter already runs them in stages
+A matmul, a softmax and a matmul that read one another (attention) are one
+stage of the attention emitter, where it takes them. Reductions and norms
+that follow one another with no other main op between are one stage: the reduction emitter already runs them in stages
 of its own (dice.engine.emit_stages). Where the results are not of the
 last main op's elements (its product with an earlier layer's value, a cat
 of several layers), that main op is stored too, and one more stage
@@ -26,7 +27,8 @@ import math
 import re
 
 from dice.corpus.cuda_common import definition_head
-from dice.engine import emit_conv, emit_matmul, emit_pool, emit_scan, emit_stages
+from dice.engine import (emit_attention, emit_conv, emit_matmul, emit_pool, emit_scan,
+                         emit_stages)
 from dice.engine.emit_host import (HostFunction, Unsupported, buffer_allocation, kernel_parameters,
                                    size_expression, source_head, used_parameters)
 from dice.engine.emit_pool import POOLS
@@ -66,6 +68,31 @@ def stages_of(program):
         else:
             stages.append((family, [n_in + i]))
     return stages
+
+
+def fuse_attention(program, stages):
+    """`stages` with each matmul, softmax (alone in its stage, along the
+    last dim) and matmul in a row that reads the one before it (through
+    elementwise ops: a scale, masks) made one stage of the attention
+    emitter, whose block keeps a row of scores: they never leave it."""
+    n_in = len(program["inputs"])
+    fused, k = [], 0
+    while k < len(stages):
+        window = stages[k:k + 3]
+        if [f for f, _ in window] == ["matmul", "reduction", "matmul"] and \
+                len(window[1][1]) == 1:
+            (scores,), (softmax,), (values,) = (v for _, v in window)
+            op = program["ops"][softmax - n_in]
+            anchors = {scores, softmax, values}
+            if op["fn"] == "softmax" and op["ints"]["dim"] == [len(op["type"]["shape"]) - 1] \
+                    and _reads(program, softmax, anchors) == {scores} \
+                    and _reads(program, values, anchors) == {softmax}:
+                fused.append(("attention", [scores, softmax, values]))
+                k += 3
+                continue
+        fused.append(stages[k])
+        k += 1
+    return fused
 
 
 def _reads(program, v, anchors):
@@ -169,6 +196,17 @@ def emit(program, signature):
     stages = stages_of(program)
     if len(stages) < 2:
         raise Unsupported(f"{len(stages)} stage: a program of one family's emitter")
+    fused = fuse_attention(program, stages)
+    tries = [fused, stages] if len(fused) >= 2 and fused != stages else [stages]
+    for n, attempt in enumerate(tries):
+        try:
+            return _emit_stages(program, signature, attempt)
+        except Unsupported:
+            if n == len(tries) - 1:
+                raise
+
+
+def _emit_stages(program, signature, stages):
     try:
         return _compose(program, signature, stages)
     except _LastStageDeclined:
@@ -216,9 +254,11 @@ def _results(program, signature):
 
 
 # The emitter of a stage of each family. A stage of reductions and norms
-# is the staged reduction emitter's: one kernel, or several in turn.
+# is the staged reduction emitter's: one kernel, or several in turn; an
+# attention stage (fuse_attention) the attention emitter's.
 STAGE_EMITTERS = {"matmul": emit_matmul.emit, "conv": emit_conv.emit, "pool": emit_pool.emit,
-                  "scan": emit_scan.emit, "reduction": emit_stages.emit, "results": _results}
+                  "scan": emit_scan.emit, "reduction": emit_stages.emit,
+                  "attention": emit_attention.emit, "results": _results}
 
 
 def _compose(program, signature, stages):
