@@ -12,8 +12,8 @@ from pathlib import Path
 
 from dice.corpus.check import verify
 from dice.corpus.cuda_common import definition_head
-from dice.errors import DiceError
 from dice.engine.sample import cell_of, stratified
+from dice.errors import DiceError
 
 PASS_ANALYSIS = {"unverified"}
 PASS_GPU = {"accepted", "slow"}

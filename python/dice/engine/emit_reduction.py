@@ -787,7 +787,8 @@ def lower_norms(program):
                 y = add("add", [y, args[2]], shape, "float32")
         number[n_in + i] = add("to", [y], shape, dtype) if dtype in HALF else y
     # Kernel variables keep the reference program's names (t4 for its
-    # value 4); the values the lowering added are u-named.
+    # value 4, or the name an op carries: a chain's stage keeps the whole
+    # program's); the values the lowering added are u-named.
     named = {v: o for o, v in number.items() if v >= n_in}
     for k, op in enumerate(ops):
         v = n_in + k
