@@ -4,7 +4,7 @@ x shape class gets its share, so a rare cell is never left to chance."""
 import random
 from collections import defaultdict
 
-from dice.engine.emit_chain import stages_of
+from dice.engine.emit_chain import fuse_attention, stages_of
 from dice.engine.program import output_type
 
 
@@ -13,8 +13,9 @@ def emitter_of(row):
     source = row["middle"]
     if row["family"] == "convolution":
         return convolution_path(row["program"])
-    if row["family"] == "chain":  # the families of its stages
-        return "chain-" + "-".join(sorted({f for f, _ in stages_of(row["program"])}))
+    if row["family"] == "chain":  # the families of its stages, an attention one fused
+        stages = fuse_attention(row["program"], stages_of(row["program"]))
+        return "chain-" + "-".join(sorted({f for f, _ in stages}))
     if row["family"] == "normalization" and "fused_kernel" in source:
         return "normalization-elementwise"  # batch norm in eval mode
     if "auto w0 = torch::empty" in source:
