@@ -18,8 +18,9 @@
 # The data engine's corpus instead of train/data (docs/corpus.md):
 # ENGINE_COUNT=N draws N requests on this node into train/runs/engine-data
 # first (ENGINE_SEED picks the draw, default 0: a run that goes on from
-# earlier weights sees new programs under another seed); with SFT_CONFIG=sft-engine the stages train on it and DATA names
-# its folder (relative to train/configs) for the evaluations' packs.
+# earlier weights sees new programs under another seed); with
+# SFT_CONFIG=sft-engine the stages train on it and DATA names its folder
+# (relative to train/configs) for the evaluations' packs.
 set -uo pipefail
 OUT=${OUT:-/tmp/dice-train-out}
 mkdir -p "$OUT"
@@ -43,7 +44,8 @@ if [[ -n ${ENGINE_COUNT:-} ]]; then
   t0=$(date +%s)
   rm -rf train/runs/engine-data
   DICE_BUILD_DIR=$root/build-gpu PYTHONPATH=$root/python "$PY" -m dice corpus engine \
-    train/runs/engine-data --count "$ENGINE_COUNT" --seed "${ENGINE_SEED:-0}" --packs --jobs "$(nproc)" 2>&1 | tail -1 |
+    train/runs/engine-data --count "$ENGINE_COUNT" --seed "${ENGINE_SEED:-0}" --packs \
+    --jobs "$(nproc)" 2>&1 | tail -1 |
     tee -a "$OUT/env.txt" || exit 1
   cp train/runs/engine-data/summary.json "$OUT/engine-summary.json"
   echo "engine: $ENGINE_COUNT requests in $(( $(date +%s) - t0 )) s" | tee -a "$OUT/env.txt"

@@ -13,7 +13,7 @@ import pytest
 
 from dice.engine.chain import ChainGrammar
 from dice.engine.emit_chain import emit, stages_of, sub_program
-from dice.engine.emit_host import Unsupported
+from dice.engine.emit_host import Unsupported, declaration
 from test_engine import assert_each_agrees_on_host, assert_the_compilers, engine_rows
 
 
@@ -86,10 +86,8 @@ def test_one_stage_is_not_a_chain():
     program, _ = ChainGrammar(random.Random(4)).draw()
     first = stages_of(program)[0][1][0]
     sub, _ = sub_program(program, [first], [])
-    signature = "torch::Tensor dice_forward(" + ", ".join(
-        f"torch::Tensor x{k}" for k in range(len(sub["inputs"]))) + ");"
     with pytest.raises(Unsupported):
-        emit(sub, signature)
+        emit(sub, declaration(sub))
 
 
 @pytest.fixture(scope="module")
@@ -103,8 +101,7 @@ def results_stage_rows():
         program, _ = grammar.draw()
         types = program["inputs"] + [op["type"] for op in program["ops"]]
         if all(math.prod(t["shape"]) <= 1 << 12 for t in types) and \
-                "results_kernel" in emit(program, "torch::Tensor dice_forward(" + ", ".join(
-                    f"torch::Tensor x{k}" for k in range(len(program["inputs"]))) + ");"):
+                "results_kernel" in emit(program, declaration(program)):
             drawn.append(program)
     return engine_rows(drawn, "results", "chain")
 

@@ -25,7 +25,7 @@ from dice.engine.attention import AttentionGrammar
 from dice.engine.convolution import ConvolutionGrammar, _Builder
 from dice.engine.elementwise import Grammar
 from dice.engine.emit_chain import emit, stages_of
-from dice.engine.emit_host import Unsupported
+from dice.engine.emit_host import Unsupported, declaration
 from dice.engine.matmul import MatmulGrammar
 from dice.engine.normalization import NormalizationGrammar
 from dice.engine.pooling import PoolingGrammar
@@ -101,9 +101,8 @@ class ChainGrammar(Grammar):
             program, used = self._draw()
             if len(stages_of(program)) < 2:
                 continue
-            names = ", ".join(f"torch::Tensor x{k}" for k in range(len(program["inputs"])))
             try:
-                emit(program, f"torch::Tensor dice_forward({names});")
+                emit(program, declaration(program))
             except Unsupported:
                 continue
             return program, used

@@ -29,11 +29,12 @@ import re
 from dice.corpus.cuda_common import definition_head
 from dice.engine import (emit_attention, emit_conv, emit_matmul, emit_pool, emit_scan,
                          emit_stages)
-from dice.engine.emit_host import (HostFunction, Unsupported, buffer_allocation, kernel_parameters,
-                                   size_expression, source_head, used_parameters)
+from dice.engine.emit_host import (HostFunction, Unsupported, buffer_allocation, declaration,
+                                   kernel_parameters, size_expression, source_head,
+                                   used_parameters)
 from dice.engine.emit_pool import POOLS
 from dice.engine.emit_reduction import REDUCING, ValueEmitter
-from dice.engine.emit_stages import BUFFERS
+from dice.engine.emit_stages import BUFFERS, read_through
 from dice.engine.scan import KINDS as SCANS
 
 NORM_FNS = ("softmax", "log_softmax", "layer_norm", "rms_norm", "group_norm")
@@ -85,32 +86,14 @@ def fuse_attention(program, stages):
             op = program["ops"][softmax - n_in]
             anchors = {scores, softmax, values}
             if op["fn"] == "softmax" and op["ints"]["dim"] == [len(op["type"]["shape"]) - 1] \
-                    and _reads(program, softmax, anchors) == {scores} \
-                    and _reads(program, values, anchors) == {softmax}:
+                    and read_through(program, softmax, anchors) == {scores} \
+                    and read_through(program, values, anchors) == {softmax}:
                 fused.append(("attention", [scores, softmax, values]))
                 k += 3
                 continue
         fused.append(stages[k])
         k += 1
     return fused
-
-
-def _reads(program, v, anchors):
-    """The main ops among `anchors` that value v is computed from through
-    other ops only (the walk back from v stops at each one it meets)."""
-    n_in = len(program["inputs"])
-    pending = list(program["ops"][v - n_in]["args"]) if v >= n_in else []
-    found, seen = set(), set()
-    while pending:
-        u = pending.pop()
-        if u in seen or u < n_in:
-            continue
-        seen.add(u)
-        if u in anchors:
-            found.add(u)
-            continue
-        pending += program["ops"][u - n_in]["args"]
-    return found
 
 
 def sub_program(program, targets, leaves):
@@ -173,10 +156,7 @@ def _stage_source(emit, program, names):
     """(the stage's device code, its launch lines) from `emit` of the
     sub-program `program` whose inputs are named `names` (the program's
     `x<k>` and the buffers' `mid<k>`)."""
-    signature = "torch::Tensor dice_forward(" + ", ".join(
-        f"torch::Tensor {n}" for n in names) + ")"
-    if len(program["outputs"]) > 1:
-        signature = "std::vector<torch::Tensor>" + signature[len("torch::Tensor"):]
+    signature = declaration(program, names)
     source = emit(program, signature)
     _, head = source_head(program, signature)
     if not source.startswith(head):
@@ -269,9 +249,9 @@ def _compose(program, signature, stages):
     # The main ops a later stage or a result reads: each one's buffer.
     stored = set()
     for v, k in anchors.items():
-        stored |= {u for u in _reads(program, v, anchors) if anchors[u] < k}
+        stored |= {u for u in read_through(program, v, anchors) if anchors[u] < k}
     for o in program["outputs"]:
-        read = _reads(program, o, anchors) | ({o} & set(anchors))
+        read = read_through(program, o, anchors) | ({o} & set(anchors))
         stored |= {u for u in read if anchors[u] < len(stages) - 1}
     buffer = {v: f"mid{k}" for k, v in enumerate(sorted(stored))}
     taken = set(names) & set(buffer.values())

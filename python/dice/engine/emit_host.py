@@ -55,6 +55,15 @@ def _enclosed(expression):
     return False
 
 
+def declaration(program, names=None):
+    """A `dice_forward` declaration for `program`: its k-th parameter named
+    `names[k]` (`x<k>` by default), a vector of results where it has
+    several."""
+    names = names or [f"x{k}" for k in range(len(program["inputs"]))]
+    result = "std::vector<torch::Tensor>" if len(program["outputs"]) > 1 else "torch::Tensor"
+    return f"{result} dice_forward({', '.join(f'torch::Tensor {n}' for n in names)});"
+
+
 def shape_check(name, shape):
     """TORCH_CHECK that tensor `name` has `shape`."""
     dims = ", ".join(str(s) for s in shape)

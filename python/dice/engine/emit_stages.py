@@ -24,21 +24,22 @@ from dice.engine.emit_reduction import (REDUCING, ReductionEmitter, block_thread
                                          used_helpers)
 
 
-def _reads(program, v):
-    """The reductions value v is computed from, directly: the walk back
-    from v stops at each reduction it meets."""
+def read_through(program, v, stops):
+    """The values among `stops` (a stage's reductions, a chain's main ops)
+    that value v is computed from directly: the walk back from v stops at
+    each one it meets."""
     n_in = len(program["inputs"])
-    found, seen, pending = set(), set(), [v]
+    pending = list(program["ops"][v - n_in]["args"]) if v >= n_in else []
+    found, seen = set(), set()
     while pending:
         u = pending.pop()
         if u in seen or u < n_in:
             continue
         seen.add(u)
-        op = program["ops"][u - n_in]
-        if u != v and op["fn"] in REDUCING:
+        if u in stops:
             found.add(u)
             continue
-        pending += op["args"]
+        pending += program["ops"][u - n_in]["args"]
     return found
 
 
@@ -56,12 +57,11 @@ def reduction_stages(program):
     the last stage it reads from, where that stage is of its key, and
     after it otherwise; a new stage at the end where none is."""
     n_in = len(program["inputs"])
+    reductions = {n_in + i for i, op in enumerate(program["ops"]) if op["fn"] in REDUCING}
     stages, keys, stage_of = [], [], {}
-    for i, op in enumerate(program["ops"]):
-        if op["fn"] not in REDUCING:
-            continue
-        r, key = n_in + i, _key(program, n_in + i)
-        after = max((stage_of[d] for d in _reads(program, r)), default=-1)
+    for r in sorted(reductions):
+        key = _key(program, r)
+        after = max((stage_of[d] for d in read_through(program, r, reductions)), default=-1)
         first = after if after >= 0 and keys[after] == key else after + 1
         s = next((s for s in range(first, len(stages)) if keys[s] == key), None)
         if s is None:
@@ -74,10 +74,9 @@ def reduction_stages(program):
 
 
 # A buffer holds a reduction's result in its own dtype: those of the
-# inputs, float64 (a var's sums) and bool (an any or all).
+# inputs (bool among them: an any or all) and float64 (a var's sums).
 BUFFERS = {**DTYPES, "float64": Storage("torch.float64", "double", "double", "at::kDouble",
-                                        "{}", "{}", ""),
-           "bool": Storage("torch.bool", "bool", "bool", "at::kBool", "{}", "{}", "")}
+                                        "{}", "{}", "")}
 
 
 def _buffers(program, stages):
@@ -86,9 +85,9 @@ def _buffers(program, stages):
     stage_of = {r: k for k, stage in enumerate(stages) for r in stage}
     read_later = set()
     for q, k in stage_of.items():
-        read_later |= {r for r in _reads(program, q) if stage_of[r] < k}
+        read_later |= {r for r in read_through(program, q, stage_of) if stage_of[r] < k}
     for o in program["outputs"]:
-        read_later |= _reads(program, o) | ({o} & set(stage_of))
+        read_later |= read_through(program, o, stage_of) | ({o} & set(stage_of))
     last = len(stages) - 1
     stored = sorted(r for r in read_later if stage_of[r] < last)
     return {r: f"w{i}" for i, r in enumerate(stored)}
