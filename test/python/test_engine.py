@@ -29,7 +29,7 @@ from dice.engine.layout import KINDS as MOVES, LayoutGrammar
 from dice.engine.matmul import FORMS, MatmulGrammar
 from dice.engine.normalization import NORMS, NormalizationGrammar
 from dice.engine.pooling import PoolingGrammar
-from dice.engine.emit_host import Unsupported
+from dice.engine.emit_host import Unsupported, declaration
 from dice.engine.program import FLOATS, ProgramBuilder, index_bounds, output_type
 from dice.engine.losses import ELEMENTWISE_LOSSES, ROW_LOSSES
 from dice.engine.reduction import LOSSES, REDUCTIONS, ReductionGrammar
@@ -508,11 +508,9 @@ def test_a_matmul_is_not_computed_inside_another_matmuls_loop():
     b = ProgramBuilder()
     x, w1, w2 = b.input((4, 6), "float32"), b.input((6, 5), "float32"), b.input((5, 3), "float32")
     program = b.build([b.reduce("sum", b.matmul(b.matmul(x, w1), w2), [1])])
-    signature = "torch::Tensor dice_forward(torch::Tensor x0, torch::Tensor x1, " \
-                "torch::Tensor x2);"
     for family in ("reduction", "normalization"):
         with pytest.raises(Unsupported, match="inside another matmul's loop"):
-            FAMILIES[family][1](program, signature)
+            FAMILIES[family][1](program, declaration(program))
 
 
 def test_reductions_fall_into_stages_by_shape_dims_and_order():
