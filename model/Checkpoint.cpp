@@ -1,7 +1,7 @@
 //===- Checkpoint.cpp - checkpoint tensor names and weight loading --------===//
 //
 // The one place that knows the checkpoint's tensor names (Hugging Face
-// Qwen3/SDAR layout) and which weight each one fills.
+// layout of SDAR/Qwen3, Qwen2 and Llama) and which weight each one fills.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,11 +39,19 @@ std::vector<WeightSlot> weightSlots(const ModelConfig &c, TransformerWeights &w)
                  {{p + "input_layernorm.weight", {h}, &lw.inputNorm},
                   {p + "self_attn.q_proj.weight", {q, h}, &lw.wq},
                   {p + "self_attn.k_proj.weight", {kv, h}, &lw.wk},
-                  {p + "self_attn.v_proj.weight", {kv, h}, &lw.wv},
-                  {p + "self_attn.o_proj.weight", {h, q}, &lw.wo},
-                  {p + "self_attn.q_norm.weight", {d}, &lw.qNorm},
-                  {p + "self_attn.k_norm.weight", {d}, &lw.kNorm},
-                  {p + "post_attention_layernorm.weight", {h}, &lw.postNorm},
+                  {p + "self_attn.v_proj.weight", {kv, h}, &lw.wv}});
+    if (c.qkvBias)
+      slots.insert(slots.end(), {{p + "self_attn.q_proj.bias", {q}, &lw.bq},
+                                 {p + "self_attn.k_proj.bias", {kv}, &lw.bk},
+                                 {p + "self_attn.v_proj.bias", {kv}, &lw.bv}});
+    slots.push_back({p + "self_attn.o_proj.weight", {h, q}, &lw.wo});
+    if (c.outputBias)
+      slots.push_back({p + "self_attn.o_proj.bias", {h}, &lw.bo});
+    if (c.qkNorm)
+      slots.insert(slots.end(), {{p + "self_attn.q_norm.weight", {d}, &lw.qNorm},
+                                 {p + "self_attn.k_norm.weight", {d}, &lw.kNorm}});
+    slots.insert(slots.end(),
+                 {{p + "post_attention_layernorm.weight", {h}, &lw.postNorm},
                   {p + "mlp.gate_proj.weight", {i, h}, &lw.wGate},
                   {p + "mlp.up_proj.weight", {i, h}, &lw.wUp},
                   {p + "mlp.down_proj.weight", {h, i}, &lw.wDown}});
@@ -81,6 +89,34 @@ namedWeights(const ModelConfig &config, TransformerWeights &weights) {
   std::vector<std::pair<std::string, torch::Tensor *>> named;
   for (WeightSlot &slot : weightSlots(config, weights))
     named.emplace_back(std::move(slot.name), slot.target);
+  return named;
+}
+
+std::vector<std::pair<std::string, torch::Tensor *>>
+fusedParameters(const ModelConfig &c, TransformerWeights &w) {
+  std::vector<std::pair<std::string, torch::Tensor *>> named = {
+      {"model.embed_tokens.weight", &w.embedding}, {"model.norm.weight", &w.finalNorm}};
+  if (!c.tieWordEmbeddings)
+    named.push_back({"lm_head.weight", &w.lmHead});
+  w.layers.resize(size_t(c.numHiddenLayers));
+  for (int64_t l = 0; l < c.numHiddenLayers; ++l) {
+    LayerWeights &lw = w.layers[size_t(l)];
+    std::string p = "model.layers." + std::to_string(l) + ".";
+    named.push_back({p + "input_layernorm.weight", &lw.inputNorm});
+    named.push_back({p + "self_attn.qkv_proj.weight", &lw.wqkv});
+    if (c.qkvBias)
+      named.push_back({p + "self_attn.qkv_proj.bias", &lw.bqkv});
+    named.push_back({p + "self_attn.o_proj.weight", &lw.wo});
+    if (c.outputBias)
+      named.push_back({p + "self_attn.o_proj.bias", &lw.bo});
+    if (c.qkNorm) {
+      named.push_back({p + "self_attn.q_norm.weight", &lw.qNorm});
+      named.push_back({p + "self_attn.k_norm.weight", &lw.kNorm});
+    }
+    named.push_back({p + "post_attention_layernorm.weight", &lw.postNorm});
+    named.push_back({p + "mlp.gate_up_proj.weight", &lw.wGateUp});
+    named.push_back({p + "mlp.down_proj.weight", &lw.wDown});
+  }
   return named;
 }
 

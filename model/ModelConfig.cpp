@@ -1,4 +1,4 @@
-//===- ModelConfig.cpp - SDAR/Qwen3 checkpoint configuration --------------===//
+//===- ModelConfig.cpp - decoder checkpoint configuration ----------------===//
 
 #include "dice/Model/ModelConfig.h"
 
@@ -120,6 +120,61 @@ Result<json> parseJson(std::string_view text, std::string_view source) {
   }
 }
 
+/// `key` as a boolean, `fallback` where absent or null.
+Result<bool> readBool(const json &j, std::string_view source, const char *key,
+                      bool fallback) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null())
+    return fallback;
+  if (!it->is_boolean())
+    return keyError(source, key, "expected a boolean");
+  return it->get<bool>();
+}
+
+/// The decoder family of `model_type` and the features it implies, and the
+/// keys of features the decoder does not compute, which must be off.
+Status readFamily(const json &j, std::string_view source, ModelConfig &c) {
+  if (auto it = j.find("model_type"); it != j.end() && !it->is_null()) {
+    if (!it->is_string())
+      return keyError(source, "model_type", "expected a string");
+    c.modelType = it->get<std::string>();
+  }
+  Result<bool> attentionBias = readBool(j, source, "attention_bias", false);
+  if (!attentionBias)
+    return attentionBias.error();
+  if (c.modelType == "sdar" || c.modelType == "qwen3") {
+    // Qwen3's attention_bias puts biases on all four projections.
+    c.qkNorm = true;
+    c.qkvBias = c.outputBias = *attentionBias;
+  } else if (c.modelType == "qwen2") {
+    c.qkNorm = false;
+    c.qkvBias = true;
+    c.outputBias = false;
+  } else if (c.modelType == "llama") {
+    c.qkNorm = false;
+    c.qkvBias = c.outputBias = *attentionBias;
+  } else {
+    return keyError(source, "model_type",
+                    "'" + c.modelType +
+                        "' is not a decoder the runtime computes (expected "
+                        "sdar, qwen3, qwen2 or llama)");
+  }
+  if (auto it = j.find("hidden_act"); it != j.end() && !it->is_null() &&
+                                      *it != json("silu"))
+    return keyError(source, "hidden_act", "only silu (SwiGLU) is computed");
+  if (auto it = j.find("rope_scaling"); it != j.end() && !it->is_null())
+    return keyError(source, "rope_scaling",
+                    "rotary scaling is not computed (expected null)");
+  for (const char *key : {"use_sliding_window", "mlp_bias"}) {
+    Result<bool> on = readBool(j, source, key, false);
+    if (!on)
+      return on.error();
+    if (*on)
+      return keyError(source, key, "is not computed (expected false)");
+  }
+  return {};
+}
+
 } // namespace
 
 Result<ModelDType> parseModelDType(std::string_view name) {
@@ -164,7 +219,8 @@ Result<ModelConfig> parseModelConfig(std::string_view text,
 
   ModelConfig c;
   for (const Status &status :
-       {readInt(j, source, "hidden_size", c.hiddenSize, true),
+       {readFamily(j, source, c),
+        readInt(j, source, "hidden_size", c.hiddenSize, true),
         readInt(j, source, "intermediate_size", c.intermediateSize, true),
         readInt(j, source, "num_hidden_layers", c.numHiddenLayers, true),
         readInt(j, source, "num_attention_heads", c.numAttentionHeads, true),

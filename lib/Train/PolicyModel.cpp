@@ -1,14 +1,12 @@
-//===- PolicyModel.cpp - the SDAR/Qwen3 transformer, trainable ------------===//
+//===- PolicyModel.cpp - the decoder, trainable ---------------------------===//
 //
-// The same math as model/Transformer.cpp's reference forward (RMSNorm in
-// fp32, per-head q/k norms, RoPE in rotate-half form, GQA, SwiGLU, logit i
-// predicting token i), over a whole sequence and an explicit mask, with
-// autograd. The unit tests hold the two forwards to the same logits.
+// The runtime's decoderLayer over a whole sequence and an explicit mask,
+// with autograd. The unit tests hold the policy's logits to the runtime
+// transformer's.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dice/Train/PolicyModel.h"
-#include "dice/Model/TransformerMath.h"
 
 #include <ATen/autocast_mode.h>
 
@@ -20,34 +18,25 @@ namespace {
 
 namespace F = torch::nn::functional;
 
-const std::set<std::string> &projections() {
-  static const std::set<std::string> names = {
-      "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
-  return names;
-}
-
-/// "model.layers.3.self_attn.q_proj.weight" -> "q_proj"; "" otherwise.
-std::string projectionOf(const std::string &name) {
-  const std::string suffix = ".weight";
-  if (name.size() <= suffix.size() ||
-      name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0 ||
-      name.rfind("model.layers.", 0) != 0)
-    return "";
-  std::string stem = name.substr(0, name.size() - suffix.size());
-  std::string last = stem.substr(stem.rfind('.') + 1);
-  return projections().count(last) ? last : "";
-}
-
-/// `w` as a matrix-product operand of `x`: as it is where autocast casts
-/// the product anyway (no fp32 copy of a bf16 base), else in x's dtype.
-torch::Tensor operand(const torch::Tensor &w, const torch::Tensor &x) {
-  if (x.is_cuda() && at::autocast::is_autocast_enabled(at::kCUDA))
-    return w;
-  return w.scalar_type() == x.scalar_type() ? w : w.to(x.scalar_type());
-}
+constexpr std::array<const char *, 7> kProjections = {
+    "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
 
 std::string layerPrefix(int64_t index) {
   return "model.layers." + std::to_string(index) + ".";
+}
+
+/// The checkpoint name of layer `index`'s projection `k` (kProjections).
+std::string projectionName(int64_t index, size_t k) {
+  return layerPrefix(index) + (k < 4 ? "self_attn." : "mlp.") + kProjections[k] +
+         ".weight";
+}
+
+/// Projection `k`'s weight under its checkpoint name (a view of a fused
+/// matrix for q, k, v, gate and up).
+const torch::Tensor &projectionWeight(const LayerWeights &lw, size_t k) {
+  const torch::Tensor *weights[] = {&lw.wq, &lw.wk, &lw.wv, &lw.wo,
+                                    &lw.wGate, &lw.wUp, &lw.wDown};
+  return *weights[k];
 }
 
 } // namespace
@@ -104,9 +93,7 @@ struct PolicyModel::LayerCheckpoint
   }
 };
 
-torch::Device PolicyModel::device() const {
-  return weights.at("model.embed_tokens.weight").device();
-}
+torch::Device PolicyModel::device() const { return w.embedding.device(); }
 
 Result<PolicyModel> PolicyModel::load(const std::string &dir,
                                       torch::Device device,
@@ -127,11 +114,9 @@ Result<PolicyModel> PolicyModel::load(const std::string &dir,
   PolicyModel model;
   model.cfg = *config;
   model.lora = lora;
-  TransformerWeights w = loaded.take();
-  for (auto &[name, tensor] : namedWeights(model.cfg, w)) {
-    model.order.push_back(name);
-    model.weights[name] = *tensor;
-  }
+  model.w = loaded.take();
+  for (LayerWeights &lw : model.w.layers)
+    fuseLayer(model.cfg, lw);
   model.initAdapters(0);
   return model;
 }
@@ -146,198 +131,188 @@ PolicyModel PolicyModel::random(const ModelConfig &config, torch::Device device,
                                 : torch::kFloat32;
   auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
   auto opts = torch::TensorOptions().dtype(dtype).device(device);
-  for (const auto &[name, shape] : checkpointTensorShapes(config)) {
-    model.order.push_back(name);
-    bool norm = name.find("norm") != std::string::npos;
-    torch::Tensor t;
-    if (norm) {
+  // Shapes and targets come in the same (checkpoint) order.
+  auto shapes = checkpointTensorShapes(config);
+  auto targets = namedWeights(config, model.w);
+  for (size_t drawn = 1; drawn <= targets.size(); ++drawn) {
+    const auto &[name, shape] = shapes[drawn - 1];
+    torch::Tensor &t = *targets[drawn - 1].second;
+    if (name.find("norm") != std::string::npos) {
       t = torch::ones(shape, opts);
+    } else if (name.ends_with(".bias")) {
+      t = torch::zeros(shape, opts); // as transformers initialises biases
     } else if (device.is_cuda()) {
       // Large shapes: draw on the device from a seeded device generator.
-      auto cudaGen = at::globalContext()
-                         .defaultGenerator(device)
-                         .clone();
-      cudaGen.set_current_seed(seed + model.order.size());
+      auto cudaGen = at::globalContext().defaultGenerator(device).clone();
+      cudaGen.set_current_seed(seed + drawn);
       t = torch::empty(shape, opts).normal_(0, 0.02, cudaGen);
     } else {
       t = torch::empty(shape, torch::kFloat32).normal_(0, 0.02, gen).to(opts);
     }
-    model.weights[name] = t;
   }
+  if (config.tieWordEmbeddings)
+    model.w.lmHead = model.w.embedding;
+  for (LayerWeights &lw : model.w.layers)
+    fuseLayer(model.cfg, lw);
   model.initAdapters(seed);
   return model;
 }
 
 void PolicyModel::initAdapters(uint64_t seed) {
+  torch::NoGradGuard noGrad;
   bool full = lora.rank == 0;
-  for (auto &[name, w] : weights)
-    w.set_requires_grad(full);
+  for (auto &[name, t] : fusedParameters(cfg, w))
+    t->set_requires_grad(full);
+  adapters.assign(size_t(cfg.numHiddenLayers), Adapters{});
   if (full)
     return;
   std::set<std::string> targets(lora.targets.begin(), lora.targets.end());
   auto gen = at::make_generator<at::CPUGeneratorImpl>(seed ^ 0x4c6f5241ull);
-  for (const std::string &name : order) {
-    std::string proj = projectionOf(name);
-    if (proj.empty() || !targets.count(proj))
-      continue;
-    const torch::Tensor &w = weights.at(name);
-    int64_t out = w.size(0), in = w.size(1);
-    auto f32 = torch::TensorOptions().dtype(torch::kFloat32);
-    // A as nn.Linear initialises weights (Kaiming uniform, a = sqrt(5)),
-    // B at zero: the adapted model starts as the base model.
-    double bound = 1.0 / std::sqrt(double(in));
-    LoraAdapter adapter;
-    adapter.a = torch::empty({lora.rank, in}, f32)
-                    .uniform_(-bound, bound, gen)
-                    .to(w.device())
-                    .set_requires_grad(true);
-    adapter.b = torch::zeros({out, lora.rank}, f32.device(w.device()))
-                    .set_requires_grad(true);
-    adapters[name] = adapter;
-  }
-}
-
-torch::Tensor PolicyModel::project(const torch::Tensor &x,
-                                   const std::string &name) const {
-  const torch::Tensor &w = weights.at(name);
-  torch::Tensor y = torch::matmul(x, operand(w, x).t());
-  auto it = adapters.find(name);
-  if (it == adapters.end())
-    return y;
-  double scale = lora.alpha / double(lora.rank);
-  torch::Tensor a = it->second.a, b = it->second.b;
-  torch::Tensor low = torch::matmul(torch::matmul(x.to(a.scalar_type()), a.t()), b.t());
-  return y + (low * scale).to(y.scalar_type());
+  for (int64_t l = 0; l < cfg.numHiddenLayers; ++l)
+    for (size_t k = 0; k < kProjections.size(); ++k) {
+      if (!targets.count(kProjections[k]))
+        continue;
+      const torch::Tensor &weight = projectionWeight(w.layers[size_t(l)], k);
+      int64_t out = weight.size(0), in = weight.size(1);
+      auto f32 = torch::TensorOptions().dtype(torch::kFloat32);
+      // A as nn.Linear initialises weights (Kaiming uniform, a = sqrt(5)),
+      // B at zero: the adapted model starts as the base model.
+      double bound = 1.0 / std::sqrt(double(in));
+      LoraAdapter &adapter = adapters[size_t(l)][k];
+      adapter.a = torch::empty({lora.rank, in}, f32)
+                      .uniform_(-bound, bound, gen)
+                      .to(weight.device())
+                      .set_requires_grad(true);
+      adapter.b = torch::zeros({out, lora.rank}, f32.device(weight.device()))
+                      .set_requires_grad(true);
+    }
 }
 
 torch::Tensor PolicyModel::layer(int64_t index, const torch::Tensor &x,
                                  const torch::Tensor &cos, const torch::Tensor &sin,
                                  const torch::Tensor &mask) const {
-  const std::string p = layerPrefix(index);
   const int64_t n = x.size(0), t = x.size(1);
   const int64_t hq = cfg.numAttentionHeads, hkv = cfg.numKeyValueHeads,
                 d = cfg.headDim;
-  const double eps = cfg.rmsNormEps;
-  torch::Tensor h = rmsNorm(x, weights.at(p + "input_layernorm.weight"), eps);
-  torch::Tensor q = project(h, p + "self_attn.q_proj.weight").view({n, t, hq, d});
-  torch::Tensor k = project(h, p + "self_attn.k_proj.weight").view({n, t, hkv, d});
-  torch::Tensor v = project(h, p + "self_attn.v_proj.weight").view({n, t, hkv, d});
-  q = rmsNorm(q, weights.at(p + "self_attn.q_norm.weight"), eps).transpose(1, 2);
-  k = rmsNorm(k, weights.at(p + "self_attn.k_norm.weight"), eps).transpose(1, 2);
-  v = v.transpose(1, 2);
-  q = q * cos.to(q.scalar_type()) + rotateHalf(q) * sin.to(q.scalar_type());
-  k = k * cos.to(k.scalar_type()) + rotateHalf(k) * sin.to(k.scalar_type());
-  if (hkv != hq) {
-    k = k.repeat_interleave(hq / hkv, 1);
-    v = v.repeat_interleave(hq / hkv, 1);
+  Attend attend = [&](const torch::Tensor &q, const torch::Tensor &k,
+                      const torch::Tensor &v) {
+    torch::Tensor qt = q.transpose(1, 2); // [N, Hq, T, D]
+    torch::Tensor kt = k.transpose(1, 2).to(q.scalar_type());
+    torch::Tensor vt = v.transpose(1, 2).to(q.scalar_type());
+    if (hkv != hq) {
+      kt = kt.repeat_interleave(hq / hkv, 1);
+      vt = vt.repeat_interleave(hq / hkv, 1);
+    }
+    return at::scaled_dot_product_attention(qt, kt, vt, mask)
+        .transpose(1, 2)
+        .reshape({n, t, hq * d});
+  };
+  LayerAdapters la;
+  if (lora.rank > 0) {
+    const Adapters &a = adapters[size_t(index)];
+    auto of = [&](size_t k) { return a[k].a.defined() ? &a[k] : nullptr; };
+    la = {of(0), of(1), of(2), of(3), of(4), of(5), of(6), lora.alpha / double(lora.rank)};
   }
-  if (v.scalar_type() != q.scalar_type())
-    v = v.to(q.scalar_type());
-  torch::Tensor a = at::scaled_dot_product_attention(q, k.to(q.scalar_type()), v, mask);
-  a = a.transpose(1, 2).reshape({n, t, hq * d});
-  torch::Tensor out = x + project(a, p + "self_attn.o_proj.weight").to(x.scalar_type());
-  h = rmsNorm(out, weights.at(p + "post_attention_layernorm.weight"), eps);
-  torch::Tensor mlp = project(
-      torch::silu(project(h, p + "mlp.gate_proj.weight")) *
-          project(h, p + "mlp.up_proj.weight"),
-      p + "mlp.down_proj.weight");
-  return out + mlp.to(out.scalar_type());
+  return decoderLayer(cfg, w.layers[size_t(index)], x, RopeTables{cos, sin}, attend,
+                      lora.rank > 0 ? &la : nullptr);
+}
+
+std::vector<torch::Tensor> PolicyModel::layerParameters(int64_t index) {
+  std::vector<torch::Tensor> params;
+  const LayerWeights &lw = w.layers[size_t(index)];
+  for (const torch::Tensor *t : {&lw.inputNorm, &lw.wqkv, &lw.bqkv, &lw.wo, &lw.bo,
+                                 &lw.qNorm, &lw.kNorm, &lw.postNorm, &lw.wGateUp,
+                                 &lw.wDown})
+    if (t->defined() && t->requires_grad())
+      params.push_back(*t);
+  for (const LoraAdapter &a : adapters[size_t(index)])
+    if (a.a.defined()) {
+      params.push_back(a.a);
+      params.push_back(a.b);
+    }
+  return params;
 }
 
 torch::Tensor PolicyModel::hidden(const torch::Tensor &ids,
                                   const torch::Tensor &positions,
                                   const torch::Tensor &allowed) {
   const torch::Device dev = device();
-  const int64_t n = ids.size(0), t = ids.size(1), d = cfg.headDim;
-  const torch::Tensor &embed = weights.at("model.embed_tokens.weight");
+  const int64_t n = ids.size(0), t = ids.size(1);
   // The residual stream stays fp32 (autocast runs the products in bf16).
-  torch::Tensor x = F::embedding(ids.to(dev), embed).to(torch::kFloat32);
-
-  // RoPE at each token's own position (the layouts repeat positions).
-  auto f32 = torch::TensorOptions().dtype(torch::kFloat32).device(dev);
-  torch::Tensor invFreq =
-      1.0 / torch::pow(cfg.ropeTheta, torch::arange(0, d, 2, f32) / double(d));
-  torch::Tensor angles =
-      positions.to(dev).to(torch::kFloat32).unsqueeze(-1) * invFreq; // [N, T, D/2]
-  angles = torch::cat({angles, angles}, -1);
-  // The runtime rounds its table to the model dtype; so does this.
-  torch::ScalarType tableType = x.scalar_type();
-  torch::Tensor cos = angles.cos().to(tableType).unsqueeze(1); // [N, 1, T, D]
-  torch::Tensor sin = angles.sin().to(tableType).unsqueeze(1);
+  torch::Tensor x = F::embedding(ids.to(dev), w.embedding).to(torch::kFloat32);
+  // RoPE at each token's own position (the layouts repeat positions),
+  // [N, T, 1, D].
+  RopeTables rope = ropeTables(cfg, positions.to(dev), x.scalar_type());
   torch::Tensor mask = allowed.to(dev).view({n, 1, t, t});
 
   const bool recompute = checkpointing && torch::GradMode::is_enabled();
   for (int64_t l = 0; l < cfg.numHiddenLayers; ++l) {
     if (!recompute) {
-      x = layer(l, x, cos, sin, mask);
+      x = layer(l, x, rope.cos, rope.sin, mask);
       continue;
     }
-    std::vector<torch::Tensor> params;
-    const std::string p = layerPrefix(l);
-    for (const auto &[name, w] : weights)
-      if (name.rfind(p, 0) == 0 && w.requires_grad())
-        params.push_back(w);
-    for (const auto &[name, a] : adapters)
-      if (name.rfind(p, 0) == 0) {
-        params.push_back(a.a);
-        params.push_back(a.b);
-      }
-    x = LayerCheckpoint::apply(x, at::TensorList(params), reinterpret_cast<int64_t>(this), l, cos,
-                               sin, mask);
+    std::vector<torch::Tensor> params = layerParameters(l);
+    x = LayerCheckpoint::apply(x, at::TensorList(params), reinterpret_cast<int64_t>(this), l,
+                               rope.cos, rope.sin, mask);
   }
-  return rmsNorm(x, weights.at("model.norm.weight"), cfg.rmsNormEps);
+  return rmsNorm(x, w.finalNorm, cfg.rmsNormEps);
 }
 
 torch::Tensor PolicyModel::logits(const torch::Tensor &hidden) {
-  auto it = weights.find("lm_head.weight");
-  const torch::Tensor &head =
-      it != weights.end() ? it->second : weights.at("model.embed_tokens.weight");
-  return torch::matmul(hidden, operand(head, hidden).t()).to(torch::kFloat32);
+  return headLogits(hidden, w.lmHead).to(torch::kFloat32);
 }
 
 std::vector<std::pair<std::string, torch::Tensor>> PolicyModel::trainable() {
   std::vector<std::pair<std::string, torch::Tensor>> out;
   if (lora.rank == 0) {
-    for (const std::string &name : order)
-      out.emplace_back(name, weights.at(name));
+    for (auto &[name, t] : fusedParameters(cfg, w))
+      out.emplace_back(name, *t);
     return out;
   }
-  for (const std::string &name : order)
-    if (auto it = adapters.find(name); it != adapters.end()) {
-      out.emplace_back(name + ".lora_a", it->second.a);
-      out.emplace_back(name + ".lora_b", it->second.b);
-    }
+  for (auto &[name, t] : adapterTensors())
+    out.emplace_back(name, t);
   return out;
 }
 
-torch::Tensor PolicyModel::merged(const std::string &name) const {
+std::map<std::string, torch::Tensor> PolicyModel::mergedWeights() const {
   torch::NoGradGuard noGrad;
-  const torch::Tensor &w = weights.at(name);
-  auto it = adapters.find(name);
-  if (it == adapters.end())
-    return w.detach();
-  double scale = lora.alpha / double(lora.rank);
-  return (w.to(torch::kFloat32) +
-          scale * torch::matmul(it->second.b, it->second.a))
-      .to(w.scalar_type());
+  TransformerWeights handles = w; // the same tensors, named below
+  std::map<std::string, torch::Tensor> merged;
+  for (auto &[name, t] : namedWeights(cfg, handles))
+    merged[name] = t->detach();
+  for (int64_t l = 0; l < cfg.numHiddenLayers && lora.rank > 0; ++l)
+    for (size_t k = 0; k < kProjections.size(); ++k) {
+      const LoraAdapter &a = adapters[size_t(l)][k];
+      if (!a.a.defined())
+        continue;
+      torch::Tensor &weight = merged[projectionName(l, k)];
+      double scale = lora.alpha / double(lora.rank);
+      weight = (weight.to(torch::kFloat32) + scale * torch::matmul(a.b, a.a))
+                   .to(weight.scalar_type());
+    }
+  return merged;
 }
 
 std::vector<std::pair<std::string, torch::Tensor>>
 PolicyModel::checkpointTensors(torch::ScalarType dtype) const {
+  std::map<std::string, torch::Tensor> merged = mergedWeights();
   std::vector<std::pair<std::string, torch::Tensor>> out;
-  for (const std::string &name : order)
-    out.emplace_back(name, merged(name).to(dtype).contiguous());
+  for (const auto &[name, shape] : checkpointTensorShapes(cfg))
+    out.emplace_back(name, merged.at(name).to(dtype).contiguous());
   return out;
 }
 
 std::vector<std::pair<std::string, torch::Tensor>>
 PolicyModel::adapterTensors() const {
   std::vector<std::pair<std::string, torch::Tensor>> out;
-  for (const std::string &name : order)
-    if (auto it = adapters.find(name); it != adapters.end()) {
-      out.emplace_back(name + ".lora_a", it->second.a.detach());
-      out.emplace_back(name + ".lora_b", it->second.b.detach());
-    }
+  for (int64_t l = 0; l < cfg.numHiddenLayers && lora.rank > 0; ++l)
+    for (size_t k = 0; k < kProjections.size(); ++k)
+      if (const LoraAdapter &a = adapters[size_t(l)][k]; a.a.defined()) {
+        // The tensors themselves (trainable() hands them to the optimizer,
+        // which reads their gradients); checkpoint writers copy them.
+        out.emplace_back(projectionName(l, k) + ".lora_a", a.a);
+        out.emplace_back(projectionName(l, k) + ".lora_b", a.b);
+      }
   return out;
 }
 
@@ -355,12 +330,13 @@ Status PolicyModel::restore(const std::map<std::string, torch::Tensor> &saved) {
 }
 
 TransformerWeights PolicyModel::inferenceWeights(torch::ScalarType dtype) const {
-  TransformerWeights w;
-  for (auto &[name, target] : namedWeights(cfg, w))
-    *target = merged(name).to(dtype).contiguous();
+  std::map<std::string, torch::Tensor> merged = mergedWeights();
+  TransformerWeights out;
+  for (auto &[name, target] : namedWeights(cfg, out))
+    *target = merged.at(name).to(dtype).contiguous();
   if (cfg.tieWordEmbeddings)
-    w.lmHead = w.embedding;
-  return w;
+    out.lmHead = out.embedding;
+  return out;
 }
 
 } // namespace dice

@@ -31,6 +31,7 @@ from dice.corpus.cli import add_corpus_parser
 from dice.curate.cli import add_curate_parser
 from dice.decompositions import corrected_python_kernels
 from dice.errors import DiceError, ToolFailed
+from dice.model_import import add_model_parser
 from dice.pipeline import (DEFAULT_DATABASE, SOURCE_ROOT, compile_pipeline, find_tool,
                            first_line, op_names, model_id, plan_of, report_and_remarks, requests,
                            stored_candidates,
@@ -360,6 +361,7 @@ def main(argv=None):
     add_train_parser(sub)
     add_corpus_parser(sub)
     add_curate_parser(sub)
+    add_model_parser(sub)
     args = parser.parse_args(argv)
     try:
         return args.run(args)

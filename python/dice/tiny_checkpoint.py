@@ -1,11 +1,13 @@
-"""Write a tiny random SDAR/Qwen3 checkpoint in Hugging Face layout.
+"""Write a tiny random decoder checkpoint in Hugging Face layout.
 
 The model runtime's tests load it from C++ and from transformers and compare
-logits, so it has every feature of a real checkpoint (GQA, q/k norms, untied
-or tied head, block_size, mask token, stop ids) at a size a CPU runs in
-milliseconds:
+logits, so it has every feature of a real checkpoint of its family (GQA,
+untied or tied head, block_size, mask token, stop ids; q/k norms in
+SDAR/Qwen3, q/k/v biases in Qwen2, attention biases in a Llama with
+`attention_bias`) at a size a CPU runs in milliseconds:
 
     python -m dice.tiny_checkpoint OUT_DIR [--dtype bfloat16] [--shards 2]
+        [--family sdar|qwen2|llama]
 
 With ``--tokenizer`` the vocabulary is the real one (151936 ids) and the
 tokenizer files are copied from $DICE_SDAR_DIR, so the whole engine runs.
@@ -30,18 +32,25 @@ TOKENIZER_FILES = ["vocab.json", "merges.txt", "tokenizer_config.json",
                    "chat_template.jinja"]
 
 
+ARCHITECTURES = {"sdar": "SDARForCausalLM", "qwen2": "Qwen2ForCausalLM",
+                 "llama": "LlamaForCausalLM"}
+
+
 def tiny_config(vocab_size=320, hidden_size=64, intermediate_size=96,
                 num_hidden_layers=2, num_attention_heads=4,
                 num_key_value_heads=2, head_dim=32, block_size=4,
-                tie_word_embeddings=False, dtype="bfloat16"):
-    """config.json in SDAR's format (model_type sdar), tiny sizes."""
+                tie_word_embeddings=False, dtype="bfloat16", family="sdar",
+                attention_bias=False):
+    """config.json of `family` (model_type sdar, qwen2 or llama), tiny
+    sizes. `attention_bias` is SDAR's and Llama's key (Qwen2 always has q/k/v
+    biases)."""
     full_vocab = vocab_size == SDAR_VOCAB
     mask = SDAR_MASK if full_vocab else vocab_size - 1
     stops = SDAR_STOPS if full_vocab else [vocab_size - 3, vocab_size - 2]
     return {
-        "architectures": ["SDARForCausalLM"],
-        "model_type": "sdar",
-        "attention_bias": False,
+        "architectures": [ARCHITECTURES[family]],
+        "model_type": family,
+        **({} if family == "qwen2" else {"attention_bias": attention_bias}),
         "hidden_act": "silu",
         "hidden_size": hidden_size,
         "intermediate_size": intermediate_size,
@@ -102,10 +111,12 @@ def write_byte_tokenizer(out):
 
 
 def random_state_dict(config, seed=0):
-    """Weights named as in Hugging Face Qwen3 checkpoints, fp32.
+    """Weights named as in Hugging Face checkpoints of the config's family,
+    fp32.
 
-    Scales are chosen so that logits are far from uniform: numerics tests
-    then compare something that depends on every weight.
+    Scales are chosen so that logits are far from uniform, and biases are
+    not zero: numerics tests then compare something that depends on every
+    weight.
     """
     g = torch.Generator().manual_seed(seed)
     h, i = config["hidden_size"], config["intermediate_size"]
@@ -118,6 +129,12 @@ def random_state_dict(config, seed=0):
     def norm(size):
         return 1.0 + 0.2 * torch.randn(size, generator=g)
 
+    def bias(size):
+        return 0.5 * torch.randn(size, generator=g)
+
+    family = config["model_type"]
+    qkv_bias = family == "qwen2" or config.get("attention_bias", False)
+    output_bias = family != "qwen2" and config.get("attention_bias", False)
     tensors = {"model.embed_tokens.weight": torch.randn(v, h, generator=g),
                "model.norm.weight": norm(h)}
     for layer in range(config["num_hidden_layers"]):
@@ -127,9 +144,17 @@ def random_state_dict(config, seed=0):
             p + "self_attn.q_proj.weight": linear(q, h),
             p + "self_attn.k_proj.weight": linear(kv, h),
             p + "self_attn.v_proj.weight": linear(kv, h),
-            p + "self_attn.o_proj.weight": linear(h, q),
-            p + "self_attn.q_norm.weight": norm(d),
-            p + "self_attn.k_norm.weight": norm(d),
+            p + "self_attn.o_proj.weight": linear(h, q)})
+        if qkv_bias:
+            tensors.update({p + "self_attn.q_proj.bias": bias(q),
+                            p + "self_attn.k_proj.bias": bias(kv),
+                            p + "self_attn.v_proj.bias": bias(kv)})
+        if output_bias:
+            tensors[p + "self_attn.o_proj.bias"] = bias(h)
+        if family == "sdar":
+            tensors.update({p + "self_attn.q_norm.weight": norm(d),
+                            p + "self_attn.k_norm.weight": norm(d)})
+        tensors.update({
             p + "post_attention_layernorm.weight": norm(h),
             p + "mlp.gate_proj.weight": linear(i, h),
             p + "mlp.up_proj.weight": linear(i, h),
@@ -206,12 +231,16 @@ def main():
     parser.add_argument("--byte-tokenizer", action="store_true",
                         help="a 260-id byte-level tokenizer written beside it")
     parser.add_argument("--hidden", type=int, default=64)
+    parser.add_argument("--family", default="sdar", choices=sorted(ARCHITECTURES))
+    parser.add_argument("--attention-bias", action="store_true",
+                        help="attention_bias (sdar, llama): biased projections")
     args = parser.parse_args()
     write_tiny_checkpoint(args.out_dir, dtype=args.dtype, shards=args.shards,
                           seed=args.seed, tokenizer=args.tokenizer,
                           byte_tokenizer=args.byte_tokenizer, hidden_size=args.hidden,
                           tie_word_embeddings=args.tie,
-                          num_hidden_layers=args.layers)
+                          num_hidden_layers=args.layers, family=args.family,
+                          attention_bias=args.attention_bias)
 
 
 if __name__ == "__main__":

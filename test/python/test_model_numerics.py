@@ -3,7 +3,9 @@
 (a) prefill and cached block steps give the logits of transformers'
     Qwen3ForCausalLM run over the whole sequence with the same 4-D
     block-causal mask (fp32, max abs error <= 1e-4), for bf16/fp16/fp32
-    files, tied and untied heads, batch 1 and 3;
+    files, tied and untied heads, batch 1 and 3; and those of
+    Qwen2ForCausalLM and LlamaForCausalLM (with and without attention
+    biases) for checkpoints of those families;
 (b) a block step leaves no KV behind, and storing a block gives the same
     logits as the step;
 (c) sharded and single-file checkpoints give identical logits;
@@ -20,7 +22,8 @@ from pathlib import Path
 import pytest
 import torch
 from safetensors.torch import load_file
-from transformers import Qwen3Config, Qwen3ForCausalLM
+from transformers import (LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM,
+                          Qwen3Config, Qwen3ForCausalLM)
 
 from build_tree import BUILD_DIR
 from dice.tiny_checkpoint import write_tiny_checkpoint
@@ -61,16 +64,26 @@ def cpp_logits(ckpt, ids, tmp_path, **options):
     return load_file(str(out))
 
 
+# transformers' own class for each family (SDAR is Qwen3 with block attention).
+HF_CLASSES = {"sdar": (Qwen3Config, Qwen3ForCausalLM),
+              "qwen2": (Qwen2Config, Qwen2ForCausalLM),
+              "llama": (LlamaConfig, LlamaForCausalLM)}
+
+
 def hf_model(ckpt):
-    """transformers' Qwen3 with the checkpoint's weights, in fp32."""
+    """transformers' model of the checkpoint's family with its weights, in
+    fp32."""
     config = json.loads((Path(ckpt) / "config.json").read_text())
     keys = ["vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers",
             "num_attention_heads", "num_key_value_heads", "head_dim",
             "rms_norm_eps", "rope_theta", "tie_word_embeddings",
             "max_position_embeddings"]
-    qwen = Qwen3Config(**{k: config[k] for k in keys}, attention_bias=False)
-    qwen._attn_implementation = "eager"
-    model = Qwen3ForCausalLM(qwen).eval()
+    config_class, model_class = HF_CLASSES[config["model_type"]]
+    extra = {} if config["model_type"] == "qwen2" else \
+        {"attention_bias": config["attention_bias"]}
+    hf_config = config_class(**{k: config[k] for k in keys}, **extra)
+    hf_config._attn_implementation = "eager"
+    model = model_class(hf_config).eval()
     state = {}
     for file in Path(ckpt).glob("*.safetensors"):
         state.update(load_file(str(file)))
@@ -121,6 +134,47 @@ def test_logits_match_transformers(tmp_path, dtype, tie, prefill, batch):
     # Storing a block is the same forward as the step before it.
     step_logits = ours["logits"][prefill:]
     assert (ours["store_logits"] - step_logits).abs().max().item() <= 1e-5
+
+
+@pytest.mark.parametrize(
+    "family,attention_bias,dtype,tie",
+    [("qwen2", False, "float32", False), ("qwen2", False, "bfloat16", True),
+     ("llama", False, "float32", False), ("llama", True, "bfloat16", False),
+     ("sdar", True, "float32", False)],
+)
+def test_every_family_matches_transformers(tmp_path, family, attention_bias, dtype, tie):
+    ckpt = tmp_path / "ckpt"
+    write_tiny_checkpoint(ckpt, dtype=dtype, tie_word_embeddings=tie, family=family,
+                          attention_bias=attention_bias)
+    ours = cpp_logits(ckpt, IDS, tmp_path, prefill=8, batch=2)
+    reference = hf_logits(hf_model(ckpt), IDS, block=4)
+    error = (ours["logits"] - reference).abs().max().item()
+    print(f"{family} bias={attention_bias} {dtype} tie={tie}: max abs error {error:.3g}")
+    assert error <= TOLERANCE
+    # The biases count: the same checkpoint without them gives other logits.
+    state = {}
+    for file in ckpt.glob("*.safetensors"):
+        state.update(load_file(str(file)))
+    assert any(name.endswith(".bias") for name in state) == \
+        (family == "qwen2" or attention_bias)
+    assert (ours["store_logits"] - ours["logits"][8:]).abs().max().item() <= 1e-5
+
+
+def test_a_feature_the_decoder_does_not_compute_is_an_error(tmp_path):
+    ckpt = tmp_path / "ckpt"
+    write_tiny_checkpoint(ckpt, dtype="float32", family="llama")
+    config = json.loads((ckpt / "config.json").read_text())
+    for key, value, words in [("rope_scaling", {"rope_type": "llama3", "factor": 8.0},
+                               "rope_scaling"),
+                              ("hidden_act", "gelu", "hidden_act"),
+                              ("mlp_bias", True, "mlp_bias"),
+                              ("model_type", "mistral3", "mistral3")]:
+        (ckpt / "config.json").write_text(json.dumps({**config, key: value}))
+        result = subprocess.run([str(MODEL_CHECK), "--model", str(ckpt), "--ids", "1,2",
+                                 "--out", str(tmp_path / "x.safetensors")],
+                                capture_output=True, text=True, timeout=300)
+        assert result.returncode != 0
+        assert "config.json" in result.stderr and words in result.stderr, result.stderr
 
 
 def test_block_size_comes_from_the_option(tmp_path):

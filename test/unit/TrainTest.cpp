@@ -46,13 +46,28 @@ ModelConfig tinyConfig(int64_t blockSize = 4) {
   return c;
 }
 
-/// A policy with weights scaled so its distributions are far from uniform
-/// (the checks then depend on every weight).
-PolicyModel tinyPolicy(const LoraOptions &lora = {}, uint64_t seed = 3) {
-  PolicyModel m = PolicyModel::random(tinyConfig(), torch::kCPU, lora, seed);
+/// tinyConfig as a Qwen2 checkpoint (q/k/v biases, no q/k norms, a tied
+/// head) or a Llama one with attention biases (on o_proj too).
+ModelConfig tinyFamily(const std::string &family) {
+  ModelConfig c = tinyConfig();
+  c.modelType = family;
+  c.qkNorm = family == "sdar";
+  c.qkvBias = family != "sdar";
+  c.outputBias = family == "llama";
+  c.tieWordEmbeddings = family == "qwen2";
+  return c;
+}
+
+/// A policy with weights scaled so its distributions are far from uniform,
+/// and biases that are not zero (the checks then depend on every weight).
+PolicyModel tinyPolicy(const LoraOptions &lora = {}, uint64_t seed = 3,
+                       const ModelConfig &config = tinyConfig()) {
+  PolicyModel m = PolicyModel::random(config, torch::kCPU, lora, seed);
   torch::NoGradGuard noGrad;
   for (auto &[name, t] : m.trainable())
-    if (name.find("norm") == std::string::npos)
+    if (name.ends_with(".bias"))
+      t.normal_(0, 0.5);
+    else if (name.find("norm") == std::string::npos)
       t.mul_(name.find("embed") != std::string::npos ? 50 : 25);
   return m;
 }
@@ -95,17 +110,62 @@ std::string tempDir(const std::string &name) {
 } // namespace
 
 TEST(PolicyModel, GivesTheRuntimeTransformersLogits) {
-  PolicyModel policy = tinyPolicy();
-  Transformer runtime(policy.config(), policy.inferenceWeights(torch::kFloat32));
-  std::vector<int64_t> ids = {1, 5, 9, 2, 7, 7, 3, 0, 11, 4, 6};
-  KVCache cache = runtime.allocateCache(1, 16);
-  torch::Tensor expected =
-      runtime.prefill(torch::tensor(ids).unsqueeze(0), cache, 4, /*wantLogits=*/true);
-  TrainingBatch b = makeBatch({cleanRow(ids, 4)}, 39, torch::kCPU);
-  torch::NoGradGuard noGrad;
-  torch::Tensor got = policy.logits(policy.hidden(b.ids, b.positions, b.allowed));
-  EXPECT_LT((got - expected).abs().max().item<double>(), 1e-4);
-  EXPECT_GT(expected.std().item<double>(), 1.0); // far from uniform
+  for (const std::string family : {"sdar", "qwen2", "llama"}) {
+    PolicyModel policy = tinyPolicy({}, 3, tinyFamily(family));
+    Transformer runtime(policy.config(), policy.inferenceWeights(torch::kFloat32));
+    std::vector<int64_t> ids = {1, 5, 9, 2, 7, 7, 3, 0, 11, 4, 6, 8};
+    KVCache cache = runtime.allocateCache(1, 16);
+    torch::Tensor expected =
+        runtime.prefill(torch::tensor(ids).unsqueeze(0), cache, 4, /*wantLogits=*/true);
+    TrainingBatch b = makeBatch({cleanRow(ids, 4)}, 39, torch::kCPU);
+    torch::NoGradGuard noGrad;
+    torch::Tensor got = policy.logits(policy.hidden(b.ids, b.positions, b.allowed));
+    EXPECT_LT((got - expected).abs().max().item<double>(), 1e-4) << family;
+    EXPECT_GT(expected.std().item<double>(), 1.0) << family; // far from uniform
+    // The block-step path (the sampler's) gives the same logits for the
+    // last block as the prefill did.
+    KVCache stepCache = runtime.allocateCache(1, 16);
+    runtime.prefill(torch::tensor(std::vector<int64_t>(ids.begin(), ids.begin() + 8))
+                        .unsqueeze(0),
+                    stepCache, 4);
+    torch::Tensor step = runtime.denoiseBlock(
+        torch::tensor(std::vector<int64_t>(ids.begin() + 8, ids.end())).unsqueeze(0),
+        stepCache);
+    EXPECT_LT((step - expected.narrow(1, 8, 4)).abs().max().item<double>(), 1e-4)
+        << family;
+  }
+}
+
+TEST(PolicyModel, ParametersAreTheFusedMatricesAndCheckpointsSplitThem) {
+  PolicyModel policy = tinyPolicy({}, 3, tinyFamily("qwen2"));
+  std::set<std::string> names;
+  for (auto &[name, t] : policy.trainable())
+    names.insert(name);
+  EXPECT_TRUE(names.count("model.layers.1.self_attn.qkv_proj.weight"));
+  EXPECT_TRUE(names.count("model.layers.1.self_attn.qkv_proj.bias"));
+  EXPECT_TRUE(names.count("model.layers.0.mlp.gate_up_proj.weight"));
+  EXPECT_FALSE(names.count("model.layers.0.self_attn.q_proj.weight"));
+  EXPECT_FALSE(names.count("lm_head.weight")); // tied
+  // A step on a fused matrix is a step on the checkpoint tensors it holds.
+  std::map<std::string, torch::Tensor> before;
+  for (auto &[name, t] : policy.checkpointTensors(torch::kFloat32))
+    before[name] = t.clone(); // the tensors may share the weights' memory
+  {
+    torch::NoGradGuard noGrad;
+    for (auto &[name, t] : policy.trainable())
+      if (name == "model.layers.1.self_attn.qkv_proj.bias")
+        t.add_(1.0);
+  }
+  ModelConfig c = policy.config();
+  for (auto &[name, t] : policy.checkpointTensors(torch::kFloat32)) {
+    bool moved = name.starts_with("model.layers.1.self_attn.") && name.ends_with("_proj.bias");
+    EXPECT_EQ(torch::equal(t, before.at(name)), !moved) << name;
+    if (moved)
+      EXPECT_TRUE(torch::allclose(t, before.at(name) + 1.0)) << name;
+  }
+  EXPECT_TRUE(before.count("model.layers.0.self_attn.k_proj.bias"));
+  EXPECT_EQ(before.at("model.layers.0.self_attn.q_proj.bias").size(0),
+            c.numAttentionHeads * c.headDim);
 }
 
 TEST(PolicyModel, LayerRecomputeGivesTheSameGradients) {

@@ -1,8 +1,9 @@
-//===- ModelConfig.h - SDAR/Qwen3 checkpoint configuration ------*- C++ -*-===//
+//===- ModelConfig.h - decoder checkpoint configuration ---------*- C++ -*-===//
 //
 // The hyperparameters of a checkpoint, read from its `config.json` (and the
 // stop ids and recommended decoding from `generation_config.json` when
-// present). Plain C++: no LibTorch, no LLVM.
+// present): SDAR/Qwen3, Qwen2 and Llama decoders, which differ only in the
+// features below. Plain C++: no LibTorch, no LLVM.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +36,12 @@ struct GenerationDefaults {
 };
 
 struct ModelConfig {
+  /// config.json's `model_type`: "sdar" or "qwen3" (per-head q/k RMSNorm),
+  /// "qwen2" (biased q/k/v projections), "llama".
+  std::string modelType = "sdar";
+  bool qkNorm = true;     ///< RMSNorm over each head of q and k (Qwen3)
+  bool qkvBias = false;   ///< q_proj, k_proj, v_proj have biases
+  bool outputBias = false; ///< o_proj has a bias (`attention_bias` of Qwen3, Llama)
   int64_t hiddenSize = 0;
   int64_t intermediateSize = 0;
   int64_t numHiddenLayers = 0;
@@ -64,7 +71,9 @@ SamplingConfig applyGenerationDefaults(SamplingConfig sampling,
                                        const GenerationDefaults &generation);
 
 /// Parses config.json text; `sourceName` names it in errors. Stop ids come
-/// from the config's `eos_token_id` when present.
+/// from the config's `eos_token_id` when present. A feature the decoder does
+/// not compute (another activation, rope scaling, sliding windows, MLP
+/// biases) is an error naming its key, never ignored.
 Result<ModelConfig> parseModelConfig(std::string_view json,
                                      std::string_view sourceName);
 

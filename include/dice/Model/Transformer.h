@@ -1,7 +1,7 @@
-//===- Transformer.h - the SDAR/Qwen3 block-diffusion transformer -*- C++ -*-===//
+//===- Transformer.h - the block-diffusion transformer ---------*- C++ -*-===//
 //
-// Qwen3 decoder layers with block-causal attention over a preallocated KV
-// cache, in LibTorch. Only LibTorch-built code includes this header; the
+// Decoder layers (DecoderLayer.h: SDAR/Qwen3, Qwen2, Llama) with
+// block-causal attention over a preallocated KV cache, in LibTorch. Only LibTorch-built code includes this header; the
 // compiler core reaches the model through dice::InfillEngine.
 //
 //===----------------------------------------------------------------------===//
@@ -9,6 +9,7 @@
 #ifndef DICE_MODEL_TRANSFORMER_H
 #define DICE_MODEL_TRANSFORMER_H
 
+#include "dice/Model/DecoderLayer.h"
 #include "dice/Model/ModelConfig.h"
 #include "dice/Support/Result.h"
 
@@ -19,23 +20,6 @@
 #include <vector>
 
 namespace dice {
-
-/// The weights of one decoder layer, laid out as in the checkpoint
-/// (`nn.Linear` weights are [out, in]). The transformer fuses the q/k/v and
-/// gate/up projections when it is built: `wqkv` and `wGateUp` then own the
-/// memory and `wq`, `wk`, `wv`, `wGate`, `wUp` are row views of them.
-struct LayerWeights {
-  torch::Tensor inputNorm;     // [H]
-  torch::Tensor wq, wk, wv;    // [Hq*D, H], [Hkv*D, H], [Hkv*D, H]
-  torch::Tensor qNorm, kNorm;  // [D], [D]
-  torch::Tensor wo;            // [H, Hq*D]
-  torch::Tensor postNorm;      // [H]
-  torch::Tensor wGate, wUp;    // [I, H]
-  torch::Tensor wDown;         // [H, I]
-  torch::Tensor wqkv;          // [(Hq+2*Hkv)*D, H]: wq; wk; wv
-  torch::Tensor wGateUp;       // [2*I, H]: wGate; wUp
-  torch::Tensor qkNorm;        // [Hq+Hkv, D]: qNorm per q head, kNorm per k head
-};
 
 struct TransformerWeights {
   torch::Tensor embedding; // [V, H]
@@ -63,6 +47,14 @@ checkpointTensorShapes(const ModelConfig &config);
 std::vector<std::pair<std::string, torch::Tensor *>>
 namedWeights(const ModelConfig &config, TransformerWeights &weights);
 
+/// The tensors that own the memory of fused weights (every layer through
+/// fuseLayer), by name: the checkpoint's name where a tensor is its own,
+/// and `<layer>.self_attn.qkv_proj.weight` / `.bias` and
+/// `<layer>.mlp.gate_up_proj.weight` for the fused matrices. The trainer's
+/// parameters, and the names its optimizer state is kept under.
+std::vector<std::pair<std::string, torch::Tensor *>>
+fusedParameters(const ModelConfig &config, TransformerWeights &weights);
+
 torch::ScalarType toScalarType(ModelDType dtype);
 
 /// Keys and values of every layer for `batch` sequences of at most
@@ -72,8 +64,6 @@ torch::ScalarType toScalarType(ModelDType dtype);
 struct KVCache {
   torch::Tensor keys;   // [L, N, Hkv, Tmax, D]
   torch::Tensor values; // [L, N, Hkv, Tmax, D]
-  torch::Tensor cos;    // [Tmax, D] rotary table, model dtype
-  torch::Tensor sin;    // [Tmax, D]
   int64_t length = 0;
 
   int64_t batch() const { return keys.size(1); }
@@ -89,7 +79,8 @@ class StepGraphCache;
 class Transformer {
 public:
   /// Takes the weights as loaded and fuses the q/k/v and gate/up
-  /// projections (one matrix product each instead of three and two).
+  /// projections (one matrix product each instead of three and two) where
+  /// they are not yet fused.
   Transformer(ModelConfig config, TransformerWeights weights);
   ~Transformer();
 

@@ -1,12 +1,12 @@
-//===- PolicyModel.h - the SDAR/Qwen3 transformer, trainable ----*- C++ -*-===//
+//===- PolicyModel.h - the decoder, trainable -------------------*- C++ -*-===//
 //
-// The model runtime's transformer (dice/Model/Transformer.h) again, written
-// for training: autograd through every op, fp32 master weights named as in
-// the Hugging Face checkpoint, any attention mask (the BD3-LM and TraceRL
-// layouts of TokenLayout.h), optional LoRA adapters and per-layer gradient
-// checkpointing. Sampling still runs on the runtime's transformer, built
-// from these weights by `inferenceWeights`, so a rollout is decoded exactly
-// as the compiler decodes.
+// The model runtime's decoder layers (dice/Model/DecoderLayer.h, the same
+// code) with what training adds: autograd, fp32 master weights (the fused
+// matrices, named as fusedParameters names them), any attention mask (the
+// BD3-LM and TraceRL layouts of TokenLayout.h), optional LoRA adapters and
+// per-layer gradient checkpointing. Sampling runs on the runtime's
+// transformer, built from these weights by `inferenceWeights`, so a rollout
+// is decoded exactly as the compiler decodes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +19,7 @@
 
 #include <torch/torch.h>
 
+#include <array>
 #include <map>
 #include <string>
 #include <vector>
@@ -31,12 +32,6 @@ struct LoraOptions {
   /// Projections that get adapters: q_proj, k_proj, v_proj, o_proj,
   /// gate_proj, up_proj, down_proj.
   std::vector<std::string> targets;
-};
-
-/// One LoRA adapter: W x + (alpha / rank) B (A x), B starting at zero.
-struct LoraAdapter {
-  torch::Tensor a; // [r, in]
-  torch::Tensor b; // [out, r]
 };
 
 class PolicyModel {
@@ -61,8 +56,9 @@ public:
   /// Logits [..., V] of hidden states [..., H] (float32).
   torch::Tensor logits(const torch::Tensor &hidden);
 
-  /// What the optimizer updates, by checkpoint name (adapters are named
-  /// `<weight>.lora_a` / `.lora_b`).
+  /// What the optimizer updates, by name: the fused parameters
+  /// (fusedParameters) in full fine-tuning; with LoRA the adapters, named
+  /// `<checkpoint weight>.lora_a` / `.lora_b`.
   std::vector<std::pair<std::string, torch::Tensor>> trainable();
   /// Every tensor of the checkpoint, adapters merged, in `dtype` (detached).
   std::vector<std::pair<std::string, torch::Tensor>>
@@ -80,20 +76,22 @@ public:
 
 private:
   struct LayerCheckpoint;
+  /// q, k, v, o, gate, up, down: the projections LoRA adapts, in order.
+  using Adapters = std::array<LoraAdapter, 7>;
   PolicyModel() = default;
   void initAdapters(uint64_t seed);
-  torch::Tensor project(const torch::Tensor &x, const std::string &name) const;
-  torch::Tensor layer(int64_t index, const torch::Tensor &x,
-                      const torch::Tensor &cos, const torch::Tensor &sin,
-                      const torch::Tensor &mask) const;
-  torch::Tensor merged(const std::string &name) const;
+  torch::Tensor layer(int64_t index, const torch::Tensor &x, const torch::Tensor &cos,
+                      const torch::Tensor &sin, const torch::Tensor &mask) const;
+  /// Layer `index`'s tensors that take gradients (weights or adapters).
+  std::vector<torch::Tensor> layerParameters(int64_t index);
+  /// Every checkpoint tensor by name, adapters merged (detached).
+  std::map<std::string, torch::Tensor> mergedWeights() const;
 
   ModelConfig cfg;
   LoraOptions lora;
   bool checkpointing = false;
-  std::map<std::string, torch::Tensor> weights; ///< checkpoint name -> tensor
-  std::map<std::string, LoraAdapter> adapters;  ///< weight name -> adapter
-  std::vector<std::string> order;               ///< checkpoint names in order
+  TransformerWeights w;           ///< fused (fuseLayer); lmHead is the embedding when tied
+  std::vector<Adapters> adapters; ///< per layer; undefined where not adapted
 };
 
 } // namespace dice

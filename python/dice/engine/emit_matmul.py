@@ -98,8 +98,12 @@ class _Emitter(ValueEmitter):
             lines += ["      b_tile[threadIdx.y][threadIdx.x] = b_value;", "    }"]
         lines += [
                   "    __syncthreads();",
+                  "    // Each tile summed on its own, then into the total: the",
+                  "    // rounding error grows with kTile + K / kTile, not with K.",
+                  f"    {acc_t} partial = 0;",
                   "    for (int i = 0; i < kTile; ++i)",
-                  "      acc += a_tile[threadIdx.y][i] * b_tile[i][threadIdx.x];",
+                  "      partial += a_tile[threadIdx.y][i] * b_tile[i][threadIdx.x];",
+                  "    acc += partial;",
                   "    __syncthreads();", "  }"]
         index = f"(batch * {self.m} + row) * {self.n} + col" if b else f"row * {self.n} + col"
         for slot, (o, dtype) in enumerate(zip(self.p["outputs"], out_dtypes)):
