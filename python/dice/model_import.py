@@ -17,7 +17,6 @@ embedding (and head), initialised to the embedding's mean. config.json names
 it (`mask_token_id`), with `block_size`.
 """
 
-import argparse
 import json
 import sys
 from pathlib import Path
