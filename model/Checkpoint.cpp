@@ -15,11 +15,14 @@ namespace dice {
 namespace {
 
 /// A checkpoint tensor: its name, the shape the config implies and the
-/// weight it fills.
+/// weight it fills; for a piece of a fused matrix (fuseLayer), that matrix
+/// and its name.
 struct WeightSlot {
   std::string name;
   std::vector<int64_t> shape;
   torch::Tensor *target;
+  std::string fusedName = {};
+  torch::Tensor *fused = nullptr;
 };
 
 std::vector<WeightSlot> weightSlots(const ModelConfig &c, TransformerWeights &w) {
@@ -35,15 +38,19 @@ std::vector<WeightSlot> weightSlots(const ModelConfig &c, TransformerWeights &w)
   for (int64_t l = 0; l < c.numHiddenLayers; ++l) {
     LayerWeights &lw = w.layers[size_t(l)];
     std::string p = "model.layers." + std::to_string(l) + ".";
+    const std::string qkv = p + "self_attn.qkv_proj.weight",
+                      qkvBias = p + "self_attn.qkv_proj.bias",
+                      gateUp = p + "mlp.gate_up_proj.weight";
     slots.insert(slots.end(),
                  {{p + "input_layernorm.weight", {h}, &lw.inputNorm},
-                  {p + "self_attn.q_proj.weight", {q, h}, &lw.wq},
-                  {p + "self_attn.k_proj.weight", {kv, h}, &lw.wk},
-                  {p + "self_attn.v_proj.weight", {kv, h}, &lw.wv}});
+                  {p + "self_attn.q_proj.weight", {q, h}, &lw.wq, qkv, &lw.wqkv},
+                  {p + "self_attn.k_proj.weight", {kv, h}, &lw.wk, qkv, &lw.wqkv},
+                  {p + "self_attn.v_proj.weight", {kv, h}, &lw.wv, qkv, &lw.wqkv}});
     if (c.qkvBias)
-      slots.insert(slots.end(), {{p + "self_attn.q_proj.bias", {q}, &lw.bq},
-                                 {p + "self_attn.k_proj.bias", {kv}, &lw.bk},
-                                 {p + "self_attn.v_proj.bias", {kv}, &lw.bv}});
+      slots.insert(slots.end(),
+                   {{p + "self_attn.q_proj.bias", {q}, &lw.bq, qkvBias, &lw.bqkv},
+                    {p + "self_attn.k_proj.bias", {kv}, &lw.bk, qkvBias, &lw.bqkv},
+                    {p + "self_attn.v_proj.bias", {kv}, &lw.bv, qkvBias, &lw.bqkv}});
     slots.push_back({p + "self_attn.o_proj.weight", {h, q}, &lw.wo});
     if (c.outputBias)
       slots.push_back({p + "self_attn.o_proj.bias", {h}, &lw.bo});
@@ -52,8 +59,8 @@ std::vector<WeightSlot> weightSlots(const ModelConfig &c, TransformerWeights &w)
                                  {p + "self_attn.k_norm.weight", {d}, &lw.kNorm}});
     slots.insert(slots.end(),
                  {{p + "post_attention_layernorm.weight", {h}, &lw.postNorm},
-                  {p + "mlp.gate_proj.weight", {i, h}, &lw.wGate},
-                  {p + "mlp.up_proj.weight", {i, h}, &lw.wUp},
+                  {p + "mlp.gate_proj.weight", {i, h}, &lw.wGate, gateUp, &lw.wGateUp},
+                  {p + "mlp.up_proj.weight", {i, h}, &lw.wUp, gateUp, &lw.wGateUp},
                   {p + "mlp.down_proj.weight", {h, i}, &lw.wDown}});
   }
   return slots;
@@ -93,29 +100,13 @@ namedWeights(const ModelConfig &config, TransformerWeights &weights) {
 }
 
 std::vector<std::pair<std::string, torch::Tensor *>>
-fusedParameters(const ModelConfig &c, TransformerWeights &w) {
-  std::vector<std::pair<std::string, torch::Tensor *>> named = {
-      {"model.embed_tokens.weight", &w.embedding}, {"model.norm.weight", &w.finalNorm}};
-  if (!c.tieWordEmbeddings)
-    named.push_back({"lm_head.weight", &w.lmHead});
-  w.layers.resize(size_t(c.numHiddenLayers));
-  for (int64_t l = 0; l < c.numHiddenLayers; ++l) {
-    LayerWeights &lw = w.layers[size_t(l)];
-    std::string p = "model.layers." + std::to_string(l) + ".";
-    named.push_back({p + "input_layernorm.weight", &lw.inputNorm});
-    named.push_back({p + "self_attn.qkv_proj.weight", &lw.wqkv});
-    if (c.qkvBias)
-      named.push_back({p + "self_attn.qkv_proj.bias", &lw.bqkv});
-    named.push_back({p + "self_attn.o_proj.weight", &lw.wo});
-    if (c.outputBias)
-      named.push_back({p + "self_attn.o_proj.bias", &lw.bo});
-    if (c.qkNorm) {
-      named.push_back({p + "self_attn.q_norm.weight", &lw.qNorm});
-      named.push_back({p + "self_attn.k_norm.weight", &lw.kNorm});
-    }
-    named.push_back({p + "post_attention_layernorm.weight", &lw.postNorm});
-    named.push_back({p + "mlp.gate_up_proj.weight", &lw.wGateUp});
-    named.push_back({p + "mlp.down_proj.weight", &lw.wDown});
+fusedParameters(const ModelConfig &config, TransformerWeights &weights) {
+  std::vector<std::pair<std::string, torch::Tensor *>> named;
+  for (WeightSlot &slot : weightSlots(config, weights)) {
+    if (!slot.fused)
+      named.emplace_back(std::move(slot.name), slot.target);
+    else if (named.empty() || named.back().second != slot.fused) // its first piece
+      named.emplace_back(std::move(slot.fusedName), slot.fused);
   }
   return named;
 }
