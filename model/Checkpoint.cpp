@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dice/Model/Adapter.h"
 #include "dice/Model/Safetensors.h"
 #include "dice/Model/Transformer.h"
 
@@ -176,14 +177,28 @@ Result<TransformerWeights> loadTransformerWeights(const std::string &dir,
 
 Result<std::unique_ptr<Transformer>>
 Transformer::load(const std::string &dir, torch::Device device,
-                  torch::ScalarType dtype) {
+                  torch::ScalarType dtype, const std::string &adapterDir) {
   Result<ModelConfig> config = loadModelConfig(dir);
   if (!config)
     return config.error();
+  // The adapter is read (and checked against the base's shapes) before the
+  // base's weights take the device's memory.
+  Result<Adapter> adapter = Adapter{};
+  if (!adapterDir.empty())
+    adapter = readAdapter(adapterDir, *config);
+  if (!adapter)
+    return adapter.error();
   Result<TransformerWeights> weights =
       loadTransformerWeights(dir, *config, device, dtype);
   if (!weights)
     return weights.error();
+  if (!adapterDir.empty()) {
+    try {
+      applyAdapter(*adapter, *config, *weights);
+    } catch (const std::exception &e) { // e.g. out of device memory
+      return Error(adapterDir, std::string("cannot be merged: ") + e.what());
+    }
+  }
   return std::make_unique<Transformer>(*config, std::move(*weights));
 }
 

@@ -86,15 +86,20 @@ createDiceInfillEngine(const std::string &modelDir,
     if (!dtype)
       return dtype.error();
     Result<std::unique_ptr<Transformer>> model =
-        Transformer::load(modelDir, device, toScalarType(*dtype));
+        Transformer::load(modelDir, device, toScalarType(*dtype), options.adapter);
     if (!model)
       return model.error();
-    // The folder's last component ("dice:DICE-8B"). Plain string work:
-    // libtorch.so exports std::filesystem symbols that must not be reached.
-    std::string dir = modelDir;
-    while (dir.size() > 1 && dir.back() == '/')
-      dir.pop_back();
-    std::string name = "dice:" + dir.substr(dir.find_last_of('/') + 1);
+    // The folder's last component ("dice:DICE-8B"), and the adapter's
+    // ("dice:base+adapter"), as parseEngineSpec spells it. Plain string
+    // work: libtorch.so exports std::filesystem symbols that must not be
+    // reached.
+    auto lastComponent = [](std::string dir) {
+      while (dir.size() > 1 && dir.back() == '/')
+        dir.pop_back();
+      return dir.substr(dir.find_last_of('/') + 1);
+    };
+    std::string name = "dice:" + lastComponent(modelDir) +
+                       (options.adapter.empty() ? "" : "+" + lastComponent(options.adapter));
     return std::unique_ptr<InfillEngine>(std::make_unique<DiceInfillEngine>(
         name, *tokenizer, std::move(*model), options.seed));
   } catch (const std::exception &e) {

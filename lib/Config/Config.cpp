@@ -5,6 +5,7 @@
 #include "dice/Support/File.h"
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <vector>
@@ -74,6 +75,8 @@ constexpr double kHuge = 1e18;
 const std::vector<Field> &schema() {
   static const std::vector<Field> fields = {
       {"model", "path", Kind::String, 0, 0, false, {}, text(&Config::modelPath)},
+      {"model", "base", Kind::String, 0, 0, false, {}, text(&Config::modelBase)},
+      {"model", "adapter", Kind::String, 0, 0, false, {}, text(&Config::modelAdapter)},
       {"model", "device", Kind::Choice, 0, 0, false, {"auto", "cuda", "cpu"},
        text(&Config::modelDevice)},
       {"model", "dtype", Kind::Choice, 0, 0, false,
@@ -224,6 +227,8 @@ public:
   Status apply(const toml::table &root, Config &config) {
     // Where the steps/block relation was last set, to point at it if broken.
     toml::source_region stepsWhere{};
+    // Where each [model] key naming weights was set.
+    std::map<std::string, toml::source_region> modelWhere;
     for (auto &&[sectionKey, sectionNode] : root) {
       std::string section(sectionKey.str());
       if (!isSection(section))
@@ -243,6 +248,8 @@ public:
         if (!value)
           return lastError;
         field->set(config, *value);
+        if (section == "model")
+          modelWhere[dotted] = node.source();
         if (dotted == "sampling.denoising_steps" ||
             (dotted == "sampling.block_length" && !stepsWhere.begin))
           stepsWhere = node.source();
@@ -253,12 +260,29 @@ public:
                    "must not exceed sampling.block_length (" +
                        std::to_string(config.sampling.blockLength) +
                        "): each step unmasks at least one token");
-    return {};
+    return checkModelKeys(config, modelWhere);
   }
 
 private:
   std::string file;
   Error lastError;
+
+  /// `path` names a whole model; `base` and `adapter` name a base and the
+  /// adapter merged into it, always together.
+  Status checkModelKeys(const Config &config,
+                        const std::map<std::string, toml::source_region> &where) {
+    if (!config.modelPath.empty() && where.count("model.base"))
+      return error(where.at("model.base"), "model.base",
+                   "give either model.path (a whole model) or model.base and "
+                   "model.adapter (an adapter over its base), not both");
+    if (where.count("model.adapter") && config.modelBase.empty())
+      return error(where.at("model.adapter"), "model.adapter",
+                   "needs model.base, the checkpoint the adapter was trained on");
+    if (where.count("model.base") && config.modelAdapter.empty())
+      return error(where.at("model.base"), "model.base",
+                   "needs model.adapter (a model without one is model.path)");
+    return {};
+  }
 
   Error error(const toml::source_region &where, std::string key,
               std::string message) {

@@ -66,6 +66,10 @@ Result<EngineSpec> parseEngineSpec(const std::string &spelling,
   if (text == "model" || text.substr(0, 6) == "model:") {
     spec.kind = EngineSpec::Kind::Model;
     spec.path = text == "model" ? config.modelPath : std::string(text.substr(6));
+    if (text == "model" && !config.modelAdapter.empty()) {
+      spec.path = config.modelBase;
+      spec.adapter = config.modelAdapter;
+    }
     if (text == "model:" && spec.path.empty())
       return Error("engine 'model:' needs a directory: model:<dir>");
     if (spec.path.empty()) {
@@ -78,7 +82,8 @@ Result<EngineSpec> parseEngineSpec(const std::string &spelling,
     spec.device = config.modelDevice;
     spec.dtype = config.modelDType;
     // What the engine calls itself once loaded (DiceInfillEngine's name).
-    spec.modelId = "dice:" + baseName(spec.path);
+    spec.modelId = "dice:" + baseName(spec.path) +
+                   (spec.adapter.empty() ? "" : "+" + baseName(spec.adapter));
     return spec;
   }
   return Error("unknown engine '" + spelling +
@@ -88,7 +93,7 @@ Result<EngineSpec> parseEngineSpec(const std::string &spelling,
 Result<std::unique_ptr<InfillEngine>>
 createInfillEngine(const EngineSpec &spec) {
   if (spec.kind == EngineSpec::Kind::Model)
-    return createModelInfillEngine(spec.path, spec.device, spec.dtype);
+    return createModelInfillEngine(spec.path, spec.adapter, spec.device, spec.dtype);
   Result<std::unique_ptr<ReplayInfillEngine>> replay =
       ReplayInfillEngine::load(spec.path);
   if (!replay)

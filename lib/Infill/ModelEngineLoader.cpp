@@ -52,6 +52,7 @@ std::string pluginPath() {
 
 Result<std::unique_ptr<InfillEngine>>
 createModelInfillEngine(const std::string &modelDir,
+                        const std::string &adapterDir,
                         const std::string &device,
                         const std::string &dtype) {
   // Opened once per process and never closed: engines' code lives there.
@@ -79,7 +80,7 @@ createModelInfillEngine(const std::string &modelDir,
     return Error("cannot load the DICE model at '" + modelDir +
                  "': " + openError +
                  "; use engine=replay:<file.jsonl> or a warm kernel database");
-  return entry(modelDir.c_str(), device.c_str(), dtype.c_str());
+  return entry(modelDir.c_str(), adapterDir.c_str(), device.c_str(), dtype.c_str());
 }
 
 } // namespace dice

@@ -15,9 +15,10 @@
 
 extern "C" __attribute__((visibility("default")))
 dice::Result<std::unique_ptr<dice::InfillEngine>>
-DICE_MODEL_ENGINE_ENTRY(const char *modelDir, const char *device,
-                        const char *dtype) {
+DICE_MODEL_ENGINE_ENTRY(const char *modelDir, const char *adapterDir,
+                        const char *device, const char *dtype) {
   dice::DiceEngineOptions options;
+  options.adapter = adapterDir;
   options.device = device;
   if (options.device == "auto")
     options.device = torch::cuda::is_available() ? "cuda" : "cpu";

@@ -10,6 +10,7 @@
 
 #include <ATen/autocast_mode.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -18,8 +19,7 @@ namespace {
 
 namespace F = torch::nn::functional;
 
-constexpr std::array<const char *, 7> kProjections = {
-    "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
+const auto &kProjections = kAdapterTargets;
 
 std::string layerPrefix(int64_t index) {
   return "model.layers." + std::to_string(index) + ".";
@@ -27,6 +27,7 @@ std::string layerPrefix(int64_t index) {
 
 /// The checkpoint name of layer `index`'s projection `k` (kProjections).
 std::string projectionName(int64_t index, size_t k) {
+  static_assert(std::size(kAdapterTargets) == 7, "one adapter per projection");
   return layerPrefix(index) + (k < 4 ? "self_attn." : "mlp.") + kProjections[k] +
          ".weight";
 }
@@ -169,7 +170,7 @@ void PolicyModel::initAdapters(uint64_t seed) {
   std::set<std::string> targets(lora.targets.begin(), lora.targets.end());
   auto gen = at::make_generator<at::CPUGeneratorImpl>(seed ^ 0x4c6f5241ull);
   for (int64_t l = 0; l < cfg.numHiddenLayers; ++l)
-    for (size_t k = 0; k < kProjections.size(); ++k) {
+    for (size_t k = 0; k < std::size(kProjections); ++k) {
       if (!targets.count(kProjections[k]))
         continue;
       const torch::Tensor &weight = projectionWeight(w.layers[size_t(l)], k);
@@ -186,6 +187,32 @@ void PolicyModel::initAdapters(uint64_t seed) {
       adapter.b = torch::zeros({out, lora.rank}, f32.device(weight.device()))
                       .set_requires_grad(true);
     }
+  if (!lora.trainMaskRow)
+    return;
+  // The rows start as the base has them (the importer's initial row for a
+  // base without a mask token).
+  auto row = [&](const torch::Tensor &table) {
+    return table.narrow(0, cfg.maskTokenId, 1).to(torch::kFloat32).clone().set_requires_grad(true);
+  };
+  maskEmbedding = row(w.embedding);
+  if (!cfg.tieWordEmbeddings)
+    maskHead = row(w.lmHead);
+}
+
+torch::Tensor PolicyModel::embeddingTable() const {
+  if (!maskEmbedding.defined())
+    return w.embedding;
+  torch::Tensor index = torch::full({1}, cfg.maskTokenId, torch::dtype(torch::kInt64).device(device()));
+  return w.embedding.index_copy(0, index, maskEmbedding.to(w.embedding.scalar_type()));
+}
+
+torch::Tensor PolicyModel::headTable() const {
+  if (cfg.tieWordEmbeddings)
+    return embeddingTable();
+  if (!maskHead.defined())
+    return w.lmHead;
+  torch::Tensor index = torch::full({1}, cfg.maskTokenId, torch::dtype(torch::kInt64).device(device()));
+  return w.lmHead.index_copy(0, index, maskHead.to(w.lmHead.scalar_type()));
 }
 
 torch::Tensor PolicyModel::layer(int64_t index, const torch::Tensor &x,
@@ -239,7 +266,7 @@ torch::Tensor PolicyModel::hidden(const torch::Tensor &ids,
   const torch::Device dev = device();
   const int64_t n = ids.size(0), t = ids.size(1);
   // The residual stream stays fp32 (autocast runs the products in bf16).
-  torch::Tensor x = F::embedding(ids.to(dev), w.embedding).to(torch::kFloat32);
+  torch::Tensor x = F::embedding(ids.to(dev), embeddingTable()).to(torch::kFloat32);
   // RoPE at each token's own position (the layouts repeat positions),
   // [N, T, 1, D].
   RopeTables rope = ropeTables(cfg, positions.to(dev), x.scalar_type());
@@ -259,7 +286,7 @@ torch::Tensor PolicyModel::hidden(const torch::Tensor &ids,
 }
 
 torch::Tensor PolicyModel::logits(const torch::Tensor &hidden) {
-  return headLogits(hidden, w.lmHead).to(torch::kFloat32);
+  return headLogits(hidden, headTable()).to(torch::kFloat32);
 }
 
 std::vector<std::pair<std::string, torch::Tensor>> PolicyModel::trainable() {
@@ -281,7 +308,7 @@ std::map<std::string, torch::Tensor> PolicyModel::mergedWeights() const {
   for (auto &[name, t] : namedWeights(cfg, handles))
     merged[name] = t->detach();
   for (int64_t l = 0; l < cfg.numHiddenLayers && lora.rank > 0; ++l)
-    for (size_t k = 0; k < kProjections.size(); ++k) {
+    for (size_t k = 0; k < std::size(kProjections); ++k) {
       const LoraAdapter &a = adapters[size_t(l)][k];
       if (!a.a.defined())
         continue;
@@ -290,6 +317,10 @@ std::map<std::string, torch::Tensor> PolicyModel::mergedWeights() const {
       weight = (weight.to(torch::kFloat32) + scale * torch::matmul(a.b, a.a))
                    .to(weight.scalar_type());
     }
+  if (maskEmbedding.defined())
+    merged["model.embed_tokens.weight"] = embeddingTable().detach();
+  if (maskHead.defined())
+    merged["lm_head.weight"] = headTable().detach();
   return merged;
 }
 
@@ -306,14 +337,32 @@ std::vector<std::pair<std::string, torch::Tensor>>
 PolicyModel::adapterTensors() const {
   std::vector<std::pair<std::string, torch::Tensor>> out;
   for (int64_t l = 0; l < cfg.numHiddenLayers && lora.rank > 0; ++l)
-    for (size_t k = 0; k < kProjections.size(); ++k)
+    for (size_t k = 0; k < std::size(kProjections); ++k)
       if (const LoraAdapter &a = adapters[size_t(l)][k]; a.a.defined()) {
         // The tensors themselves (trainable() hands them to the optimizer,
         // which reads their gradients); checkpoint writers copy them.
-        out.emplace_back(projectionName(l, k) + ".lora_a", a.a);
-        out.emplace_back(projectionName(l, k) + ".lora_b", a.b);
+        out.emplace_back(adapterFactorName(projectionName(l, k), 'A'), a.a);
+        out.emplace_back(adapterFactorName(projectionName(l, k), 'B'), a.b);
       }
+  if (maskEmbedding.defined())
+    out.emplace_back(adapterRowsName(false), maskEmbedding);
+  if (maskHead.defined())
+    out.emplace_back(adapterRowsName(true), maskHead);
   return out;
+}
+
+AdapterSettings PolicyModel::adapterSettings() const {
+  AdapterSettings s;
+  s.rank = lora.rank;
+  s.alpha = lora.alpha;
+  for (const char *target : kProjections) // in the layers' order
+    if (std::count(lora.targets.begin(), lora.targets.end(), target))
+      s.targets.push_back(target);
+  if (maskEmbedding.defined())
+    s.embeddingRows = {cfg.maskTokenId};
+  if (maskHead.defined())
+    s.headRows = {cfg.maskTokenId};
+  return s;
 }
 
 Status PolicyModel::restore(const std::map<std::string, torch::Tensor> &saved) {

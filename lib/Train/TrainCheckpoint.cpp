@@ -171,9 +171,15 @@ Status writeCheckpoint(const std::string &dir, const std::string &modelDir,
   if (!c.optimizer.empty())
     if (Status ok = writeShards(trainer, "optimizer", c.optimizer, SIZE_MAX); !ok)
       return ok;
-  if (!c.adapters.empty())
-    if (Status ok = writeShards(trainer, "adapter", c.adapters, SIZE_MAX); !ok)
+  if (!c.adapters.empty()) {
+    fs::create_directories(tmp / kAdapterDir, ec);
+    if (ec)
+      return Error((tmp / kAdapterDir).string(), "cannot be created: " + ec.message());
+    if (Status ok = writeAdapter((tmp / kAdapterDir).string(), c.adapterSettings,
+                                 modelDir, c.adapters);
+        !ok)
       return ok;
+  }
   json state = {{"step", c.state.step},
                 {"stage", c.state.stage},
                 {"data_position", c.state.dataPosition},
@@ -206,23 +212,6 @@ Result<TrainState> readTrainState(const std::string &dir) {
     return Error(path, std::string("is not a trainer state: ") + e.what());
   }
   return s;
-}
-
-Result<std::map<std::string, torch::Tensor>>
-readTensorFile(const std::string &path) {
-  Result<std::unique_ptr<SafetensorsFile>> file = SafetensorsFile::open(path);
-  if (!file)
-    return file.error();
-  std::map<std::string, torch::Tensor> out;
-  for (const TensorEntry &e : (*file)->tensors()) {
-    torch::ScalarType t = e.dtype == ModelDType::BFloat16  ? torch::kBFloat16
-                          : e.dtype == ModelDType::Float16 ? torch::kFloat16
-                                                           : torch::kFloat32;
-    out[e.name] = torch::from_blob(const_cast<std::byte *>(e.data), e.shape,
-                                   torch::TensorOptions().dtype(t))
-                      .clone();
-  }
-  return out;
 }
 
 std::string latestCheckpoint(const std::string &root) {

@@ -116,6 +116,8 @@ const std::vector<Field> &schema() {
       {"lora", "targets", Kind::Strings, 0, 0,
        {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"},
        member(&TrainConfig::loraTargets)},
+      {"lora", "train_mask_row", Kind::Bool, 0, 0, {},
+       member(&TrainConfig::loraTrainMaskRow)},
 
       {"rl", "rollouts", Kind::Integer, 1, 4096, {}, member(&TrainConfig::rollouts)},
       {"rl", "clip", Kind::Float, 0, 10, {}, member(&TrainConfig::clip)},

@@ -90,7 +90,8 @@ Status TrainSession::open() {
           std::string(toString(config.stage)) + ": its weights, a fresh optimizer");
     state = *s;
   }
-  LoraOptions lora{config.loraRank, config.loraAlpha, config.loraTargets};
+  LoraOptions lora{config.loraRank, config.loraAlpha, config.loraTargets,
+                   config.loraTrainMaskRow};
   bool sameStage = state && state->stage == toString(config.stage);
   std::string weightsDir =
       state && !(lora.rank > 0 && state->lora) ? resumeDir : config.modelPath;
@@ -108,12 +109,13 @@ Status TrainSession::open() {
     }
     model->setGradientCheckpointing(config.gradientCheckpointing);
     if (state && lora.rank > 0 && state->lora) {
-      auto adapters = readTensorFile((fs::path(resumeDir) / kTrainerDir / "adapter.safetensors").string());
+      std::string path = (fs::path(resumeDir) / kAdapterDir / kAdapterWeightsFile).string();
+      auto adapters = readTensorFile(path);
       if (!adapters)
         return adapters.error();
       if (Status ok = model->restore(*adapters); !ok) {
         Error e = ok.error();
-        e.file = (fs::path(resumeDir) / kTrainerDir / "adapter.safetensors").string();
+        e.file = path;
         return e;
       }
     }
@@ -182,6 +184,7 @@ Status TrainSession::saveCheckpoint() {
   c.model = model->checkpointTensors(model->usesLora() ? toScalarType(model->config().torchDtype)
                                                        : torch::kFloat32);
   c.adapters = model->adapterTensors();
+  c.adapterSettings = model->adapterSettings();
   c.state = {step, std::string(toString(config.stage)), dataPosition, config.seed,
              dist->worldSize(), model->usesLora()};
   Status ok = writeCheckpoint(dir, config.modelPath, c, config.shardMb);

@@ -105,16 +105,22 @@ def print_outcomes(found, report, remarks, database, model):
         print(f"  k_{fp[:12]}  {summary(request['program']):<28}  {what} -> {result}")
 
 
-def config_value(config, section, key):
-    """`[section] key` of a dice.toml, or None (dice-opt checks the rest)."""
+def config_section(config, section):
+    """`[section]` of a dice.toml as a dict, {} where there is none
+    (dice-opt checks the rest)."""
     if config is None:
-        return None
+        return {}
     import tomllib
     try:
         with open(config, "rb") as f:
-            return tomllib.load(f).get(section, {}).get(key)
+            return tomllib.load(f).get(section, {})
     except (OSError, tomllib.TOMLDecodeError) as e:
         raise DiceError(f"{config}: {e}") from None
+
+
+def config_value(config, section, key):
+    """`[section] key` of a dice.toml, or None (dice-opt checks the rest)."""
+    return config_section(config, section).get(key)
 
 
 def max_relative_error(got, expected):
@@ -216,7 +222,7 @@ def compile_program(program, args, engine):
                                 extra=[f"nvcc={args.nvcc}"] if args.nvcc else [])
         report, remarks = report_and_remarks(proc)
         print_outcomes(found, report, remarks, database,
-                       model_id(engine, config_value(config, "model", "path")))
+                       model_id(engine, config_section(config, "model")))
     return 0
 
 

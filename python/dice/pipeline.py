@@ -93,15 +93,21 @@ def compile_pipeline(source, config, engine, lowered, jobs=2, granularity="fusio
 DEFAULT_MODEL_DIR = SOURCE_ROOT / "model" / "default"
 
 
-def model_id(engine, configured_model=None):
+def model_id(engine, configured=None):
     """The id the kernel database files an engine's candidates under, as
-    dice::parseEngineSpec spells it; `configured_model`: the dice.toml's
-    `[model] path`, if any."""
+    dice::parseEngineSpec spells it; `configured`: the dice.toml's [model]
+    table, if any (`path`, or `base` and `adapter`)."""
     if engine.startswith("replay:"):
         return "replay:" + Path(engine[len("replay:"):]).name
-    path = engine[len("model:"):] if engine.startswith("model:") else \
-        str(configured_model or DEFAULT_MODEL_DIR)
-    return "dice:" + Path(path.rstrip("/")).name
+    configured = configured or {}
+
+    def name(path):
+        return Path(str(path).rstrip("/")).name
+    if engine.startswith("model:"):
+        return "dice:" + name(engine[len("model:"):])
+    if configured.get("adapter"):
+        return f"dice:{name(configured.get('base', ''))}+{name(configured['adapter'])}"
+    return "dice:" + name(configured.get("path") or DEFAULT_MODEL_DIR)
 
 
 def report_and_remarks(proc):

@@ -157,6 +157,27 @@ TEST(Config, StepsCannotExceedBlock) {
   EXPECT_EQ(e.line, 3u);
 }
 
+TEST(Config, AnAdapterAndItsBaseAreNamedTogether) {
+  Result<Config> c = parseConfig(
+      "model = { base = \"qwen-base\", adapter = \"runs/step-000100/adapter\" }\n",
+      "dice.toml");
+  ASSERT_TRUE(c) << c.error().format();
+  EXPECT_EQ(c->modelBase, "qwen-base");
+  EXPECT_EQ(c->modelAdapter, "runs/step-000100/adapter");
+  EXPECT_TRUE(c->modelPath.empty());
+
+  Error e = expectError("[model]\ndevice = \"cpu\"\nadapter = \"a\"\n");
+  EXPECT_EQ(e.key, "model.adapter");
+  EXPECT_EQ(e.line, 3u);
+  EXPECT_NE(e.message.find("model.base"), std::string::npos) << e.message;
+  e = expectError("[model]\nbase = \"b\"\n");
+  EXPECT_EQ(e.key, "model.base");
+  EXPECT_NE(e.message.find("model.adapter"), std::string::npos) << e.message;
+  e = expectError("[model]\npath = \"m\"\nbase = \"b\"\nadapter = \"a\"\n");
+  EXPECT_EQ(e.key, "model.base");
+  EXPECT_EQ(e.line, 3u);
+}
+
 TEST(Config, SyntaxErrorHasLine) {
   Error e = expectError("[sampling]\ntop_k = = 3\n");
   EXPECT_EQ(e.line, 2u);

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dice/Model/Adapter.h"
 #include "dice/Model/BlockDiffusionSampler.h"
 #include "dice/Train/DiffusionLoss.h"
 #include "dice/Train/Optimizer.h"
@@ -177,7 +178,7 @@ TEST(PolicyModel, LayerRecomputeGivesTheSameGradients) {
     if (lora.rank > 0) {
       torch::NoGradGuard noGrad;
       for (auto &[name, t] : m.trainable())
-        if (name.ends_with(".lora_b"))
+        if (name.ends_with(".lora_B.weight"))
           t.fill_(0.01);
     }
     m.setGradientCheckpointing(recompute);
@@ -207,7 +208,7 @@ TEST(PolicyModel, LoraStartsAsTheBaseAndMergesItsUpdate) {
   torch::NoGradGuard noGrad;
   torch::Tensor base = m.logits(m.hidden(b.ids, b.positions, b.allowed));
   for (auto &[name, t] : m.trainable())
-    if (name.ends_with(".lora_b"))
+    if (name.ends_with(".lora_B.weight"))
       t.normal_(0, 0.05);
   torch::Tensor adapted = m.logits(m.hidden(b.ids, b.positions, b.allowed));
   EXPECT_GT((adapted - base).abs().max().item<double>(), 1e-3);
@@ -594,6 +595,89 @@ TEST(TrainCheckpoint, RoundTripsWeightsAndShards) {
   EXPECT_EQ(s->step, 12);
   EXPECT_EQ(s->dataPosition, 96);
   EXPECT_EQ(s->worldSize, 2);
+}
+
+TEST(TrainCheckpoint, LoraAdapterRoundTripsOverItsBase) {
+  // For a tied head (qwen2) and an untied one (sdar): the adapter folder a
+  // LoRA checkpoint holds, merged into its base by the runtime or restored
+  // into a policy over the base (a resume), computes the trained policy.
+  for (const std::string family : {"qwen2", "sdar"}) {
+    SCOPED_TRACE(family);
+    std::string dir = tempDir("adapter-" + family);
+    LoraOptions lora{4, 8, {"q_proj", "v_proj", "down_proj"}, /*trainMaskRow=*/true};
+    PolicyModel m = tinyPolicy(lora, 3, tinyFamily(family));
+    std::string source = dir + "/source";
+    fs::create_directories(source);
+    std::ofstream(source + "/config.json")
+        << R"({"model_type": ")" << family
+        << R"(", "hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 2,)"
+           R"( "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,)"
+           R"( "vocab_size": 40, "block_size": 4, "mask_token_id": 39,)"
+           R"( "tie_word_embeddings": )"
+        << (family == "qwen2" ? "true" : "false")
+        << R"(, "eos_token_id": 38, "torch_dtype": "float32", "rms_norm_eps": 1e-6})";
+    // The base: what the policy computes before any update.
+    CheckpointContents base;
+    base.model = m.checkpointTensors(torch::kFloat32);
+    base.state = {0, "sft", 0, 0, 1, false};
+    ASSERT_TRUE(writeCheckpoint(dir + "/base", source, base, 100));
+
+    // Only the adapters and the mask's rows train (one row per table).
+    std::vector<int64_t> ids = {1, 5, 39, 39, 7, 39, 3, 0};
+    TrainingBatch b = makeBatch({cleanRow(ids, 4)}, 39, torch::kCPU);
+    size_t rows = family == "qwen2" ? 1 : 2;
+    ASSERT_EQ(m.trainable().size(), size_t(2 * 3 * 2) + rows);
+    m.logits(m.hidden(b.ids, b.positions, b.allowed)).pow(2).mean().backward();
+    for (auto &[name, t] : m.trainable()) {
+      if (name.find("trainable_tokens_delta") != std::string::npos) {
+        EXPECT_GT(t.grad().abs().max().item<double>(), 0) << name;
+      }
+    }
+    {
+      torch::NoGradGuard noGrad;
+      for (auto &[name, t] : m.trainable())
+        if (!name.ends_with(".lora_A.weight"))
+          t.add_(torch::randn_like(t) * (name.ends_with("lora_B.weight") ? 0.05 : 1.0));
+    }
+    torch::Tensor trained;
+    {
+      torch::NoGradGuard noGrad;
+      trained = m.logits(m.hidden(b.ids, b.positions, b.allowed));
+    }
+    CheckpointContents c;
+    c.model = m.checkpointTensors(torch::kFloat32);
+    c.adapters = m.adapterTensors();
+    c.adapterSettings = m.adapterSettings();
+    c.state = {5, "sft", 40, 0, 1, true};
+    ASSERT_TRUE(writeCheckpoint(dir + "/step-000005", source, c, 100));
+    std::string adapter = dir + "/step-000005/adapter";
+
+    // The runtime merges the adapter into the base at load.
+    Result<std::unique_ptr<Transformer>> merged =
+        Transformer::load(dir + "/base", torch::kCPU, torch::kFloat32, adapter);
+    ASSERT_TRUE(merged) << merged.error().format();
+    KVCache cache = (*merged)->allocateCache(1, 8);
+    torch::Tensor fromRuntime =
+        (*merged)->prefill(torch::tensor(ids).unsqueeze(0), cache, 4, true);
+    EXPECT_LT((fromRuntime - trained).abs().max().item<double>(), 1e-4);
+
+    // A resume: the base, then the adapter's tensors restored by name.
+    Result<PolicyModel> resumed = PolicyModel::load(dir + "/base", torch::kCPU, lora);
+    ASSERT_TRUE(resumed) << resumed.error().format();
+    auto saved = readTensorFile(adapter + "/" + kAdapterWeightsFile);
+    ASSERT_TRUE(saved) << saved.error().format();
+    ASSERT_TRUE(resumed->restore(*saved));
+    torch::NoGradGuard noGrad;
+    torch::Tensor again = resumed->logits(resumed->hidden(b.ids, b.positions, b.allowed));
+    EXPECT_LT((again - trained).abs().max().item<double>(), 1e-5);
+
+    // An adapter over a base of other shapes is refused, naming the tensor.
+    ModelConfig wider = tinyFamily(family);
+    wider.intermediateSize = 64;
+    Result<Adapter> wrong = readAdapter(adapter, wider);
+    ASSERT_FALSE(wrong);
+    EXPECT_NE(wrong.error().key.find("lora_"), std::string::npos) << wrong.error().format();
+  }
 }
 
 TEST(TraceRL, UpdatesMoveLikelihoodWithTheAdvantage) {

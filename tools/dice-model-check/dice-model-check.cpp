@@ -13,7 +13,8 @@
 //       [--temperature 1] [--top-k 1] [--top-p 1] [--max-tokens 64] [--seed 0]
 //
 // With --prompt TEXT instead of --ids, candidates come from the whole
-// InfillEngine (tokenizer + model + sampler) and carry their text.
+// InfillEngine (tokenizer + model + sampler) and carry their text. With
+// --adapter DIR, the adapter (PEFT's format) is merged into the model.
 //
 //===----------------------------------------------------------------------===//
 
@@ -107,7 +108,7 @@ int generate(Transformer &model, const std::vector<int32_t> &ids, int n,
 
 /// What the command line asks for.
 struct Options {
-  std::string model, prompt, out, device = "cpu", dtype = "float32";
+  std::string model, adapter, prompt, out, device = "cpu", dtype = "float32";
   std::vector<int32_t> ids;
   int generate = 0;
   int64_t prefill = 0, block = 0, batch = 1;
@@ -139,6 +140,9 @@ int main(int argc, char **argv) {
   cl.add_option("--model", o.model, "the checkpoint folder")
       ->type_name("dir")
       ->required();
+  cl.add_option("--adapter", o.adapter,
+                "an adapter folder (PEFT's format) merged into the model")
+      ->type_name("dir");
   CLI::Option *idsOption =
       cl.add_option("--ids", o.ids, "the prompt's token ids, comma-separated")
           ->type_name("1,2,3")
@@ -226,6 +230,7 @@ int main(int argc, char **argv) {
       options.device = o.device;
       options.dtype = o.dtype;
       options.seed = o.seed;
+      options.adapter = o.adapter;
       Result<std::unique_ptr<InfillEngine>> engine =
           createDiceInfillEngine(o.model, options);
       if (!engine) {
@@ -247,7 +252,7 @@ int main(int argc, char **argv) {
     }
     Result<std::unique_ptr<Transformer>> model =
         Transformer::load(o.model, torch::Device(o.device),
-                          toScalarType(*parseModelDType(o.dtype)));
+                          toScalarType(*parseModelDType(o.dtype)), o.adapter);
     if (!model) {
       std::cerr << "dice-model-check: " << model.error().describe() << "\n";
       return 1;

@@ -85,6 +85,10 @@ struct VerifierConfig {
 
 struct Config {
   std::string modelPath; ///< empty: the default model
+  /// An adapter (PEFT's folder format) and the checkpoint it was trained
+  /// on, merged at load; set together, instead of modelPath.
+  std::string modelBase;
+  std::string modelAdapter;
   /// Where the model runs: "auto" (the GPU when there is one), "cuda", "cpu".
   std::string modelDevice = "auto";
   /// What the model computes in: "auto" (the checkpoint's torch_dtype on a

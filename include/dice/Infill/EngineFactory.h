@@ -3,7 +3,8 @@
 // The compiler names engines in pass options and dice.toml:
 //
 //   replay:<file.jsonl>   candidates recorded in a file (ReplayInfillEngine)
-//   model                 the DICE model at dice.toml's `model`
+//   model                 the DICE model at dice.toml's `model` (a
+//                         path, or a base and an adapter)
 //   model:<dir>           the DICE model in <dir>
 //
 // The model runtime is LibTorch; builds without it (DICE_ENABLE_TORCH off)
@@ -26,6 +27,7 @@ namespace dice {
 struct EngineSpec {
   enum class Kind { Replay, Model } kind = Kind::Model;
   std::string path; ///< the replay file or the model directory
+  std::string adapter; ///< an adapter folder merged into the model; may be empty
   std::string device = "auto"; ///< the model's: "auto", "cuda" or "cpu"
   std::string dtype = "auto";  ///< the model's compute type ([model] dtype)
   /// The kernel database's model id ("replay:kernels.jsonl", "dice:DICE-8B"):
@@ -45,8 +47,8 @@ createInfillEngine(const EngineSpec &spec);
 /// The embedded DICE model, or why it cannot be had (ModelEngineLoader.cpp
 /// opens the model runtime).
 Result<std::unique_ptr<InfillEngine>>
-createModelInfillEngine(const std::string &modelDir, const std::string &device,
-                        const std::string &dtype);
+createModelInfillEngine(const std::string &modelDir, const std::string &adapterDir,
+                        const std::string &device, const std::string &dtype);
 
 /// The folder of the executable or shared library that holds this code
 /// (build/bin for build/bin/dice-opt): where the tools look for what ships

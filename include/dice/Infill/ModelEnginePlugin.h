@@ -15,16 +15,17 @@
 #include <memory>
 
 /// The entry's symbol, and its name for dlsym.
-#define DICE_MODEL_ENGINE_ENTRY dice_create_model_infill_engine
-#define DICE_MODEL_ENGINE_ENTRY_NAME "dice_create_model_infill_engine"
+#define DICE_MODEL_ENGINE_ENTRY dice_load_model_engine
+#define DICE_MODEL_ENGINE_ENTRY_NAME "dice_load_model_engine"
 
 /// Loads the checkpoint at `modelDir` (config.json, safetensors, tokenizer
-/// files) onto `device` ("auto": the GPU when there is one, "cuda", "cpu"),
+/// files), with the adapter folder `adapterDir` merged in unless it is
+/// empty, onto `device` ("auto": the GPU when there is one, "cuda", "cpu"),
 /// computing in `dtype` ("auto": the checkpoint's torch_dtype on a GPU,
 /// float32 on the CPU; "bfloat16", "float16", "float32"); on failure says
 /// why.
 using DiceModelEngineEntry = dice::Result<std::unique_ptr<dice::InfillEngine>> (*)(
-    const char *modelDir, const char *device, const char *dtype);
+    const char *modelDir, const char *adapterDir, const char *device, const char *dtype);
 
 /// The module's file name.
 inline constexpr const char *kDiceModelPluginFile = "libDiceModelPlugin.so";

@@ -24,6 +24,8 @@ struct DiceEngineOptions {
   /// (the checkpoint's type on a GPU, float32 on the CPU).
   std::string dtype = "auto";
   uint64_t seed = 0;           ///< sampling seed (each request restarts from it)
+  /// An adapter folder (Adapter.h) merged into the model at load; "": none.
+  std::string adapter;
 };
 
 /// Loads the model folder (config, safetensors, tokenizer files) and returns

@@ -84,10 +84,12 @@ public:
   Transformer(ModelConfig config, TransformerWeights weights);
   ~Transformer();
 
-  /// Loads `dir` (config.json, safetensors) onto `device` in `dtype`. Never
-  /// throws: every failure, LibTorch's included, is returned.
+  /// Loads `dir` (config.json, safetensors) onto `device` in `dtype`, with
+  /// the adapter folder `adapter` (Adapter.h) merged in where one is named.
+  /// Never throws: every failure, LibTorch's included, is returned.
   static Result<std::unique_ptr<Transformer>>
-  load(const std::string &dir, torch::Device device, torch::ScalarType dtype);
+  load(const std::string &dir, torch::Device device, torch::ScalarType dtype,
+       const std::string &adapter = "");
 
   const ModelConfig &config() const { return cfg; }
   torch::Device device() const { return w.embedding.device(); }

@@ -3,8 +3,9 @@
 // The model runtime's decoder layers (dice/Model/DecoderLayer.h, the same
 // code) with what training adds: autograd, fp32 master weights (the fused
 // matrices, named as fusedParameters names them), any attention mask (the
-// BD3-LM and TraceRL layouts of TokenLayout.h), optional LoRA adapters and
-// per-layer gradient checkpointing. Sampling runs on the runtime's
+// BD3-LM and TraceRL layouts of TokenLayout.h), optional LoRA adapters (with
+// the mask token's rows trained beside them: Adapter.h) and per-layer
+// gradient checkpointing. Sampling runs on the runtime's
 // transformer, built from these weights by `inferenceWeights`, so a rollout
 // is decoded exactly as the compiler decodes.
 //
@@ -13,6 +14,7 @@
 #ifndef DICE_TRAIN_POLICYMODEL_H
 #define DICE_TRAIN_POLICYMODEL_H
 
+#include "dice/Model/Adapter.h"
 #include "dice/Model/ModelConfig.h"
 #include "dice/Model/Transformer.h"
 #include "dice/Support/Result.h"
@@ -32,6 +34,9 @@ struct LoraOptions {
   /// Projections that get adapters: q_proj, k_proj, v_proj, o_proj,
   /// gate_proj, up_proj, down_proj.
   std::vector<std::string> targets;
+  /// The mask token's row of the embedding (and of an untied head) trains
+  /// too, starting from the base's row.
+  bool trainMaskRow = false;
 };
 
 class PolicyModel {
@@ -57,14 +62,17 @@ public:
   torch::Tensor logits(const torch::Tensor &hidden);
 
   /// What the optimizer updates, by name: the fused parameters
-  /// (fusedParameters) in full fine-tuning; with LoRA the adapters, named
-  /// `<checkpoint weight>.lora_a` / `.lora_b`.
+  /// (fusedParameters) in full fine-tuning; with LoRA the adapters and
+  /// trained rows, under PEFT's names (adapterFactorName, adapterRowsName).
   std::vector<std::pair<std::string, torch::Tensor>> trainable();
   /// Every tensor of the checkpoint, adapters merged, in `dtype` (detached).
   std::vector<std::pair<std::string, torch::Tensor>>
   checkpointTensors(torch::ScalarType dtype) const;
-  /// Adapters alone (for exact resume of a LoRA run).
+  /// Adapters and trained rows alone: the adapter folder's tensors, read
+  /// back by restore for an exact resume.
   std::vector<std::pair<std::string, torch::Tensor>> adapterTensors() const;
+  /// The adapter folder's settings (rank, alpha, targets, trained rows).
+  AdapterSettings adapterSettings() const;
   /// Puts saved values back by name: weights (full fine-tuning) or adapters.
   Status restore(const std::map<std::string, torch::Tensor> &saved);
 
@@ -86,12 +94,19 @@ private:
   std::vector<torch::Tensor> layerParameters(int64_t index);
   /// Every checkpoint tensor by name, adapters merged (detached).
   std::map<std::string, torch::Tensor> mergedWeights() const;
+  /// The embedding and the head with the trained mask rows copied in
+  /// (the weights themselves where no row trains).
+  torch::Tensor embeddingTable() const;
+  torch::Tensor headTable() const;
 
   ModelConfig cfg;
   LoraOptions lora;
   bool checkpointing = false;
   TransformerWeights w;           ///< fused (fuseLayer); lmHead is the embedding when tied
   std::vector<Adapters> adapters; ///< per layer; undefined where not adapted
+  /// [1, H] fp32: the mask token's trained rows (LoRA with trainMaskRow);
+  /// maskHead only for an untied head.
+  torch::Tensor maskEmbedding, maskHead;
 };
 
 } // namespace dice

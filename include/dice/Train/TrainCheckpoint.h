@@ -4,8 +4,9 @@
 // sharded at a configurable size with their index, the tokenizer files), so
 // the runtime and transformers load it as it is, plus what an exact resume
 // needs, in its `trainer/` folder: the optimizer's moments
-// (`optimizer.safetensors`), LoRA adapters (`adapter.safetensors`) and
-// `trainer_state.json` (step, stage, data position, seed). Folders are written under a temporary name and renamed,
+// (`optimizer.safetensors`) and `trainer_state.json` (step, stage, data
+// position, seed). A LoRA run's checkpoint also holds its `adapter/` folder
+// (Adapter.h: PEFT's format), what is shipped and what a resume reads back. Folders are written under a temporary name and renamed,
 // so a killed run never leaves a half checkpoint behind a valid name.
 //
 //===----------------------------------------------------------------------===//
@@ -13,6 +14,7 @@
 #ifndef DICE_TRAIN_TRAINCHECKPOINT_H
 #define DICE_TRAIN_TRAINCHECKPOINT_H
 
+#include "dice/Model/Adapter.h"
 #include "dice/Support/Result.h"
 
 #include <torch/torch.h>
@@ -26,6 +28,8 @@ namespace dice {
 
 /// The checkpoint's subfolder of resume state.
 inline constexpr const char *kTrainerDir = "trainer";
+/// A LoRA checkpoint's adapter folder.
+inline constexpr const char *kAdapterDir = "adapter";
 
 using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;
 
@@ -41,7 +45,8 @@ struct TrainState {
 struct CheckpointContents {
   NamedTensors model;     ///< checkpoint names, merged weights
   NamedTensors optimizer; ///< "<name>.exp_avg", "<name>.exp_avg_sq"
-  NamedTensors adapters;  ///< LoRA runs only
+  NamedTensors adapters;  ///< LoRA runs only (PolicyModel::adapterTensors)
+  AdapterSettings adapterSettings;
   TrainState state;
 };
 
@@ -50,10 +55,8 @@ struct CheckpointContents {
 Status writeCheckpoint(const std::string &dir, const std::string &modelDir,
                        const CheckpointContents &contents, double shardMb);
 
-/// Reads the training state, optimizer moments and adapters of `dir`.
+/// Reads the training state of `dir`.
 Result<TrainState> readTrainState(const std::string &dir);
-Result<std::map<std::string, torch::Tensor>>
-readTensorFile(const std::string &path);
 
 /// The newest checkpoint folder under `root` ("step-000120"), or "" when
 /// there is none.

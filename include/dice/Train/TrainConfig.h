@@ -78,6 +78,9 @@ struct TrainConfig {
   double loraAlpha = 16;
   std::vector<std::string> loraTargets = {"q_proj", "k_proj", "v_proj", "o_proj",
                                           "gate_proj", "up_proj", "down_proj"};
+  /// The mask token's rows of the embedding (and of an untied head) train
+  /// with the adapters: a base that had no mask token has an untrained row.
+  bool loraTrainMaskRow = true;
 
   // [rl]
   int64_t rollouts = 16;        ///< G: rollouts per task

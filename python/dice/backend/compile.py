@@ -146,7 +146,7 @@ def compile_graph(gm, example_inputs, options, report):
 
     database = options.database
     stored = stored_candidates(database) if database.exists() else []
-    mine = model_id(engine, options.config_value("model", "path"))
+    mine = model_id(engine, options.toml.get("model", {}))
     kernels = {s["fingerprint"] for s in plan["steps"] if s["kind"] == "kernel"}
     for r in report.requests:
         r.status, r.speedup, r.kernel_ms, r.reason = summarise(
