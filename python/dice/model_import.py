@@ -279,3 +279,5 @@ def add_model_parser(sub):
     imp.add_argument("--block-size", type=int, default=4,
                      help="block of the block diffusion (config.json's block_size)")
     imp.set_defaults(run=model_import_command)
+    from dice.model_fetch import add_fetch_parser
+    add_fetch_parser(model_sub)

