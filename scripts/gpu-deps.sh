@@ -4,6 +4,8 @@
 # PCRE2, utf8proc, CLI11, Gloo's headers), from this machine's Debian packages, for machines
 # that cannot reach a package registry. test/gpu/build-gpu-half.sh and
 # bench/run_h200.sh use .deps/usr when it is there; carry it along.
+# .deps/wheels holds the pure-Python wheels the node's Python lacks (gguf,
+# for `dice model import` there), at python/requirements.txt's pins.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 work=$(mktemp -d)
@@ -22,4 +24,7 @@ cp -a extracted/usr/share/cmake "$out/share/"
 # The shared libraries only: the GPU half links them dynamically.
 cp -a extracted/usr/lib/x86_64-linux-gnu/*.so* "$out/lib/"
 cp -a extracted/usr/lib/x86_64-linux-gnu/cmake "$out/lib/"
-echo "gpu-deps: $(du -sh "$out" | cut -f1) in $out"
+rm -rf "$root/.deps/wheels"
+python3 -m pip download -q --no-deps --only-binary=:all: -d "$root/.deps/wheels" \
+  "$(grep '^gguf==' "$root/python/requirements.txt")"
+echo "gpu-deps: $(du -sh "$out" | cut -f1) in $out, $(ls "$root/.deps/wheels") in .deps/wheels"

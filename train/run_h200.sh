@@ -20,7 +20,8 @@
 # first (ENGINE_SEED picks the draw, default 0: a run that goes on from
 # earlier weights sees new programs under another seed); with
 # SFT_CONFIG=sft-engine the stages train on it and DATA names its folder
-# (relative to train/configs) for the evaluations' packs.
+# (relative to train/configs) for the evaluations' packs. BASE_GGUF (below)
+# brings a pretrained base for SFT_CONFIG=sft-engine-lora.
 set -uo pipefail
 OUT=${OUT:-/tmp/dice-train-out}
 mkdir -p "$OUT"
@@ -49,6 +50,19 @@ if [[ -n ${ENGINE_COUNT:-} ]]; then
     tee -a "$OUT/env.txt" || exit 1
   cp train/runs/engine-data/summary.json "$OUT/engine-summary.json"
   echo "engine: $ENGINE_COUNT requests in $(( $(date +%s) - t0 )) s" | tee -a "$OUT/env.txt"
+fi
+
+# BASE_GGUF=FILE: a pretrained base as a GGUF file on this node, imported
+# into train/runs/base with `dice model import` (the gguf package from the
+# wheel in .deps/wheels, scripts/gpu-deps.sh) for SFT_CONFIG=sft-engine-lora.
+if [[ -n ${BASE_GGUF:-} ]]; then
+  t0=$(date +%s)
+  "$PY" -m pip install -q --no-index --no-deps .deps/wheels/gguf-*.whl || exit 1
+  rm -rf train/runs/base
+  PYTHONPATH=$root/python "$PY" -m dice model import "$BASE_GGUF" train/runs/base 2>&1 |
+    tail -1 | tee -a "$OUT/env.txt"
+  [[ -f train/runs/base/config.json ]] || exit 1
+  echo "base imported in $(( $(date +%s) - t0 )) s" | tee -a "$OUT/env.txt"
 fi
 
 newest() { ls -d "$1"/step-* 2>/dev/null | grep -v partial | sort | tail -1; }
