@@ -206,7 +206,7 @@ Result<Adapter> readAdapter(const std::string &dir, const ModelConfig &config) {
              {int64_t(ids.size()), config.hiddenSize});
     if (!values)
       return values.error();
-    (head ? adapter.head : adapter.embedding) = {ids, values.take()};
+    (head ? adapter.head : adapter.embedding) = TokenRows{ids, values.take()};
   }
   if (!tensors->empty())
     return keyError(weightsFile, tensors->begin()->first,
