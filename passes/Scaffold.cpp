@@ -38,7 +38,16 @@ struct ScaffoldPass : public mlir::dice::impl::DiceScaffoldBase<ScaffoldPass> {
   }
 
   void runOnOperation() override {
+    const ::dice::PromptTemplates &words =
+        templates ? *templates : ::dice::PromptTemplates::builtin();
     WalkResult result = getOperation().walk([&](KernelRequestOp request) {
+      // A scaffold is a function of the request's body and the templates
+      // alone: one written by an earlier run with these templates stays
+      // (the torch.compile backend scaffolds a graph to time its
+      // partitions, then hands that IR to the pipeline).
+      if (ScaffoldAttr done = request.getScaffoldAttr();
+          done && done.getPromptTemplate() == words.identity)
+        return WalkResult::advance();
       std::string whyNot;
       std::optional<::dice::ReferenceProgram> program =
           ::dice::buildReferenceProgram(request.getBody(), whyNot);
@@ -47,8 +56,6 @@ struct ScaffoldPass : public mlir::dice::impl::DiceScaffoldBase<ScaffoldPass> {
                               << whyNot;
         return WalkResult::interrupt();
       }
-      const ::dice::PromptTemplates &words =
-          templates ? *templates : ::dice::PromptTemplates::builtin();
       ::dice::ScaffoldText text =
           ::dice::renderScaffold(*program, request.getFingerprint().str(), words);
       // Checked: the attribute's verifier reads the program back, so a

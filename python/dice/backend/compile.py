@@ -3,7 +3,8 @@
     graph ── torch.export ──▶ torch-mlir (linalg-on-tensors) ──▶ dice-opt
       outline + scaffold: the kernel requests (and their partitions, timed
         by Inductor on the GPU: the speed to beat)
-      --dice-pipeline: candidates, verdicts, the accepted kernels lowered
+      --dice-pipeline on that IR (outline and scaffold have nothing left
+        to do): candidates, verdicts, the accepted kernels lowered
     dice-plan of the lowered function ──▶ PlanRunner ──▶ the fallback
       compiles it (Inductor traces it, kernels stay external calls)
 
@@ -107,6 +108,10 @@ def compile_graph(gm, example_inputs, options, report):
                         f"--dice-outline=granularity={options.granularity}",
                         "--dice-scaffold"])
         requests = request_steps(outlined.stdout)
+        # The pipeline goes on from this IR: its outline finds the requests
+        # formed and its scaffold keeps their scaffolds (once per graph).
+        source = tmp / "outlined.mlir"
+        source.write_text(outlined.stdout)
         report.requests = [RequestReport(s["request"], " ".join(op_names(s["program"])))
                            for s in requests]
         if not requests:
