@@ -110,6 +110,10 @@ template <typename T> T __shfl_up_sync(unsigned, T v, int offset) {
   return out;
 }
 static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+// Rounded subtractions (never fused into a multiply-add on the device; the
+// host does not fuse).
+static inline float __fsub_rn(float a, float b) { return a - b; }
+static inline double __dsub_rn(double a, double b) { return a - b; }
 // An untyped pointer that becomes whatever pointer a kernel parameter is.
 struct AnyPtr {
   void *p;

@@ -21,6 +21,7 @@ from dice.corpus.cuda_common import hole
 from dice.engine.attention import MASKS, AttentionGrammar
 from dice.engine.convolution import KINDS as CONVOLUTIONS, ConvolutionGrammar
 from dice.engine.elementwise import UNARY, Grammar, _range
+from dice.engine import emit_elementwise, emit_reduction
 from dice.engine.emit_reduction import _linear, _unravel, lower_norms
 from dice.engine.emit_stages import reduction_stages
 from dice.engine.generate import (FAMILIES, HELDOUT_PAIRS, HELDOUT_PRIMITIVES, SFT_FIELDS,
@@ -1167,3 +1168,36 @@ def test_wide_ranges_keep_an_activations_minimum(name):
     truth = getattr(torch.nn.functional, name)(x).min().item()
     lo, _ = _range(UNARY[name].py, -3000.0, 3000.0)
     assert lo <= truth + 1e-3 and lo < -0.1
+
+
+def test_a_shift_by_a_rows_extreme_is_never_fused_into_a_multiply_add():
+    """`t - amax(t)` with `t` a product (softmax's and log-softmax's shift,
+    logsumexp's, or a program's own) is 0 at the max element in PyTorch,
+    which stores `t` rounded. nvcc fuses an unrounded product and the
+    subtraction into one multiply-add unless told not to, which leaves the
+    product's rounding error there: at inputs of 2^8 its exp was inf and
+    the softmax NaN (found on an H100 in a chain's softmax stage). The
+    kernels subtract with __fsub_rn, which nvcc never fuses."""
+    x = {"shape": [4, 6], "dtype": "float32"}
+
+    def op(fn, args, shape, **attrs):
+        return {"fn": fn, "args": args, "type": {"shape": shape, "dtype": "float32"}, **attrs}
+
+    product = op("mul", [0, 1], [4, 6])  # value 2
+    programs = {
+        "softmax": [product, op("softmax", [2], [4, 6], ints={"dim": [1]})],
+        "log_softmax": [product, op("log_softmax", [2], [4, 6], ints={"dim": [1]})],
+        "logsumexp": [product, op("logsumexp", [2], [4], ints={"dims": [1]})],
+        "own shift": [product, op("amax", [2], [4], ints={"dims": [1]}),
+                      op("reshape", [3], [4, 1]), op("sub", [2, 4], [4, 6]),
+                      op("exp", [5], [4, 6])],
+    }
+    for name, ops in programs.items():
+        program = {"inputs": [x, x], "ops": ops, "outputs": [len(ops) + 1]}
+        source = emit_reduction.emit(program, declaration(program))
+        shifts = re.findall(r"__fsub_rn\(([^,]*),", source)
+        assert shifts, name
+        assert all("t2" in s for s in shifts), (name, shifts)  # the product's value
+    # A subtraction of anything else stays plain.
+    plain = {"inputs": [x, x], "ops": [product, op("sub", [2, 0], [4, 6])], "outputs": [3]}
+    assert "__fsub_rn" not in emit_elementwise.emit(plain, declaration(plain))

@@ -83,6 +83,20 @@ def _literal(value, c_type):
 DOUBLE_UNARY = {"neg", "abs", "sqrt"}
 
 
+def unfused_sub(a, b, c_type):
+    """`a - b` with `a` rounded to its type first, as PyTorch stores it:
+    nvcc would otherwise fuse a product in `a` and the subtraction into one
+    multiply-add, which does not round the product. Where `b` is the max or
+    min of the values `a` is one of (softmax's shift), that leaves the
+    product's rounding error, not 0, at the extreme element: at large inputs
+    its exp overflows (inf / inf = NaN)."""
+    if c_type == "double":
+        return f"__dsub_rn({a}, {b})"
+    if c_type == "float":
+        return f"__fsub_rn({a}, {b})"
+    return f"{a} - {b}"
+
+
 def op_expression(op, names, operand_dtypes):
     """The C expression of an op that computes (not a constant, view or
     reshape) over operand expressions `names`, rounded to its dtype where
@@ -100,6 +114,8 @@ def op_expression(op, names, operand_dtypes):
         if c_type == "double" and fn not in DOUBLE_UNARY:
             raise Unsupported(f"{fn} in float64")
         expr = UNARY_C[fn].format(a=names[0], v=_literal(op.get("value", 0.0), "float"))
+    elif fn == "sub" and op.get("unfused"):
+        expr = unfused_sub(names[0], names[1], c_type)
     elif fn in BINARY_C:
         expr = BINARY_C[fn].format(a=names[0], b=names[1])
     else:

@@ -21,7 +21,7 @@ import math
 import re
 
 from dice.corpus.cuda_common import DTYPES
-from dice.engine.emit_elementwise import (FLOAT_T, ROUND, constant_expression,
+from dice.engine.emit_elementwise import (FLOAT_T, ROUND, constant_expression, unfused_sub,
                                           inline_constant, op_expression)
 from dice.engine.emit_host import (Unsupported, one_kernel_source, over, size_expression,
                                     stride_expressions)
@@ -621,8 +621,8 @@ class ReductionEmitter(ValueEmitter):
             out.append(f"    m{j} = block_reduce(m{j}, MaxOp(), ({acc_t})-INFINITY);")
             out.append(f"    const {acc_t} shift{j} = isinf(m{j}) ? ({acc_t})0 : m{j};")
             out.append(f"    {acc_t} s{j} = 0;")
-            out += self.loop(lambda r: [f"s{j} += expf({self.value(operand, coords)} - "
-                                        f"shift{j});"])
+            out += self.loop(lambda r: [
+                f"s{j} += expf({unfused_sub(self.value(operand, coords), f'shift{j}', acc_t)});"])
             out.append(f"    s{j} = block_reduce(s{j}, SumOp(), ({acc_t})0);")
             result = f"logf(s{j}) + shift{j}"
         elif acc_t == "bool":  # any, all: in an int, which warps shuffle
@@ -742,15 +742,24 @@ def lower_norms(program):
         out = add(fn, [value], shape, types[value]["dtype"], ints={"dims": dims})
         return add("reshape", [out], keep, types[value]["dtype"])
 
+    def extreme_of(value, of):
+        """Whether `value` is (a view of) the max or min of `of`."""
+        while value >= n_in and ops[value - n_in]["fn"] in ("reshape", "expand"):
+            value = ops[value - n_in]["args"][0]
+        return value >= n_in and ops[value - n_in]["fn"] in ("amax", "amin") and \
+            ops[value - n_in]["args"][0] == of
+
     for i, op in enumerate(program["ops"]):
         args = [number[a] for a in op["args"]]
         if op["fn"] == "group_norm":
             number[n_in + i] = lower_group_norm(op, args, add, reduce)
             continue
         if op["fn"] not in ("softmax", "log_softmax", "layer_norm", "rms_norm"):
+            attrs = {k: v for k, v in op.items() if k not in ("fn", "args", "type")}
+            if op["fn"] == "sub" and extreme_of(args[1], args[0]):
+                attrs["unfused"] = True
             number[n_in + i] = add(op["fn"], args, op["type"]["shape"], op["type"]["dtype"],
-                                   **{k: v for k, v in op.items()
-                                      if k not in ("fn", "args", "type")})
+                                   **attrs)
             continue
         shape, dtype = op["type"]["shape"], op["type"]["dtype"]
         x = add("to", [args[0]], shape, "float32") if dtype in HALF else args[0]
@@ -763,7 +772,8 @@ def lower_norms(program):
         count = add("scalar", [], [], "float32", value=float(math.prod(shape[d] for d in dims)),
                     count_of=[shape[d] for d in dims if shape[d] != 1])
         if op["fn"] in ("softmax", "log_softmax"):
-            shifted = add("sub", [x, reduce("amax", x, dims, keep)], shape, "float32")
+            shifted = add("sub", [x, reduce("amax", x, dims, keep)], shape, "float32",
+                          unfused=True)
             e = add("exp", [shifted], shape, "float32")
             total = reduce("sum", e, dims, keep)
             y = add("div", [e, total], shape, "float32") if op["fn"] == "softmax" else \
