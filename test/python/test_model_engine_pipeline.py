@@ -79,3 +79,46 @@ def test_a_missing_model_runtime_is_a_diagnostic(tmp_path):
         assert run.returncode != 0
         assert f"cannot load the DICE model at '{tmp_path}': {why}" in run.stderr
         assert "Stack dump" not in run.stderr
+
+
+def test_an_adapter_over_its_base_goes_through_the_pipeline(tmp_path):
+    """dice.toml's `model = { base, adapter }`: dice-opt merges the adapter
+    into the base, its candidates are the adapted model's (greedy: not the
+    base's), stored under the id Python's model_id spells."""
+    from test_model_adapter import peft_adapter
+    from dice.pipeline import model_id
+    ckpt = tmp_path / "base"
+    config = write_tiny_checkpoint(ckpt, dtype="float32", seed=4)
+    write_byte_tokenizer(ckpt, config)
+    peft_adapter(ckpt, tmp_path / "adapter", seed=1)
+
+    def candidates(model_keys, name):
+        toml = tmp_path / f"{name}.toml"
+        toml.write_text(model_keys + "[sampling]\nmax_tokens = 8\ncandidates = 1\ntop_k = 1\n"
+                        f"[artifacts]\ndir = \"{tmp_path / 'artifacts'}\"\n")
+        db = tmp_path / f"{name}.db"
+        run = dice_opt(MLP, f"--dice-config={toml}", f"--dice-db={db}",
+                       "--dice-pipeline=engine=model granularity=fusion", "-o", os.devnull)
+        assert run.returncode == 0, run.stderr
+        with sqlite3.connect(db) as connection:
+            return connection.execute(
+                "SELECT model_id, source FROM candidates ORDER BY fingerprint").fetchall()
+
+    keys = {"base": str(ckpt), "adapter": str(tmp_path / "adapter")}
+    adapted = candidates(f'model = {{ base = "{ckpt}", adapter = "{tmp_path / "adapter"}" }}\n',
+                         "adapted")
+    plain = candidates(f'[model]\npath = "{ckpt}"\n', "plain")
+    assert {m for m, _ in adapted} == {model_id("model", keys)} == {"dice:base+adapter"}
+    assert {m for m, _ in plain} == {"dice:base"}
+    assert [s for _, s in adapted] != [s for _, s in plain]
+
+    # An adapter setting the runtime does not compute stops the compile,
+    # naming the file and the key.
+    settings = tmp_path / "adapter" / "adapter_config.json"
+    settings.write_text(settings.read_text().replace('"use_dora": false', '"use_dora": true'))
+    toml = tmp_path / "dora.toml"
+    toml.write_text(f'model = {{ base = "{ckpt}", adapter = "{tmp_path / "adapter"}" }}\n')
+    run = dice_opt(MLP, f"--dice-config={toml}", f"--dice-db={tmp_path / 'dora.db'}",
+                   "--dice-pipeline=engine=model granularity=fusion", "-o", os.devnull)
+    assert run.returncode != 0
+    assert "adapter_config.json" in run.stderr and "use_dora" in run.stderr, run.stderr
