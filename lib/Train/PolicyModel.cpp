@@ -266,7 +266,9 @@ torch::Tensor PolicyModel::hidden(const torch::Tensor &ids,
   const torch::Device dev = device();
   const int64_t n = ids.size(0), t = ids.size(1);
   // The residual stream stays fp32 (autocast runs the products in bf16).
-  torch::Tensor x = F::embedding(ids.to(dev), embeddingTable()).to(torch::kFloat32);
+  torch::Tensor x = F::embedding(ids.to(dev), w.embedding).to(torch::kFloat32);
+  if (maskEmbedding.defined()) // the trained row, without copying the table
+    x = torch::where((ids.to(dev) == cfg.maskTokenId).unsqueeze(-1), maskEmbedding, x);
   // RoPE at each token's own position (the layouts repeat positions),
   // [N, T, 1, D].
   RopeTables rope = ropeTables(cfg, positions.to(dev), x.scalar_type());

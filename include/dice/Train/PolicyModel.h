@@ -95,7 +95,8 @@ private:
   /// Every checkpoint tensor by name, adapters merged (detached).
   std::map<std::string, torch::Tensor> mergedWeights() const;
   /// The embedding and the head with the trained mask rows copied in
-  /// (the weights themselves where no row trains).
+  /// (the weights themselves where no row trains); a copy of the table, so
+  /// only the head's product and the merged weights use them.
   torch::Tensor embeddingTable() const;
   torch::Tensor headTable() const;
 
