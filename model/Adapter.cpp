@@ -71,7 +71,7 @@ Result<AdapterSettings> readSettings(const std::string &file, const ModelConfig 
                       "compute (only LoRA on q/k/v/o/gate/up/down and replaced "
                       "token rows are read)");
   AdapterSettings s;
-  if (j.value("peft_type", std::string()) != "LORA")
+  if (!j.contains("peft_type") || j["peft_type"] != "LORA")
     return keyError(file, "peft_type", "must be \"LORA\"");
   if (!j.contains("r") || !j["r"].is_number_integer() || j["r"].get<int64_t>() < 1)
     return keyError(file, "r", "must be a positive integer");

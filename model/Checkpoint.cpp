@@ -181,25 +181,24 @@ Transformer::load(const std::string &dir, torch::Device device,
   Result<ModelConfig> config = loadModelConfig(dir);
   if (!config)
     return config.error();
-  // The adapter is read (and checked against the base's shapes) before the
-  // base's weights take the device's memory.
-  Result<Adapter> adapter = Adapter{};
-  if (!adapterDir.empty())
-    adapter = readAdapter(adapterDir, *config);
-  if (!adapter)
-    return adapter.error();
-  Result<TransformerWeights> weights =
-      loadTransformerWeights(dir, *config, device, dtype);
-  if (!weights)
-    return weights.error();
-  if (!adapterDir.empty()) {
-    try {
+  try {
+    // The adapter is read (and checked against the base's shapes) before
+    // the base's weights take the device's memory.
+    Result<Adapter> adapter = Adapter{};
+    if (!adapterDir.empty())
+      adapter = readAdapter(adapterDir, *config);
+    if (!adapter)
+      return adapter.error();
+    Result<TransformerWeights> weights =
+        loadTransformerWeights(dir, *config, device, dtype);
+    if (!weights)
+      return weights.error();
+    if (!adapterDir.empty())
       applyAdapter(*adapter, *config, *weights);
-    } catch (const std::exception &e) { // e.g. out of device memory
-      return Error(adapterDir, std::string("cannot be merged: ") + e.what());
-    }
+    return std::make_unique<Transformer>(*config, std::move(*weights));
+  } catch (const std::exception &e) { // e.g. out of memory while merging
+    return Error(adapterDir.empty() ? dir : adapterDir, e.what());
   }
-  return std::make_unique<Transformer>(*config, std::move(*weights));
 }
 
 } // namespace dice

@@ -19,7 +19,9 @@ namespace {
 
 namespace F = torch::nn::functional;
 
+/// q, k, v, o, gate, up, down: a layer's projections, the order of Adapters.
 const auto &kProjections = kAdapterTargets;
+static_assert(std::size(kAdapterTargets) == 7, "one adapter per projection");
 
 std::string layerPrefix(int64_t index) {
   return "model.layers." + std::to_string(index) + ".";
@@ -27,7 +29,6 @@ std::string layerPrefix(int64_t index) {
 
 /// The checkpoint name of layer `index`'s projection `k` (kProjections).
 std::string projectionName(int64_t index, size_t k) {
-  static_assert(std::size(kAdapterTargets) == 7, "one adapter per projection");
   return layerPrefix(index) + (k < 4 ? "self_attn." : "mlp.") + kProjections[k] +
          ".weight";
 }
