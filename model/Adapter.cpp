@@ -227,11 +227,13 @@ void applyAdapter(const Adapter &adapter, const ModelConfig &config,
     torch::Tensor update = torch::matmul(b.to(w.device()), a.to(w.device()));
     w = (w.to(torch::kFloat32) + scale * update).to(w.scalar_type());
   }
+  // Out of place, like the products above: tensors shared with another
+  // owner (the trainer's frozen base) stay as they are.
   auto copyRows = [](torch::Tensor &table, const TokenRows &rows) {
     if (rows.ids.empty())
       return;
     torch::Tensor index = torch::tensor(rows.ids, torch::kInt64).to(table.device());
-    table.index_copy_(0, index, rows.values.to(table.device(), table.scalar_type()));
+    table = table.index_copy(0, index, rows.values.to(table.device(), table.scalar_type()));
   };
   copyRows(weights.embedding, adapter.embedding);
   if (config.tieWordEmbeddings)
@@ -277,19 +279,6 @@ Status writeAdapter(const std::string &dir, const AdapterSettings &settings,
                       h.data_ptr(), size_t(h.nbytes())});
   }
   return writeSafetensors(dir + "/" + kAdapterWeightsFile, writes);
-}
-
-Result<std::map<std::string, torch::Tensor>>
-readTensorFile(const std::string &path) {
-  Result<std::unique_ptr<SafetensorsFile>> file = SafetensorsFile::open(path);
-  if (!file)
-    return file.error();
-  std::map<std::string, torch::Tensor> out;
-  for (const TensorEntry &e : (*file)->tensors())
-    out[e.name] = torch::from_blob(const_cast<std::byte *>(e.data), e.shape,
-                                   torch::TensorOptions().dtype(toScalarType(e.dtype)))
-                      .clone();
-  return out;
 }
 
 } // namespace dice

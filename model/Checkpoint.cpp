@@ -175,6 +175,19 @@ Result<TransformerWeights> loadTransformerWeights(const std::string &dir,
   return weights;
 }
 
+Result<std::map<std::string, torch::Tensor>>
+readTensorFile(const std::string &path) {
+  Result<std::unique_ptr<SafetensorsFile>> file = SafetensorsFile::open(path);
+  if (!file)
+    return file.error();
+  std::map<std::string, torch::Tensor> out;
+  for (const TensorEntry &e : (*file)->tensors())
+    out[e.name] = torch::from_blob(const_cast<std::byte *>(e.data), e.shape,
+                                   torch::TensorOptions().dtype(toScalarType(e.dtype)))
+                      .clone();
+  return out;
+}
+
 Result<std::unique_ptr<Transformer>>
 Transformer::load(const std::string &dir, torch::Device device,
                   torch::ScalarType dtype, const std::string &adapterDir) {

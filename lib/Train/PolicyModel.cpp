@@ -200,20 +200,14 @@ void PolicyModel::initAdapters(uint64_t seed) {
     maskHead = row(w.lmHead);
 }
 
-torch::Tensor PolicyModel::embeddingTable() const {
-  if (!maskEmbedding.defined())
-    return w.embedding;
-  torch::Tensor index = torch::full({1}, cfg.maskTokenId, torch::dtype(torch::kInt64).device(device()));
-  return w.embedding.index_copy(0, index, maskEmbedding.to(w.embedding.scalar_type()));
-}
-
 torch::Tensor PolicyModel::headTable() const {
-  if (cfg.tieWordEmbeddings)
-    return embeddingTable();
-  if (!maskHead.defined())
+  // A tied head is the embedding, with the embedding's trained row.
+  const torch::Tensor &row = cfg.tieWordEmbeddings ? maskEmbedding : maskHead;
+  if (!row.defined())
     return w.lmHead;
-  torch::Tensor index = torch::full({1}, cfg.maskTokenId, torch::dtype(torch::kInt64).device(device()));
-  return w.lmHead.index_copy(0, index, maskHead.to(w.lmHead.scalar_type()));
+  torch::Tensor index =
+      torch::full({1}, cfg.maskTokenId, torch::dtype(torch::kInt64).device(device()));
+  return w.lmHead.index_copy(0, index, row.to(w.lmHead.scalar_type()));
 }
 
 torch::Tensor PolicyModel::layer(int64_t index, const torch::Tensor &x,
@@ -304,27 +298,30 @@ std::vector<std::pair<std::string, torch::Tensor>> PolicyModel::trainable() {
   return out;
 }
 
+Adapter PolicyModel::currentAdapter() const {
+  Adapter adapter;
+  adapter.settings = adapterSettings();
+  for (int64_t l = 0; l < cfg.numHiddenLayers && lora.rank > 0; ++l)
+    for (size_t k = 0; k < std::size(kProjections); ++k)
+      if (const LoraAdapter &a = adapters[size_t(l)][k]; a.a.defined())
+        adapter.lora[projectionName(l, k)] = {a.a.detach(), a.b.detach()};
+  if (maskEmbedding.defined())
+    adapter.embedding = {{cfg.maskTokenId}, maskEmbedding.detach()};
+  if (maskHead.defined())
+    adapter.head = {{cfg.maskTokenId}, maskHead.detach()};
+  return adapter;
+}
+
 std::map<std::string, torch::Tensor> PolicyModel::mergedWeights() const {
   torch::NoGradGuard noGrad;
-  TransformerWeights handles = w; // the same tensors, named below
-  std::map<std::string, torch::Tensor> merged;
-  for (auto &[name, t] : namedWeights(cfg, handles))
-    merged[name] = t->detach();
-  for (int64_t l = 0; l < cfg.numHiddenLayers && lora.rank > 0; ++l)
-    for (size_t k = 0; k < std::size(kProjections); ++k) {
-      const LoraAdapter &a = adapters[size_t(l)][k];
-      if (!a.a.defined())
-        continue;
-      torch::Tensor &weight = merged[projectionName(l, k)];
-      double scale = lora.alpha / double(lora.rank);
-      weight = (weight.to(torch::kFloat32) + scale * torch::matmul(a.b, a.a))
-                   .to(weight.scalar_type());
-    }
-  if (maskEmbedding.defined())
-    merged["model.embed_tokens.weight"] = embeddingTable().detach();
-  if (maskHead.defined())
-    merged["lm_head.weight"] = headTable().detach();
-  return merged;
+  // The same tensors; the runtime's applyAdapter replaces what it changes.
+  TransformerWeights merged = w;
+  if (lora.rank > 0)
+    applyAdapter(currentAdapter(), cfg, merged);
+  std::map<std::string, torch::Tensor> named;
+  for (auto &[name, t] : namedWeights(cfg, merged))
+    named[name] = t->detach();
+  return named;
 }
 
 std::vector<std::pair<std::string, torch::Tensor>>

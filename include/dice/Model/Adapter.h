@@ -71,8 +71,9 @@ std::string adapterRowsName(bool head);
 /// the vocabulary are errors naming the file and key.
 Result<Adapter> readAdapter(const std::string &dir, const ModelConfig &config);
 
-/// Merges the adapter into the base's weights as loaded (before fuseLayer):
-/// W += scale * B A in float32, and the rows copied in.
+/// Merges the adapter into `weights` (as loaded, or fused: the names are
+/// views then): W + scale * B A in float32 and the rows copied in, as new
+/// tensors, so what `weights` shared with another owner is left alone.
 void applyAdapter(const Adapter &adapter, const ModelConfig &config,
                   TransformerWeights &weights);
 
@@ -82,10 +83,6 @@ void applyAdapter(const Adapter &adapter, const ModelConfig &config,
 Status writeAdapter(const std::string &dir, const AdapterSettings &settings,
                     const std::string &baseDir,
                     const std::vector<std::pair<std::string, torch::Tensor>> &tensors);
-
-/// Every tensor of one safetensors file, copied to host memory.
-Result<std::map<std::string, torch::Tensor>>
-readTensorFile(const std::string &path);
 
 } // namespace dice
 

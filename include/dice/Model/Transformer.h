@@ -15,6 +15,7 @@
 
 #include <torch/torch.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -56,6 +57,10 @@ std::vector<std::pair<std::string, torch::Tensor *>>
 fusedParameters(const ModelConfig &config, TransformerWeights &weights);
 
 torch::ScalarType toScalarType(ModelDType dtype);
+
+/// Every tensor of one safetensors file, copied to host memory.
+Result<std::map<std::string, torch::Tensor>>
+readTensorFile(const std::string &path);
 
 /// Keys and values of every layer for `batch` sequences of at most
 /// `capacity` positions, allocated once. Positions [0, length) hold stored

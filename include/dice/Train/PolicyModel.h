@@ -92,12 +92,13 @@ private:
                       const torch::Tensor &sin, const torch::Tensor &mask) const;
   /// Layer `index`'s tensors that take gradients (weights or adapters).
   std::vector<torch::Tensor> layerParameters(int64_t index);
-  /// Every checkpoint tensor by name, adapters merged (detached).
+  /// Every checkpoint tensor by name, adapters merged by the runtime's
+  /// applyAdapter (detached).
   std::map<std::string, torch::Tensor> mergedWeights() const;
-  /// The embedding and the head with the trained mask rows copied in
-  /// (the weights themselves where no row trains); a copy of the table, so
-  /// only the head's product and the merged weights use them.
-  torch::Tensor embeddingTable() const;
+  /// The adapters and trained rows as the runtime merges them (detached).
+  Adapter currentAdapter() const;
+  /// The head with its trained mask row copied in (the head itself where
+  /// no row trains): a copy of the table, for the head's product.
   torch::Tensor headTable() const;
 
   ModelConfig cfg;

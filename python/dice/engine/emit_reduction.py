@@ -732,6 +732,9 @@ def lower_norms(program):
     ops, number = [], {i: i for i in range(n_in)}
 
     def add(fn, args, shape, dtype, **attrs):
+        # A shift by the max or min of the same values: unfused_sub.
+        if fn == "sub" and extreme_of(args[1], args[0]):
+            attrs["unfused"] = True
         ops.append({"fn": fn, "args": list(args), "type": {"shape": list(shape),
                                                            "dtype": dtype}, **attrs})
         types.append(ops[-1]["type"])
@@ -755,11 +758,9 @@ def lower_norms(program):
             number[n_in + i] = lower_group_norm(op, args, add, reduce)
             continue
         if op["fn"] not in ("softmax", "log_softmax", "layer_norm", "rms_norm"):
-            attrs = {k: v for k, v in op.items() if k not in ("fn", "args", "type")}
-            if op["fn"] == "sub" and extreme_of(args[1], args[0]):
-                attrs["unfused"] = True
             number[n_in + i] = add(op["fn"], args, op["type"]["shape"], op["type"]["dtype"],
-                                   **attrs)
+                                   **{k: v for k, v in op.items()
+                                      if k not in ("fn", "args", "type")})
             continue
         shape, dtype = op["type"]["shape"], op["type"]["dtype"]
         x = add("to", [args[0]], shape, "float32") if dtype in HALF else args[0]
@@ -772,8 +773,7 @@ def lower_norms(program):
         count = add("scalar", [], [], "float32", value=float(math.prod(shape[d] for d in dims)),
                     count_of=[shape[d] for d in dims if shape[d] != 1])
         if op["fn"] in ("softmax", "log_softmax"):
-            shifted = add("sub", [x, reduce("amax", x, dims, keep)], shape, "float32",
-                          unfused=True)
+            shifted = add("sub", [x, reduce("amax", x, dims, keep)], shape, "float32")
             e = add("exp", [shifted], shape, "float32")
             total = reduce("sum", e, dims, keep)
             y = add("div", [e, total], shape, "float32") if op["fn"] == "softmax" else \
