@@ -80,3 +80,12 @@ VerdictAttr mlir::dice::toVerdictAttr(MLIRContext *context,
       measurement(verdict.maxAbsErr), measurement(verdict.maxRelErr),
       measurement(verdict.speedup), verdict.trials);
 }
+
+::dice::Verdict mlir::dice::fromVerdictAttr(VerdictAttr attr) {
+  ::dice::Verdict verdict;
+  static_cast<::dice::VerdictMeasurements &>(verdict) = attr.getMeasurements();
+  verdict.status = attr.getStatus();
+  if (attr.getReason())
+    verdict.reason = attr.getReason().getValue().str();
+  return verdict;
+}

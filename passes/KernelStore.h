@@ -46,6 +46,10 @@ openKernelStore(ModuleOp module, llvm::StringRef option,
 /// for (GPU, driver, launched kernels) stay in the database's JSON.
 VerdictAttr toVerdictAttr(MLIRContext *context, const ::dice::Verdict &verdict);
 
+/// The verdict of an attribute, for its JSON: status, reason and the
+/// measurements the attribute holds.
+::dice::Verdict fromVerdictAttr(VerdictAttr verdict);
+
 } // namespace mlir::dice
 
 #endif // DICE_PASSES_KERNELSTORE_H

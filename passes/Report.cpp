@@ -87,3 +87,34 @@ void mlir::dice::writeReport(raw_ostream &os, ArrayRef<ReportRow> rows,
     }
   os << (fallbacks ? ")\n" : "\n");
 }
+
+llvm::json::Object mlir::dice::reportJson(ArrayRef<ReportRow> rows,
+                                          const ReportTotals &totals) {
+  llvm::json::Array requests;
+  for (const ReportRow &row : rows) {
+    llvm::json::Object request{
+        {"fingerprint", row.fingerprint},
+        {"level", row.level},
+        {"ops", row.ops},
+        {"candidates", llvm::json::Array(row.candidateList)},
+        {"kernel", row.kernel.empty() ? llvm::json::Value(nullptr)
+                                      : llvm::json::Value(row.kernel)},
+        {"speedup", row.kernel.empty() ? llvm::json::Value(nullptr)
+                                       : llvm::json::Value(row.speedup)},
+        {"fallback", row.fallbackKind.empty()
+                         ? llvm::json::Value(nullptr)
+                         : llvm::json::Value(llvm::json::Object{
+                               {"kind", row.fallbackKind},
+                               {"reason", row.fallbackReason}})}};
+    requests.push_back(std::move(request));
+  }
+  return llvm::json::Object{
+      {"requests", std::move(requests)},
+      {"totals", llvm::json::Object{{"requests", totals.requests},
+                                    {"candidates", totals.candidates},
+                                    {"kernels_used", totals.accepted},
+                                    {"no_candidates", totals.noCandidates},
+                                    {"all_failed", totals.allFailed},
+                                    {"too_slow", totals.tooSlow},
+                                    {"unverified", totals.unverified}}}};
+}

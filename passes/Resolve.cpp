@@ -52,6 +52,41 @@ std::string formatSpeedup(double speedup) {
   return text;
 }
 
+/// One candidate of the JSON report: the hash the kernel database files it
+/// under (of its source, or of the answer that had none), its status and
+/// whole verdict (JSON, as the database keeps it), answer, source and
+/// library.
+llvm::json::Value candidateJson(KernelRequestOp request,
+                                CandidateAttr candidate) {
+  // Copied: the report outlives the context that owns the attributes.
+  auto text = [](StringAttr attr) -> llvm::json::Value {
+    return attr ? llvm::json::Value(attr.getValue().str()) : nullptr;
+  };
+  llvm::json::Object object;
+  std::string hash = ::dice::sha256Hex(candidate.getVerifiedText().str());
+  object["candidate_hash"] = hash;
+  object["status"] = nullptr;
+  object["verdict"] = nullptr;
+  if (VerdictAttr attr = candidate.getVerdict()) {
+    ::dice::Verdict verdict = fromVerdictAttr(attr);
+    verdict.fingerprint = request.getFingerprint().str();
+    verdict.candidateHash = hash;
+    object["status"] = std::string(::dice::verdictStatusName(verdict.status));
+    // toJson's own text, so the report spells every value (non-finite
+    // errors included) as the verdict JSON does.
+    llvm::Expected<llvm::json::Value> parsed =
+        llvm::json::parse(verdict.toJson());
+    if (parsed)
+      object["verdict"] = std::move(*parsed);
+    else
+      llvm::consumeError(parsed.takeError());
+  }
+  object["answer"] = text(candidate.getAnswer());
+  object["source"] = text(candidate.getSource());
+  object["artifact"] = text(candidate.getArtifact());
+  return object;
+}
+
 std::optional<int64_t> positionOf(Operation *op) {
   if (auto position =
           op->getAttrOfType<IntegerAttr>(DiceDialect::kPositionAttrName))
@@ -356,6 +391,7 @@ void ResolvePass::runOnOperation() {
     for (auto [i, attr] : llvm::enumerate(candidates)) {
       auto candidate = llvm::cast<CandidateAttr>(attr);
       VerdictAttr verdict = candidate.getVerdict();
+      row.candidateList.push_back(candidateJson(request, candidate));
       if (!verdict) {
         ++notVerified;
         continue;
@@ -427,6 +463,8 @@ void ResolvePass::runOnOperation() {
                            << " baseline";
       row.outcome = "@" + request.getKernelSymbolName() + " " +
                     formatSpeedup(bestSpeedup);
+      row.kernel = request.getKernelSymbolName();
+      row.speedup = bestSpeedup;
       ++numAccepted;
       ++totals.accepted;
       useKernel(request, best);
@@ -461,11 +499,24 @@ void ResolvePass::runOnOperation() {
         reason += " (" + verdicts + ")";
     }
     switch (kind) {
-    case Fallback::NoCandidates: ++numNoCandidates, ++totals.noCandidates; break;
-    case Fallback::AllFailed: ++numAllFailed, ++totals.allFailed; break;
-    case Fallback::TooSlow: ++numTooSlow, ++totals.tooSlow; break;
-    case Fallback::Unverified: ++numUnverified, ++totals.unverified; break;
+    case Fallback::NoCandidates:
+      ++numNoCandidates, ++totals.noCandidates;
+      row.fallbackKind = "no_candidates";
+      break;
+    case Fallback::AllFailed:
+      ++numAllFailed, ++totals.allFailed;
+      row.fallbackKind = "all_failed";
+      break;
+    case Fallback::TooSlow:
+      ++numTooSlow, ++totals.tooSlow;
+      row.fallbackKind = "too_slow";
+      break;
+    case Fallback::Unverified:
+      ++numUnverified, ++totals.unverified;
+      row.fallbackKind = "unverified";
+      break;
     }
+    row.fallbackReason = reason;
     request.emitRemark() << "falling back to the original ops: " << reason;
     row.outcome = "fallback: " + reason;
     inlineBack(request);
@@ -480,6 +531,7 @@ void ResolvePass::runOnOperation() {
   for (Block *block : outlinedBlocks)
     restoreOriginalOrder(*block);
 
+  getDiceServices(&getContext()).recordResolved(reportJson(rows, totals));
   if (report.empty())
     return;
   std::string text;

@@ -14,6 +14,8 @@ MLIR_DEFINE_EXPLICIT_TYPE_ID(mlir::dice::DiceServices)
 
 void DiceServices::progress(const Twine &) const {}
 
+void DiceServices::recordResolved(llvm::json::Object) const {}
+
 ::dice::Result<std::unique_ptr<::dice::InfillEngine>>
 DiceServices::createInfillEngine(const ::dice::EngineSpec &spec) const {
   return ::dice::createInfillEngine(spec);

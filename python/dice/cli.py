@@ -32,10 +32,8 @@ from dice.curate.cli import add_curate_parser
 from dice.decompositions import corrected_python_kernels
 from dice.errors import DiceError, ToolFailed
 from dice.model_import import add_model_parser
-from dice.pipeline import (DEFAULT_DATABASE, SOURCE_ROOT, compile_pipeline, find_tool,
-                           first_line, op_names, model_id, plan_of, report_and_remarks, requests,
-                           stored_candidates,
-                           write_config)
+from dice.pipeline import (SOURCE_ROOT, compile_pipeline, find_tool, first_line, op_names,
+                           plan_of, read_report, report_table, requests, write_config)
 from dice.plan import run_plan
 from dice.programs import Program, load_program, python_identifier
 from dice.torch_mlir_import import export_linalg_on_tensors
@@ -60,9 +58,8 @@ def summary(program):
 
 
 def print_requests(found, outlined, flags):
-    remarks = [line for line in outlined.stderr.splitlines() if "remark:" in line]
     print(f"dice-opt {' '.join(flags)}: {len(found)} kernel requests, "
-          f"{len(remarks)} ops left outside\n")
+          f"{len(outlined.remarks)} ops left outside\n")
     print(f"  {'#':>2}  {'kernel':<18}  level  {'computes':<44}  inputs -> outputs")
     for i, request in enumerate(found, 1):
         program = request["program"]
@@ -71,8 +68,8 @@ def print_requests(found, outlined, flags):
                    for o in program["outputs"]]
         print(f"  {i:>2}  k_{request['fingerprint']:<16}  {request['level']:>5}  "
               f"{summary(program):<44}  {shapes(program['inputs'])} -> {shapes(outputs)}")
-    for remark in remarks:
-        print(f"  left outside: {remark.split('remark: ', 1)[1]}")
+    for remark in outlined.remarks:
+        print(f"  left outside: {remark}")
 
 
 def candidate_line(candidate):
@@ -87,40 +84,20 @@ def candidate_line(candidate):
     return f"{status}: {reason}" if reason else status
 
 
-def print_outcomes(found, report, remarks, database, model):
-    print("\n".join(f"  {line}" for line in report))
-    notes = [r.split("dice-verify: ", 1)[1] for r in remarks if r.startswith("dice-verify: ")]
+def print_outcomes(found, table, report):
+    print("\n".join(f"  {line}" for line in table))
+    notes = [r.split("dice-verify: ", 1)[1] for r in report["remarks"]
+             if r.startswith("dice-verify: ")]
     for note in notes:
         print(f"\nverifier: {note}")
-    stored = [c for c in stored_candidates(database) if c["model"] == model] \
-        if database and Path(database).exists() else []
-    outcomes = {line.split()[0]: line for line in report[1:]}
+    resolved = {r["fingerprint"]: r for r in report["requests"]}
     print("\nper request:")
     for request in found:
         fp = request["fingerprint"]
-        mine = [c for c in stored if c["fingerprint"] == fp]
-        row = outcomes.get(fp[:12], "")
-        result = ("kernel @k_" + fp if "@k_" in row else "original ops")
-        what = "; ".join(candidate_line(c) for c in mine) or "no candidates"
+        row = resolved.get(fp, {"candidates": [], "kernel": None})
+        result = f"kernel @{row['kernel']}" if row["kernel"] else "original ops"
+        what = "; ".join(candidate_line(c) for c in row["candidates"]) or "no candidates"
         print(f"  k_{fp[:12]}  {summary(request['program']):<28}  {what} -> {result}")
-
-
-def config_section(config, section):
-    """`[section]` of a dice.toml as a dict, {} where there is none
-    (dice-opt checks the rest)."""
-    if config is None:
-        return {}
-    import tomllib
-    try:
-        with open(config, "rb") as f:
-            return tomllib.load(f).get(section, {})
-    except (OSError, tomllib.TOMLDecodeError) as e:
-        raise DiceError(f"{config}: {e}") from None
-
-
-def config_value(config, section, key):
-    """`[section] key` of a dice.toml, or None (dice-opt checks the rest)."""
-    return config_section(config, section).get(key)
 
 
 def max_relative_error(got, expected):
@@ -198,7 +175,7 @@ def compile_program(program, args, engine):
         found, outlined = requests(source, args.granularity)
         print_requests(found, outlined, flags)
 
-        check_reference_programs(program, outlined.stdout)
+        check_reference_programs(program, outlined.ir)
 
         if engine == "none":
             print("\nengine 'none': no candidates, every request keeps its original ops")
@@ -208,8 +185,6 @@ def compile_program(program, args, engine):
         # kernel builds are cached under .dice/ so a second run does not
         # rebuild them.
         config = args.config
-        # dice-opt opens a relative path from where it runs, which is here.
-        database = config_value(config, "database", "path") or DEFAULT_DATABASE
         if config is None:
             database = tmp / "kernels.db"
             builds = Path(os.environ.get("DICE_EXAMPLE_CACHE", SOURCE_ROOT / ".dice" / "example"))
@@ -217,12 +192,10 @@ def compile_program(program, args, engine):
             write_config(config, database, builds)
         print(f"\ndice-opt --dice-pipeline=\"granularity={args.granularity} "
               f"engine={engine} jobs={args.jobs}\" --dice-report=-\n")
-        proc = compile_pipeline(source, config, engine, tmp / "artifacts", jobs=args.jobs,
-                                granularity=args.granularity,
+        proc = compile_pipeline(source, config, engine, tmp / "artifacts", tmp / "report.json",
+                                jobs=args.jobs, granularity=args.granularity,
                                 extra=[f"nvcc={args.nvcc}"] if args.nvcc else [])
-        report, remarks = report_and_remarks(proc)
-        print_outcomes(found, report, remarks, database,
-                       model_id(engine, config_section(config, "model")))
+        print_outcomes(found, report_table(proc), read_report(tmp / "report.json"))
     return 0
 
 

@@ -1,6 +1,7 @@
 """Drives dice-opt's `--dice-pipeline` from Python: the kernel requests of a
-module, replay files of candidate kernels for them, and what the kernel
-database says about each candidate afterwards.
+module, replay files of candidate kernels for them, and the run's JSON
+report (`--dice-report-json`: each request's candidates and verdicts, and
+the passes' remarks).
 
 Used by `dice compile`, the example kernels' generator
 (python/dice/example_kernels/make_replay.py) and the end-to-end GPU test
@@ -9,7 +10,8 @@ Used by `dice compile`, the example kernels' generator
 
 import json
 import os
-import sqlite3
+import tempfile
+from collections import namedtuple
 from pathlib import Path
 
 from dice.reference_program import value_from_json
@@ -31,19 +33,28 @@ def request_steps(mlir_text):
 SCAFFOLD_TEXTS = ("prefix", "suffix", "infill_prompt", "end_to_end_prompt")
 
 
+# A module outlined and scaffolded: its IR, and the remarks of the ops that
+# stay outside kernel requests (texts, in order).
+Outlined = namedtuple("Outlined", "ir remarks")
+
+
 def requests(mlir_path, granularity="fusion", config=None):
-    """The kernel requests of a module, in order: dicts with fingerprint,
-    level, program (the reference program), python and signature (the
-    `dice_forward` declaration dice-scaffold wrote), and the rest of the
-    scaffold: prefix, suffix, infill_prompt and end_to_end_prompt (worded by
-    the `[prompt]` templates of `config`, a dice.toml, if given)."""
-    cmd = [find_tool("dice-opt"), mlir_path,
-           f"--dice-outline=granularity={granularity}", "--dice-scaffold"]
-    if config is not None:
-        cmd.insert(2, f"--dice-config={config}")
-    outlined = run(cmd)
+    """The kernel requests of a module, in order, and the module Outlined.
+    Requests are dicts with fingerprint, level, program (the reference
+    program), python and signature (the `dice_forward` declaration
+    dice-scaffold wrote), and the rest of the scaffold: prefix, suffix,
+    infill_prompt and end_to_end_prompt (worded by the `[prompt]` templates
+    of `config`, a dice.toml, if given)."""
+    with tempfile.TemporaryDirectory(prefix="dice-outline-") as tmp:
+        report_path = Path(tmp) / "report.json"
+        cmd = [find_tool("dice-opt"), mlir_path,
+               f"--dice-outline=granularity={granularity}", "--dice-scaffold",
+               f"--dice-report-json={report_path}"]
+        if config is not None:
+            cmd.insert(2, f"--dice-config={config}")
+        outlined = Outlined(run(cmd).stdout, read_report(report_path)["remarks"])
     found = []
-    for step in request_steps(outlined.stdout):
+    for step in request_steps(outlined.ir):
         if "request" in step:
             found.append({"fingerprint": step["request"], "level": step["level"],
                           "program": step["program"], "python": step["python"],
@@ -76,13 +87,15 @@ def write_config(path, database, artifacts):
                           f'[artifacts]\ndir = "{artifacts}"\n')
 
 
-def compile_pipeline(source, config, engine, lowered, jobs=2, granularity="fusion",
+def compile_pipeline(source, config, engine, lowered, report, jobs=2, granularity="fusion",
                      output=None, extra=(), check=True):
-    """Runs dice-opt --dice-pipeline; the report goes to stdout."""
+    """Runs dice-opt --dice-pipeline: the report's table goes to stdout, its
+    JSON (read_report) to the file `report`."""
     options = [f"granularity={granularity}", f"engine={engine}", f"jobs={jobs}",
                f"artifacts={lowered}", *extra]
     cmd = [find_tool("dice-opt"), source, f"--dice-config={config}",
            f"--dice-pipeline={' '.join(options)}", "--dice-report=-",
+           f"--dice-report-json={report}",
            "-mlir-print-op-on-diagnostic=false", "-o", output or os.devnull]
     return run(cmd, check=check)
 
@@ -110,12 +123,9 @@ def model_id(engine, configured=None):
     return "dice:" + name(configured.get("path") or DEFAULT_MODEL_DIR)
 
 
-def report_and_remarks(proc):
-    """(report lines, remark texts) of a compile_pipeline run."""
-    report = [line for line in proc.stdout.splitlines() if line.strip()]
-    remarks = [line.split("remark: ", 1)[1] for line in proc.stderr.splitlines()
-               if "remark: " in line]
-    return report, remarks
+def report_table(proc):
+    """The report's table (its lines) of a compile_pipeline run."""
+    return [line for line in proc.stdout.splitlines() if line.strip()]
 
 
 # The verdict JSON's floating-point keys, and how it spells the doubles JSON
@@ -135,26 +145,32 @@ def verdict_number(value):
         raise ValueError(f"not a verdict number: {value!r}") from None
 
 
-def parse_verdict(text):
-    """A verdict JSON object as a dict, its measurements as floats."""
-    verdict = json.loads(text)
+def with_float_measurements(verdict):
+    """A verdict dict with its measurements as floats (in place)."""
     for key in VERDICT_FLOAT_KEYS:
         if verdict.get(key) is not None:
             verdict[key] = verdict_number(verdict[key])
     return verdict
 
 
-def stored_candidates(database):
-    """Every candidate in a kernel database, in the order stored: dicts with
-    fingerprint, model, gpu_arch, candidate_hash, source, status, verdict
-    (parsed) and has_artifact."""
-    with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as db:
-        rows = db.execute(
-            "SELECT fingerprint, model_id, gpu_arch, candidate_hash, source, status, "
-            "verdict_json, artifact IS NOT NULL FROM candidates ORDER BY rowid").fetchall()
-    return [{"fingerprint": r[0], "model": r[1], "gpu_arch": r[2], "candidate_hash": r[3],
-             "source": r[4], "status": r[5], "verdict": parse_verdict(r[6]),
-             "has_artifact": bool(r[7])} for r in rows]
+def parse_verdict(text):
+    """A verdict JSON object as a dict, its measurements as floats."""
+    return with_float_measurements(json.loads(text))
+
+
+def read_report(path):
+    """dice-opt's JSON report (docs/passes.md, "The JSON report") as a dict:
+    `requests` (what dice-resolve decided, each candidate's verdict with its
+    measurements as floats, {} for a candidate never verified), `totals`,
+    `diagnostics`, `succeeded`, and `remarks`: the remarks' texts, in
+    order."""
+    report = json.loads(Path(path).read_text())
+    for request in report["requests"]:
+        for candidate in request["candidates"]:
+            candidate["verdict"] = with_float_measurements(candidate["verdict"] or {})
+    report["remarks"] = [d["message"] for d in report["diagnostics"]
+                         if d["severity"] == "remark"]
+    return report
 
 
 def first_line(text, width=90):

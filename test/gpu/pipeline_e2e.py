@@ -52,7 +52,7 @@ sys.path.insert(0, str(ROOT / "python"))
 
 from dice.examples import SmallConvNet  # noqa: E402
 from dice.pipeline import (compile_pipeline, find_tool, model_id, op_names,  # noqa: E402
-                           plan_of, report_and_remarks, requests, run, stored_candidates,
+                           plan_of, read_report, report_table, requests, run,
                            write_config, write_replay)
 
 E2E = ROOT / ".dice" / "pipeline-e2e"
@@ -144,9 +144,13 @@ def fail(message):
 
 
 def pipeline(engine, output, jobs):
+    """The report's table (lines) and every candidate the run resolved, each
+    with its request's fingerprint."""
     proc = compile_pipeline(WORK / "program.mlir", WORK / "dice.toml", engine,
-                            WORK / "lowered", jobs=jobs, output=output)
-    return report_and_remarks(proc)
+                            WORK / "lowered", WORK / "report.json", jobs=jobs, output=output)
+    resolved = read_report(WORK / "report.json")["requests"]
+    return report_table(proc), [{**c, "fingerprint": r["fingerprint"]}
+                                for r in resolved for c in r["candidates"]]
 
 
 def replay_labels(found):
@@ -191,14 +195,13 @@ def prepare(args, case):
         engine = f"replay:{WORK / REPLAY_NAME}"
     else:
         engine = "model"
-    report, remarks = pipeline(engine, WORK / "cold.mlir", args.jobs)
+    report, stored = pipeline(engine, WORK / "cold.mlir", args.jobs)
     print("\n".join(report))
 
-    # What still needs a GPU: every stored candidate the CPU left unverified.
+    # What still needs a GPU: every candidate the CPU left unverified.
     # Deceptive ones keep the static analysis' verdict (the GPU half is built
     # without Clang and has no static analysis).
     by_fp = {r["fingerprint"]: r for r in found}
-    stored = [c for c in stored_candidates(WORK / "kernels.db") if c["model"] == case.model_id]
     if case.engine == "model":
         # The model's candidates: what it wrote is only known now.
         labels = [{"fingerprint": c["fingerprint"], "kind": "model", "file": "-",
@@ -276,7 +279,7 @@ def resolve(args, case):
         stash = WORK / (REPLAY_NAME + ".away")
         if stash.exists() and not replay.exists():
             stash.rename(replay)
-        report, remarks = pipeline(f"replay:{replay}", WORK / "lowered.mlir", args.jobs)
+        report, resolved = pipeline(f"replay:{replay}", WORK / "lowered.mlir", args.jobs)
         # The second: the replay file is gone, so any engine call would fail.
         replay.rename(stash)
         try:
@@ -284,7 +287,7 @@ def resolve(args, case):
         finally:
             stash.rename(replay)
     else:
-        report, remarks = pipeline("model", WORK / "lowered.mlir", args.jobs)
+        report, resolved = pipeline("model", WORK / "lowered.mlir", args.jobs)
         # The second: a model folder of the same name that does not exist (the
         # same database key), so any engine call would fail.
         with tempfile.TemporaryDirectory() as empty:
@@ -297,8 +300,7 @@ def resolve(args, case):
         fail("the second compile reported differently")
 
     labels = json.loads((GPU / "labels.json").read_text())
-    stored = {c["candidate_hash"]: c for c in stored_candidates(WORK / "kernels.db")
-              if c["model"] == case.model_id}
+    stored = {c["candidate_hash"]: c for c in resolved}
     rows, problems = [], []
     for label in labels:
         c = stored[label["candidate_hash"]]

@@ -25,7 +25,7 @@ from dice.backend.baseline import inductor_compiled
 from dice.backend.options import parse_options, toml_text
 from dice.backend.rebuild import PlanRunner, compile_runner
 from dice.errors import DiceError
-from dice.pipeline import plan_of, stored_candidates
+from dice.pipeline import plan_of
 
 PYTHON = SOURCE_ROOT / ".venv" / "bin" / "python"
 
@@ -116,8 +116,11 @@ def test_the_default_engine_is_the_shipped_model(tmp_path):
     assert report.requests and not report.used_dice
     assert all(r.status not in ("no candidates", "accepted") for r in report.requests)
     assert report.fallback_reason.startswith("no candidate was accepted")
-    models = {c["model"] for c in stored_candidates(tmp_path / "k.db")}
-    assert models == {"dice:default"}
+    # The database files each request's candidate under the shipped model.
+    for r in report.requests:
+        listed = tool("dice-db", "list", tmp_path / "k.db", "--fingerprint", r.fingerprint,
+                      "--model", "dice:default")
+        assert len(listed.splitlines()) == 1, listed
 
 
 def test_engine_none_is_said_once_per_process():

@@ -8,6 +8,9 @@
 //                              bad configuration fails fast with file and line
 //   --dice-db=<path>           the kernel database (dice.toml's `database`)
 //   --dice-report=<file|->     the per-request report of dice-resolve
+//   --dice-report-json=<file|-> the run as JSON: what dice-resolve decided
+//                              (each candidate with its verdict) and every
+//                              remark, warning and error (docs/passes.md)
 //   --dice-progress            progress lines on stderr (default: on a terminal)
 //
 // The first three are shorthands: they set the `config`, `db` and `report`
@@ -23,7 +26,9 @@
 #include "dice/Transforms/Passes.h"
 #include "dice/Transforms/Services.h"
 
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/Location.h"
 #ifdef DICE_STATIC_TOOLS
 #include "mlir/Transforms/Passes.h"
 #else
@@ -34,11 +39,16 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
 
 static llvm::cl::opt<std::string>
     configFile("dice-config",
@@ -58,6 +68,13 @@ static llvm::cl::opt<std::string> reportFile(
                    "sets its `report` option"),
     llvm::cl::value_desc("file|-"), llvm::cl::init(""));
 
+static llvm::cl::opt<std::string> reportJsonFile(
+    "dice-report-json",
+    llvm::cl::desc("write the run as JSON ('-': stdout): dice-resolve's "
+                   "requests, their candidates and verdicts, and every "
+                   "remark, warning and error"),
+    llvm::cl::value_desc("file|-"), llvm::cl::init(""));
+
 static llvm::cl::opt<bool> progress(
     "dice-progress",
     llvm::cl::desc("print the dice passes' progress to stderr (model calls, "
@@ -67,12 +84,72 @@ static llvm::cl::opt<bool> progress(
 
 namespace {
 
+/// What `--dice-report-json` writes, gathered while the passes run: the
+/// requests dice-resolve decided on and the diagnostics of every pass.
+struct JsonReport {
+  std::mutex mutex;
+  llvm::json::Array requests;
+  std::map<std::string, int64_t> totals;
+  llvm::json::Array diagnostics;
+
+  void addResolved(llvm::json::Object resolved) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (llvm::json::Array *rows = resolved.getArray("requests"))
+      for (llvm::json::Value &row : *rows)
+        requests.push_back(std::move(row));
+    // Summed: a split input resolves once per part.
+    if (llvm::json::Object *counts = resolved.getObject("totals"))
+      for (auto &[key, value] : *counts)
+        totals[key.str()] += value.getAsInteger().value_or(0);
+  }
+
+  void addDiagnostic(mlir::Diagnostic &diagnostic) {
+    std::string location;
+    llvm::raw_string_ostream os(location);
+    if (auto file = diagnostic.getLocation()->findInstanceOf<mlir::FileLineColLoc>())
+      os << file.getFilename().getValue() << ":" << file.getLine() << ":"
+         << file.getColumn();
+    else
+      diagnostic.getLocation().print(os);
+    std::lock_guard<std::mutex> lock(mutex);
+    diagnostics.push_back(llvm::json::Object{
+        {"severity", severityName(diagnostic.getSeverity())},
+        {"location", location},
+        {"message", diagnostic.str()}});
+  }
+
+  static llvm::StringRef severityName(mlir::DiagnosticSeverity severity) {
+    switch (severity) {
+    case mlir::DiagnosticSeverity::Error: return "error";
+    case mlir::DiagnosticSeverity::Warning: return "warning";
+    case mlir::DiagnosticSeverity::Remark: return "remark";
+    case mlir::DiagnosticSeverity::Note: return "note";
+    }
+    return "note";
+  }
+
+  std::string text(bool succeeded) {
+    std::lock_guard<std::mutex> lock(mutex);
+    llvm::json::Object counts;
+    for (const auto &[key, value] : totals)
+      counts[key] = value;
+    llvm::json::Value whole = llvm::json::Object{
+        {"succeeded", succeeded},
+        {"requests", std::move(requests)},
+        {"totals", std::move(counts)},
+        {"diagnostics", std::move(diagnostics)}};
+    return llvm::formatv("{0:2}", whole).str() + "\n";
+  }
+};
+
 /// dice-opt's services: the standard ones, with progress lines on stderr
-/// when asked for.
+/// when asked for, and dice-resolve's decisions kept for the JSON report.
 class DiceOptServices : public mlir::dice::DiceServices {
 public:
-  DiceOptServices(mlir::Dialect *dialect, bool showProgress)
-      : DiceServices(dialect), showProgress(showProgress) {}
+  DiceOptServices(mlir::Dialect *dialect, bool showProgress,
+                  std::shared_ptr<JsonReport> report)
+      : DiceServices(dialect), showProgress(showProgress),
+        report(std::move(report)) {}
 
   void progress(const llvm::Twine &line) const override {
     if (!showProgress)
@@ -82,8 +159,13 @@ public:
     llvm::errs() << text;
   }
 
+  void recordResolved(llvm::json::Object resolved) const override {
+    report->addResolved(std::move(resolved));
+  }
+
 private:
   bool showProgress;
+  std::shared_ptr<JsonReport> report;
 };
 
 /// A pass option value in pass-pipeline syntax.
@@ -186,8 +268,9 @@ int main(int argc, char **argv) {
     }
   }
   bool showProgress = progress;
-  mlir::dice::registerDiceServices(registry, [showProgress](mlir::Dialect *d) {
-    return std::make_unique<DiceOptServices>(d, showProgress);
+  auto report = std::make_shared<JsonReport>();
+  mlir::dice::registerDiceServices(registry, [showProgress, report](mlir::Dialect *d) {
+    return std::make_unique<DiceOptServices>(d, showProgress, report);
   });
 
   mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();
@@ -200,7 +283,17 @@ int main(int argc, char **argv) {
   // mlir-opt's own set-up (the pipeline from the command line, and its
   // --dump-pass-pipeline) runs first; the pipeline it printed did not have
   // the shorthands yet, so it is printed again with them.
-  config.setPassPipelineSetupFn([base = config](mlir::PassManager &pm) {
+  bool wantReport = !reportJsonFile.empty();
+  config.setPassPipelineSetupFn([base = config, report,
+                                 wantReport](mlir::PassManager &pm) {
+    // Runs once the input is parsed, after mlir-opt's own handler is in
+    // place, so this one sees each diagnostic first and hands it on.
+    if (wantReport)
+      pm.getContext()->getDiagEngine().registerHandler(
+          [report](mlir::Diagnostic &diagnostic) {
+            report->addDiagnostic(diagnostic);
+            return mlir::failure();
+          });
     bool changed = false;
     if (mlir::failed(base.setupPassPipeline(pm)) ||
         mlir::failed(applyShorthands(pm, changed)))
@@ -249,8 +342,19 @@ int main(int argc, char **argv) {
     llvm::errs() << errorMessage << "\n";
     return 1;
   }
-  if (mlir::failed(mlir::MlirOptMain(output->os(), std::move(input), registry,
-                                     config)))
+  bool succeeded = mlir::succeeded(
+      mlir::MlirOptMain(output->os(), std::move(input), registry, config));
+  // Written whether the run succeeded or not: its errors are in it.
+  if (wantReport) {
+    const mlir::dice::DiceServices standard(nullptr);
+    if (llvm::Error failed =
+            standard.writeArtifact(reportJsonFile, report->text(succeeded))) {
+      llvm::errs() << "dice-opt: cannot write " << reportJsonFile << ": "
+                   << llvm::toString(std::move(failed)) << "\n";
+      return 1;
+    }
+  }
+  if (!succeeded)
     return 1;
   output->keep();
   return 0;

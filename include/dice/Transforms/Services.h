@@ -19,6 +19,7 @@
 #include "mlir/IR/DialectInterface.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
 
 #include <functional>
 #include <memory>
@@ -49,6 +50,11 @@ public:
   /// a kernel library, a trampoline, the manifest) in one piece: a reader
   /// never sees half of it. "-" is stdout.
   virtual llvm::Error writeArtifact(StringRef path, StringRef contents) const;
+
+  /// What dice-resolve decided, as JSON (`requests` and `totals`, the
+  /// rows of its report): a driver keeps it for its own report (dice-opt's
+  /// `--dice-report-json`). The standard services drop it.
+  virtual void recordResolved(llvm::json::Object resolved) const;
 };
 
 /// The services of `context`'s driver, or the standard ones.

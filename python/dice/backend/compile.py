@@ -28,9 +28,8 @@ from dice.backend.options import toml_text
 from dice.backend.rebuild import PlanRunner, compile_runner
 from dice.backend.reports import RequestReport, warn_once
 from dice.export_cache import ExportCache
-from dice.pipeline import (compile_pipeline, find_tool, first_line, model_id, op_names,
-                           plan_of, report_and_remarks, request_steps, run,
-                           stored_candidates)
+from dice.pipeline import (compile_pipeline, find_tool, first_line, op_names, plan_of,
+                           read_report, request_steps, run)
 from dice.torch_mlir_import import export_linalg_on_tensors
 
 STATUS_ORDER = ("accepted", "slow", "incorrect", "deceptive", "compile_error", "crashed",
@@ -82,11 +81,12 @@ def output_count(gm):
     return len(value) if isinstance(value, (tuple, list)) else 1
 
 
-def summarise(stored):
-    """(status, speedup, kernel_ms, reason) of a request's stored candidates."""
-    if not stored:
+def summarise(candidates):
+    """(status, speedup, kernel_ms, reason) of a request's candidates (the
+    JSON report's): the best one's."""
+    if not candidates:
         return "no candidates", None, None, ""
-    best = min(stored, key=lambda c: (STATUS_ORDER.index(c["status"])
+    best = min(candidates, key=lambda c: (STATUS_ORDER.index(c["status"])
                                       if c["status"] in STATUS_ORDER else len(STATUS_ORDER),
                                       -(c["verdict"].get("speedup") or 0)))
     verdict = best["verdict"]
@@ -139,23 +139,20 @@ def compile_graph(gm, example_inputs, options, report):
 
         pipeline_start = time.monotonic()
         lowered = tmp / "lowered.mlir"
-        proc = compile_pipeline(source, config, engine, options.artifacts, jobs=options.jobs,
-                                granularity=options.granularity, output=lowered,
-                                extra=[f"nvcc={options.nvcc}"] if options.nvcc else [])
+        compile_pipeline(source, config, engine, options.artifacts, tmp / "report.json",
+                         jobs=options.jobs, granularity=options.granularity, output=lowered,
+                         extra=[f"nvcc={options.nvcc}"] if options.nvcc else [])
         report.verify_seconds = time.monotonic() - pipeline_start
-        _, remarks = report_and_remarks(proc)
-        for note in remarks:
+        resolved = read_report(tmp / "report.json")
+        for note in resolved["remarks"]:
             if note.startswith("dice-verify: "):
                 warn_once(note)
         plan = plan_of(lowered.read_text())
 
-    database = options.database
-    stored = stored_candidates(database) if database.exists() else []
-    mine = model_id(engine, options.toml.get("model", {}))
+    candidates = {r["fingerprint"]: r["candidates"] for r in resolved["requests"]}
     kernels = {s["fingerprint"] for s in plan["steps"] if s["kind"] == "kernel"}
     for r in report.requests:
-        r.status, r.speedup, r.kernel_ms, r.reason = summarise(
-            [c for c in stored if c["fingerprint"] == r.fingerprint and c["model"] == mine])
+        r.status, r.speedup, r.kernel_ms, r.reason = summarise(candidates.get(r.fingerprint, []))
         r.used = r.fingerprint in kernels
     if not kernels:
         counts = {}

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dice.errors import DiceError, ToolFailed
-from dice.pipeline import compile_pipeline, report_and_remarks, write_config
+from dice.pipeline import compile_pipeline, read_report, report_table, write_config
 from dice.tools import SOURCE_ROOT, build_dir, find_tool, run
 from dice.torch_mlir.cpu_backend import CpuLinalgBackend
 from dice.torch_mlir.errors import KernelLinkError, ModuleError
@@ -95,9 +95,9 @@ class DiceLinalgOnTensorsBackend:
             proc = self._run_pipeline(source, lowered_path, artifacts, workdir)
         except ToolFailed as e:
             raise ModuleError(f"dice-opt cannot compile the module:\n{e.stderr.strip()}") from None
-        report, remarks = report_and_remarks(proc)
-        return self.compile_lowered(lowered_path.read_text(), artifacts, report, remarks,
-                                    workdir)
+        remarks = read_report(workdir / "report.json")["remarks"]
+        return self.compile_lowered(lowered_path.read_text(), artifacts, report_table(proc),
+                                    remarks, workdir)
 
     def compile_lowered(self, lowered, artifacts, report=(), remarks=(), workdir=None):
         """An artifact of a module dice-lower already lowered into
@@ -134,22 +134,23 @@ class DiceLinalgOnTensorsBackend:
     def _run_pipeline(self, source, output, artifacts, workdir):
         if self.engine == "none":
             warnings.warn(NO_ENGINE, stacklevel=3)
-            return self._run_without_engine(source, output, artifacts)
+            return self._run_without_engine(source, output, artifacts, workdir)
         config = self.config
         if config is None:
             config = workdir / "dice.toml"
             write_config(config, workdir / "kernels.db", workdir / "builds")
-        return compile_pipeline(source, config, self.engine, artifacts, jobs=self.jobs,
-                                granularity=self.granularity, output=output,
+        return compile_pipeline(source, config, self.engine, artifacts, workdir / "report.json",
+                                jobs=self.jobs, granularity=self.granularity, output=output,
                                 extra=self.extra_options)
 
-    def _run_without_engine(self, source, output, artifacts):
+    def _run_without_engine(self, source, output, artifacts, workdir):
         """The passes that need no candidates: requests are outlined and
         scaffolded (so the module is checked as dice sees it), then resolved
         back to their ops."""
         cmd = [find_tool("dice-opt"), source,
                f"--dice-outline=granularity={self.granularity}", "--dice-scaffold",
                "--dice-resolve=report=-", f"--dice-lower=artifacts={artifacts}",
+               f"--dice-report-json={workdir / 'report.json'}",
                "-mlir-print-op-on-diagnostic=false", "-o", output]
         if self.config is not None:
             cmd.insert(2, f"--dice-config={self.config}")
