@@ -25,6 +25,7 @@
 #include "dice/Transforms/ParseGuard.h"
 #include "dice/Transforms/Passes.h"
 #include "dice/Transforms/Services.h"
+#include "dice/VerifierCore/VerdictStatus.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -133,8 +134,14 @@ struct JsonReport {
     llvm::json::Object counts;
     for (const auto &[key, value] : totals)
       counts[key] = value;
+    // The statuses a verdict may have, best first: a reader ranks
+    // candidates by them rather than keep its own list.
+    llvm::json::Array statuses;
+    for (dice::VerdictStatus status : dice::kVerdictStatuses)
+      statuses.push_back(std::string(dice::verdictStatusName(status)));
     llvm::json::Value whole = llvm::json::Object{
         {"succeeded", succeeded},
+        {"verdict_statuses", std::move(statuses)},
         {"requests", std::move(requests)},
         {"totals", std::move(counts)},
         {"diagnostics", std::move(diagnostics)}};

@@ -32,10 +32,6 @@ from dice.pipeline import (compile_pipeline, find_tool, first_line, op_names, pl
                            read_report, request_steps, run)
 from dice.torch_mlir_import import export_linalg_on_tensors
 
-STATUS_ORDER = ("accepted", "slow", "incorrect", "deceptive", "compile_error", "crashed",
-                "unverified")
-
-
 class NotCompiled(Exception):
     """dice compiled nothing for this graph, for a reason that is not a
     failure (no engine, nothing accepted): the graph takes the fallback."""
@@ -81,14 +77,15 @@ def output_count(gm):
     return len(value) if isinstance(value, (tuple, list)) else 1
 
 
-def summarise(candidates):
+def summarise(candidates, statuses):
     """(status, speedup, kernel_ms, reason) of a request's candidates (the
-    JSON report's): the best one's."""
+    JSON report's): the best one's, by `statuses` (the report's, best
+    first), then speed."""
     if not candidates:
         return "no candidates", None, None, ""
-    best = min(candidates, key=lambda c: (STATUS_ORDER.index(c["status"])
-                                      if c["status"] in STATUS_ORDER else len(STATUS_ORDER),
-                                      -(c["verdict"].get("speedup") or 0)))
+    best = min(candidates, key=lambda c: (statuses.index(c["status"])
+                                          if c["status"] in statuses else len(statuses),
+                                          -(c["verdict"].get("speedup") or 0)))
     verdict = best["verdict"]
     return (best["status"], verdict.get("speedup"), verdict.get("kernel_ms"),
             first_line(verdict.get("reason"), 100))
@@ -152,7 +149,8 @@ def compile_graph(gm, example_inputs, options, report):
     candidates = {r["fingerprint"]: r["candidates"] for r in resolved["requests"]}
     kernels = {s["fingerprint"] for s in plan["steps"] if s["kind"] == "kernel"}
     for r in report.requests:
-        r.status, r.speedup, r.kernel_ms, r.reason = summarise(candidates.get(r.fingerprint, []))
+        r.status, r.speedup, r.kernel_ms, r.reason = summarise(
+            candidates.get(r.fingerprint, []), resolved["verdict_statuses"])
         r.used = r.fingerprint in kernels
     if not kernels:
         counts = {}
