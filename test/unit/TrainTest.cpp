@@ -523,6 +523,44 @@ TEST(TrainConfig, ErrorsNameTheFileLineAndKey) {
   EXPECT_FALSE(applyTrainOverride(c, "optim.nope", "1"));
 }
 
+// dice-train's keys and dice.toml's are read by one schema mechanism: the
+// same words for the same mistake, and dice.toml's relations between its
+// keys hold in the sections dice-train takes from it.
+TEST(TrainConfig, SaysWhatDiceTomlSaysForTheSameMistake) {
+  auto message = [](const char *text) {
+    Result<TrainConfig> train = parseTrainConfig(text, "t.toml");
+    Result<Config> dice = parseConfig(text, "dice.toml");
+    EXPECT_FALSE(train);
+    EXPECT_FALSE(dice);
+    if (train || dice)
+      return std::string();
+    EXPECT_EQ(train.error().message, dice.error().message) << text;
+    EXPECT_EQ(train.error().line, dice.error().line) << text;
+    EXPECT_EQ(train.error().column, dice.error().column) << text;
+    return train.error().message;
+  };
+  EXPECT_EQ(message("[sampling]\ntop_k = 1.5\n"), "must be an integer, got a float");
+  EXPECT_EQ(message("[verifier]\nrtol = 2\n"), "must be in [0, 1], got 2");
+  EXPECT_EQ(message("[sampling]\nblock_length = 4\ndenoising_steps = 8\n"),
+            "must not exceed sampling.block_length (4): each step unmasks at "
+            "least one token");
+  // The kinds only dice-train has, worded the same way.
+  Result<TrainConfig> flag =
+      parseTrainConfig("[model]\nrandom_init = 1\n", "t.toml");
+  ASSERT_FALSE(flag);
+  EXPECT_EQ(flag.error().message, "must be true or false, got an integer");
+  Result<TrainConfig> order =
+      parseTrainConfig("[rl]\nlevel_steps = [20, 10]\n", "t.toml");
+  ASSERT_FALSE(order);
+  EXPECT_EQ(order.error().message, "must be increasing, got 10 after 20");
+  EXPECT_EQ(order.error().column, 20u) << "at the entry at fault";
+  // An override that fails leaves the configuration as it was.
+  TrainConfig c;
+  c.dice.sampling.blockLength = 4;
+  EXPECT_FALSE(applyTrainOverride(c, "sampling.denoising_steps", "8"));
+  EXPECT_EQ(c.dice.sampling.denoisingSteps, TrainConfig().dice.sampling.denoisingSteps);
+}
+
 TEST(TrainData, ReadsPublishedRowsAndNamesTheLineOfABadOne) {
   std::string dir = tempDir("data");
   std::string good = dir + "/dice.jsonl";
