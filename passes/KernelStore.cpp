@@ -34,7 +34,8 @@ FailureOr<::dice::Config> mlir::dice::loadPassConfig(MLIRContext *context,
                                                     StringRef path) {
   if (path.empty())
     return ::dice::Config();
-  ::dice::Result<::dice::Config> config = ::dice::loadConfigFile(path.str());
+  ::dice::Result<::dice::Config> config =
+      getDiceServices(context).loadConfig(path.str());
   if (!config)
     return emitAtErrorLocation(context, config.error());
   return *config;

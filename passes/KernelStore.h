@@ -25,8 +25,9 @@ namespace mlir::dice {
 /// its key first; returns failure.
 LogicalResult emitAtErrorLocation(MLIRContext *context, const ::dice::Error &error);
 
-/// The dice.toml a pass's `config` option names (empty: the defaults); a
-/// bad file is an error at its file and line.
+/// The dice.toml a pass's `config` option names (empty: the defaults), as
+/// the driver's services loaded it (once per context); a bad file is an
+/// error at its file and line.
 FailureOr<::dice::Config> loadPassConfig(MLIRContext *context, llvm::StringRef path);
 inline FailureOr<::dice::Config> loadPassConfig(ModuleOp module, llvm::StringRef path) {
   return loadPassConfig(module.getContext(), path);

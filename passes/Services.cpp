@@ -16,6 +16,19 @@ void DiceServices::progress(const Twine &) const {}
 
 void DiceServices::recordResolved(llvm::json::Object) const {}
 
+::dice::Result<::dice::Config>
+DiceServices::loadConfig(const std::string &path) const {
+  // Without a dialect these are the standard services every driverless
+  // context shares for the whole process: nothing is kept.
+  if (!getDialect())
+    return ::dice::loadConfigFile(path);
+  std::lock_guard<std::mutex> lock(configMutex);
+  auto found = configs.find(path);
+  if (found == configs.end())
+    found = configs.emplace(path, ::dice::loadConfigFile(path)).first;
+  return found->second;
+}
+
 ::dice::Result<std::unique_ptr<::dice::InfillEngine>>
 DiceServices::createInfillEngine(const ::dice::EngineSpec &spec) const {
   return ::dice::createInfillEngine(spec);

@@ -12,6 +12,7 @@
 #ifndef DICE_TRANSFORMS_SERVICES_H
 #define DICE_TRANSFORMS_SERVICES_H
 
+#include "dice/Config/Config.h"
 #include "dice/Infill/EngineFactory.h"
 #include "dice/KernelDB/KernelDatabase.h"
 #include "dice/Verifier/CandidateVerifier.h"
@@ -22,13 +23,21 @@
 #include "llvm/Support/JSON.h"
 
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 
 namespace mlir::dice {
 
 class DiceServices : public DialectInterface::Base<DiceServices> {
 public:
   explicit DiceServices(Dialect *dialect) : Base(dialect) {}
+
+  /// The dice.toml at `path`, read and checked once per context: every
+  /// pass of a pipeline that names it gets the same Config, and no pass
+  /// reads the file itself. (The standard services that contexts without a
+  /// driver's share read it each time: a long-lived process may change it.)
+  virtual ::dice::Result<::dice::Config> loadConfig(const std::string &path) const;
 
   /// One line of long work ("dice-infill: [2/9] k_...: 8 candidates from
   /// ... in 3.1 s"); called from build threads too, one call per line.
@@ -55,6 +64,10 @@ public:
   /// rows of its report): a driver keeps it for its own report (dice-opt's
   /// `--dice-report-json`). The standard services drop it.
   virtual void recordResolved(llvm::json::Object resolved) const;
+
+private:
+  mutable std::mutex configMutex;
+  mutable std::map<std::string, ::dice::Result<::dice::Config>> configs;
 };
 
 /// The services of `context`'s driver, or the standard ones.

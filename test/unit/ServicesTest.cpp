@@ -1,0 +1,78 @@
+//===- ServicesTest.cpp - what the passes ask of their driver -------------===//
+
+#include "dice/Dialect/Dice/DiceDialect.h"
+#include "dice/Transforms/Services.h"
+
+#include "mlir/IR/MLIRContext.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+using namespace mlir;
+using namespace mlir::dice;
+
+namespace {
+
+std::string writeConfig(const std::string &name, const std::string &text) {
+  std::string path = ::testing::TempDir() + name + std::to_string(::getpid());
+  std::ofstream(path) << text;
+  return path;
+}
+
+// A pipeline's passes share one reading of dice.toml: the driver's services
+// load it once per context, so a file changed under a running pipeline
+// cannot give two passes two configurations.
+TEST(DiceServices, ADriversContextReadsDiceTomlOnce) {
+  std::string path = writeConfig("once.toml", "[sampling]\ncandidates = 3\n");
+  DialectRegistry registry;
+  registry.insert<DiceDialect>();
+  registerDiceServices(registry, [](Dialect *dialect) {
+    return std::make_unique<DiceServices>(dialect);
+  });
+  MLIRContext context(registry);
+  context.loadDialect<DiceDialect>();
+  const DiceServices &services = getDiceServices(&context);
+
+  ::dice::Result<::dice::Config> first = services.loadConfig(path);
+  ASSERT_TRUE(first) << first.error().format();
+  EXPECT_EQ(first->sampling.candidates, 3);
+  std::ofstream(path) << "[sampling]\ncandidates = 5\n";
+  ::dice::Result<::dice::Config> second = services.loadConfig(path);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->sampling.candidates, 3) << "read again";
+
+  // A context of its own reads the file as it is now.
+  MLIRContext other(registry);
+  other.loadDialect<DiceDialect>();
+  ::dice::Result<::dice::Config> fresh = getDiceServices(&other).loadConfig(path);
+  ASSERT_TRUE(fresh);
+  EXPECT_EQ(fresh->sampling.candidates, 5);
+  std::remove(path.c_str());
+}
+
+// The standard services, shared by every context without a driver's for
+// the life of the process, keep nothing: each call reads the file.
+TEST(DiceServices, TheSharedStandardServicesKeepNoConfiguration) {
+  std::string path = writeConfig("shared.toml", "[sampling]\ncandidates = 2\n");
+  MLIRContext context;
+  const DiceServices &services = getDiceServices(&context);
+  ::dice::Result<::dice::Config> first = services.loadConfig(path);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->sampling.candidates, 2);
+  std::ofstream(path) << "[sampling]\ncandidates = 7\n";
+  ::dice::Result<::dice::Config> second = services.loadConfig(path);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->sampling.candidates, 7);
+  // A bad file is an error naming it, each time.
+  std::ofstream(path) << "[sampling]\ncandidates = 0\n";
+  ::dice::Result<::dice::Config> bad = services.loadConfig(path);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().file, path);
+  std::remove(path.c_str());
+}
+
+} // namespace
