@@ -211,6 +211,16 @@ const std::vector<Field<Config>> &configFields() {
   return fields;
 }
 
+std::vector<std::pair<std::string, std::vector<std::string>>> configKeys() {
+  std::vector<std::pair<std::string, std::vector<std::string>>> sections;
+  for (const Field<Config> &f : configFields()) {
+    if (sections.empty() || sections.back().first != f.section)
+      sections.emplace_back(std::string(f.section), std::vector<std::string>());
+    sections.back().second.emplace_back(f.key);
+  }
+  return sections;
+}
+
 Status checkConfigRelations(const Config &config,
                             const schema::KeyRegions &where,
                             const std::string &file) {

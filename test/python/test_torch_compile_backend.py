@@ -224,6 +224,13 @@ def test_bad_options_are_errors():
         parse_options({"granularity": "block"})
     with pytest.raises(DiceError, match="no section \\[verifer\\]"):
         parse_options({"verifer.trials": 3})
+    # Keys are dice-opt's schema's: a misspelt one is caught before any
+    # graph compiles, as a dotted option or inside a section's dict.
+    with pytest.raises(DiceError, match="no key 'trails' in dice.toml's \\[verifier\\] "
+                                        "\\(keys: trials, "):
+        parse_options({"verifier.trails": 3})
+    with pytest.raises(DiceError, match="option 'sampling': no key 'candidate' "):
+        parse_options({"sampling": {"candidate": 2}})
     with pytest.raises(DiceError, match="'jobs' must be a positive integer"):
         parse_options({"jobs": 0})
     with pytest.raises(DiceError, match="no such file"):

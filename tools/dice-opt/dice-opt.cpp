@@ -12,6 +12,8 @@
 //                              (each candidate with its verdict) and every
 //                              remark, warning and error (docs/passes.md)
 //   --dice-progress            progress lines on stderr (default: on a terminal)
+//   --dice-config-keys         print dice.toml's sections and keys as JSON, and
+//                              exit (for programs that check keys early)
 //
 // The first three are shorthands: they set the `config`, `db` and `report`
 // options of every dice pass in the pipeline that left them empty, so
@@ -75,6 +77,12 @@ static llvm::cl::opt<std::string> reportJsonFile(
                    "requests, their candidates and verdicts, and every "
                    "remark, warning and error"),
     llvm::cl::value_desc("file|-"), llvm::cl::init(""));
+
+static llvm::cl::opt<bool> printConfigKeys(
+    "dice-config-keys",
+    llvm::cl::desc("print dice.toml's sections and their keys as JSON, and "
+                   "exit"),
+    llvm::cl::init(false));
 
 static llvm::cl::opt<bool> progress(
     "dice-progress",
@@ -267,6 +275,14 @@ int main(int argc, char **argv) {
   auto [inputFile, outputFile] = mlir::registerAndParseCLIOptions(
       argc, argv, "DICE compiler driver\n", registry);
 
+  if (printConfigKeys) {
+    llvm::json::Object sections;
+    for (const auto &[section, keys] : dice::configKeys())
+      sections[section] = llvm::json::Array(keys);
+    llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(sections)))
+                 << "\n";
+    return 0;
+  }
   if (!configFile.empty()) {
     dice::Result<dice::Config> config = dice::loadConfigFile(configFile);
     if (!config) {

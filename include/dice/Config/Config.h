@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace dice {
 
@@ -109,6 +111,10 @@ Result<Config> parseConfig(std::string_view text, std::string_view sourceName);
 
 /// Reads and parses a file.
 Result<Config> loadConfigFile(const std::string &path);
+
+/// Every section of dice.toml with its keys, in the schema's order (what
+/// `dice-opt --dice-config-keys` prints for programs that check keys early).
+std::vector<std::pair<std::string, std::vector<std::string>>> configKeys();
 
 /// Sets one dotted key (e.g. "sampling.top_k") from its TOML spelling
 /// ("5", "\"dynamic\"", "0.5"), with the same checks as a file; how pass

@@ -14,14 +14,17 @@ Two kinds of key:
   dice/export_cache.py; default `$DICE_EXPORT_CACHE`, else none);
 - dice.toml keys, dotted (`"verifier.trials": 3`) or as sections
   (`"verifier": {"trials": 3}`): they override the file's values, and
-  dice-opt checks them as it checks a file (docs/config.md).
+  dice-opt checks their values as it checks a file (docs/config.md).
 
-An unknown backend key or a bad value of one is a DiceError at the first
-compile: a mistake in the call, not a failure of a graph. The dice.toml keys
-are checked by dice-opt; a bad one makes every graph take the fallback, with
-the located error in the warning.
+An unknown key (the backend's, or one dice-opt's schema does not have) or a
+bad value of a backend key is a DiceError at the first compile: a mistake
+in the call, not a failure of a graph. A bad value of a dice.toml key is
+dice-opt's to find; it makes every graph take the fallback, with the
+located error in the warning.
 """
 
+import functools
+import json
 import math
 import os
 import tomllib
@@ -30,12 +33,30 @@ from pathlib import Path
 
 from dice.errors import DiceError
 from dice.pipeline import DEFAULT_ARTIFACTS, DEFAULT_DATABASE
+from dice.tools import find_tool, run
 
 FALLBACKS = ("inductor", "eager")
 GRANULARITIES = ("op", "fusion", "function")
 BACKEND_KEYS = ("fallback", "granularity", "engine", "config", "jobs", "nvcc", "export_cache")
-# The dice.toml sections (docs/config.md); their keys are dice-opt's to check.
-CONFIG_SECTIONS = ("model", "sampling", "verifier", "prompt", "database", "artifacts")
+
+
+@functools.cache
+def config_keys():
+    """dice.toml's sections and their keys, {section: [key, ...]}, as dice-opt
+    reads them (`--dice-config-keys`): the one schema there is."""
+    return json.loads(run([find_tool("dice-opt"), "--dice-config-keys"]).stdout)
+
+
+def _check_config_key(option, section, key):
+    """An option naming a dice.toml key that does not exist is an error
+    here, before any graph compiles; its value is dice-opt's to check."""
+    keys = config_keys()
+    if section not in keys:
+        raise DiceError(f"backend 'dice': option '{option}': no section [{section}] in "
+                        f"dice.toml (sections: {', '.join(keys)})")
+    if key not in keys[section]:
+        raise DiceError(f"backend 'dice': option '{option}': no key '{key}' in dice.toml's "
+                        f"[{section}] (keys: {', '.join(keys[section])})")
 
 
 @dataclass
@@ -89,14 +110,14 @@ def parse_options(options):
             raise DiceError(f"backend 'dice': option names are strings, got {key!r}")
         section, dot, name = key.partition(".")
         if dot:
-            if section not in CONFIG_SECTIONS:
-                raise DiceError(f"backend 'dice': option '{key}': no section [{section}] in "
-                                f"dice.toml (sections: {', '.join(CONFIG_SECTIONS)})")
+            _check_config_key(key, section, name)
             overrides.setdefault(section, {})[name] = value
-        elif key in CONFIG_SECTIONS:
+        elif key in config_keys():
             if not isinstance(value, dict):
                 raise DiceError(f"backend 'dice': option '{key}' is a dice.toml section: "
                                 f"give a dict of its keys, got {type(value).__name__}")
+            for name in value:
+                _check_config_key(key, key, name)
             overrides.setdefault(key, {}).update(value)
         elif key in BACKEND_KEYS:
             setattr(parsed, key, _backend_value(key, value))
