@@ -79,7 +79,7 @@ void InfillPass::runOnOperation() {
   if (requests.empty())
     return;
 
-  std::unique_ptr<::dice::KernelStore> db =
+  std::shared_ptr<::dice::KernelStore> db =
       openKernelStore(module, database, config);
   if (!db)
     return signalPassFailure();

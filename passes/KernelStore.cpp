@@ -41,12 +41,12 @@ FailureOr<::dice::Config> mlir::dice::loadPassConfig(MLIRContext *context,
   return *config;
 }
 
-std::unique_ptr<::dice::KernelStore>
+std::shared_ptr<::dice::KernelStore>
 mlir::dice::openKernelStore(ModuleOp module, StringRef option,
                             const ::dice::Config &config) {
   std::string path = option.empty() ? config.databasePath : option.str();
-  ::dice::Result<std::unique_ptr<::dice::KernelStore>> store =
-      getDiceServices(module.getContext()).openKernelStore(path);
+  ::dice::Result<std::shared_ptr<::dice::KernelStore>> store =
+      getDiceServices(module.getContext()).kernelStore(path);
   if (!store) {
     module.emitError() << "kernel database " << store.error().describe();
     return nullptr;

@@ -34,9 +34,10 @@ inline FailureOr<::dice::Config> loadPassConfig(ModuleOp module, llvm::StringRef
 }
 
 /// The kernel store of a pass's `db` option (empty: dice.toml's
-/// `database`), opened through the driver's services; a damaged or foreign
-/// file is an error on `module` naming the file, and null is returned.
-std::unique_ptr<::dice::KernelStore>
+/// `database`), as the driver's services hold it (opened once per context,
+/// shared by the passes); a damaged or foreign file is an error on `module`
+/// naming the file, and null is returned.
+std::shared_ptr<::dice::KernelStore>
 openKernelStore(ModuleOp module, llvm::StringRef option,
                 const ::dice::Config &config);
 

@@ -361,7 +361,7 @@ void ResolvePass::runOnOperation() {
   SmallVector<KernelRequestOp> requests;
   module.walk([&](KernelRequestOp request) { requests.push_back(request); });
 
-  std::unique_ptr<::dice::KernelStore> db;
+  std::shared_ptr<::dice::KernelStore> db;
   std::vector<ReportRow> rows;
   ReportTotals totals;
   for (KernelRequestOp request : requests) {

@@ -22,7 +22,7 @@ DiceServices::loadConfig(const std::string &path) const {
   // context shares for the whole process: nothing is kept.
   if (!getDialect())
     return ::dice::loadConfigFile(path);
-  std::lock_guard<std::mutex> lock(configMutex);
+  std::lock_guard<std::mutex> lock(mutex);
   auto found = configs.find(path);
   if (found == configs.end())
     found = configs.emplace(path, ::dice::loadConfigFile(path)).first;
@@ -47,6 +47,24 @@ DiceServices::openKernelStore(const std::string &path) const {
     return db.error();
   return std::unique_ptr<::dice::KernelStore>(
       std::make_unique<::dice::KernelDatabase>(db.take()));
+}
+
+::dice::Result<std::shared_ptr<::dice::KernelStore>>
+DiceServices::kernelStore(const std::string &path) const {
+  std::unique_lock<std::mutex> lock(mutex, std::defer_lock);
+  if (getDialect()) {
+    lock.lock();
+    if (auto found = stores.find(path); found != stores.end())
+      return found->second;
+  }
+  ::dice::Result<std::unique_ptr<::dice::KernelStore>> opened =
+      openKernelStore(path);
+  if (!opened)
+    return opened.error();
+  std::shared_ptr<::dice::KernelStore> store = opened.take();
+  if (getDialect())
+    stores[path] = store;
+  return store;
 }
 
 llvm::Error DiceServices::writeArtifact(StringRef path, StringRef contents) const {

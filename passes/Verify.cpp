@@ -162,7 +162,7 @@ void VerifyPass::runOnOperation() {
   if (batches.empty())
     return;
 
-  std::unique_ptr<::dice::KernelStore> db =
+  std::shared_ptr<::dice::KernelStore> db =
       openKernelStore(module, database, *config);
   if (!db)
     return signalPassFailure();

@@ -54,6 +54,40 @@ TEST(DiceServices, ADriversContextReadsDiceTomlOnce) {
   std::remove(path.c_str());
 }
 
+// The passes of a run share one connection to the kernel database: the
+// context's services open it once.
+TEST(DiceServices, ADriversContextOpensTheKernelStoreOnce) {
+  std::string path = ::testing::TempDir() + "once" + std::to_string(::getpid()) + ".db";
+  DialectRegistry registry;
+  registry.insert<DiceDialect>();
+  registerDiceServices(registry, [](Dialect *dialect) {
+    return std::make_unique<DiceServices>(dialect);
+  });
+  MLIRContext context(registry);
+  context.loadDialect<DiceDialect>();
+  const DiceServices &services = getDiceServices(&context);
+  auto first = services.kernelStore(path);
+  ASSERT_TRUE(first) << first.error().format();
+  auto second = services.kernelStore(path);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(first->get(), second->get());
+  // Without a driver's services, each call opens its own.
+  MLIRContext plain;
+  auto own = getDiceServices(&plain).kernelStore(path);
+  auto another = getDiceServices(&plain).kernelStore(path);
+  ASSERT_TRUE(own && another);
+  EXPECT_NE(own->get(), another->get());
+  // A file that is not a database is an error naming it, not a store.
+  std::string bad = ::testing::TempDir() + "not-a-db" + std::to_string(::getpid());
+  std::ofstream(bad) << "not SQLite";
+  auto refused = services.kernelStore(bad);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().describe().find(bad), std::string::npos)
+      << refused.error().describe();
+  std::remove(path.c_str());
+  std::remove(bad.c_str());
+}
+
 // The standard services, shared by every context without a driver's for
 // the life of the process, keep nothing: each call reads the file.
 TEST(DiceServices, TheSharedStandardServicesKeepNoConfiguration) {

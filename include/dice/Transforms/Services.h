@@ -51,9 +51,17 @@ public:
   virtual std::unique_ptr<::dice::CandidateVerifier>
   createVerifier(const ::dice::CandidateVerifierOptions &options) const;
 
-  /// The kernel store at `path` (the SQLite kernel database by default).
+  /// Opens the kernel store at `path` (the SQLite kernel database by
+  /// default). Passes ask kernelStore, which opens it once.
   virtual ::dice::Result<std::unique_ptr<::dice::KernelStore>>
   openKernelStore(const std::string &path) const;
+
+  /// The kernel store at `path`, opened once per context and shared by the
+  /// passes of a run (the standard services that contexts without a
+  /// driver's share open it each time). A failure is not kept: the next
+  /// call tries again.
+  ::dice::Result<std::shared_ptr<::dice::KernelStore>>
+  kernelStore(const std::string &path) const;
 
   /// Writes a file meant for the user or the program's runtime (the report,
   /// a kernel library, a trampoline, the manifest) in one piece: a reader
@@ -66,8 +74,9 @@ public:
   virtual void recordResolved(llvm::json::Object resolved) const;
 
 private:
-  mutable std::mutex configMutex;
+  mutable std::mutex mutex;
   mutable std::map<std::string, ::dice::Result<::dice::Config>> configs;
+  mutable std::map<std::string, std::shared_ptr<::dice::KernelStore>> stores;
 };
 
 /// The services of `context`'s driver, or the standard ones.
