@@ -5,14 +5,14 @@
 // runtime loads them from (docs/runtime.md) and one C-interface trampoline
 // per kernel that forwards the MLIR calling convention to dice_runtime_call.
 // The pass rewrites the IR; the files are the artifact library's
-// (dice/Runtime/LoweredArtifacts.h), written through the driver's services.
+// (dice/Runtime/Artifacts.h), written through the driver's services.
 //
 //===----------------------------------------------------------------------===//
 
 #include "KernelStore.h"
 
 #include "dice/Dialect/Dice/DiceOps.h"
-#include "dice/Runtime/LoweredArtifacts.h"
+#include "dice/Runtime/Artifacts.h"
 #include "dice/Runtime/Manifest.h"
 #include "dice/Scaffold/ReferenceBuilder.h"
 #include "dice/Transforms/Passes.h"
@@ -73,17 +73,6 @@ std::string verdictJson(KernelOp kernel) {
   return verdict.toJson();
 }
 
-/// The driver's services as the artifact library's writer.
-::dice::ArtifactWriter writerOf(const DiceServices &services) {
-  return [&services](const std::string &path,
-                     std::string_view contents) -> ::dice::Status {
-    if (llvm::Error failed = services.writeArtifact(
-            path, StringRef(contents.data(), contents.size())))
-      return ::dice::Error(llvm::toString(std::move(failed)));
-    return {};
-  };
-}
-
 struct LowerPass : public mlir::dice::impl::DiceLowerBase<LowerPass> {
   using Base::Base;
 
@@ -120,7 +109,7 @@ LowerPass::writeKernel(KernelOp kernel, StringRef dir, StringRef manifestPath) {
                                 *inputs, *results, verdictJson(kernel)};
   ::dice::Result<::dice::ManifestKernel> entry = ::dice::writeKernelArtifacts(
       dir.str(), manifestPath.str(), lowered,
-      writerOf(getDiceServices(&getContext())));
+      getDiceServices(&getContext()).artifactWriter());
   if (!entry)
     return kernel.emitOpError() << entry.error().describe();
   ++numKernels;
@@ -205,7 +194,7 @@ void LowerPass::runOnOperation() {
     if (failedAny)
       return signalPassFailure();
     if (::dice::Status merged = ::dice::mergeIntoManifest(
-            *manifestPath, entries, writerOf(getDiceServices(&getContext())));
+            *manifestPath, entries, getDiceServices(&getContext()).artifactWriter());
         !merged) {
       // A manifest that cannot be read is an error at its own line.
       const ::dice::Error &error = merged.error();

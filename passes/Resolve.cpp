@@ -3,6 +3,7 @@
 #include "KernelStore.h"
 #include "Report.h"
 
+#include "dice/Runtime/Artifacts.h"
 #include "dice/Support/Sha256.h"
 #include "dice/Transforms/Passes.h"
 #include "dice/Transforms/Services.h"
@@ -15,9 +16,6 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
@@ -141,20 +139,11 @@ llvm::Expected<StringAttr> storedArtifact(MLIRContext *ctx,
     return llvm::createStringError(bytes.error().describe());
   if (!*bytes)
     return StringAttr();
-  SmallString<256> path(dir);
-  llvm::sys::path::append(path, "db");
-  if (std::error_code ec = llvm::sys::fs::create_directories(path))
-    return llvm::createStringError("cannot create '" + path.str().str() +
-                                   "': " + ec.message());
-  llvm::sys::path::append(path, hash + ".so");
-  StringRef data(reinterpret_cast<const char *>((*bytes)->data()),
-                 (*bytes)->size());
-  auto existing = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                              /*RequiresNullTerminator=*/false);
-  if (!existing || (*existing)->getBuffer() != data)
-    if (llvm::Error failed = getDiceServices(ctx).writeArtifact(path, data))
-      return std::move(failed);
-  return StringAttr::get(ctx, path);
+  ::dice::Result<std::string> path = ::dice::placeStoredLibrary(
+      dir.str(), hash, **bytes, getDiceServices(ctx).artifactWriter());
+  if (!path)
+    return llvm::createStringError(path.error().describe());
+  return StringAttr::get(ctx, *path);
 }
 
 struct ResolvePass : public mlir::dice::impl::DiceResolveBase<ResolvePass> {

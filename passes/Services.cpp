@@ -84,6 +84,16 @@ llvm::Error DiceServices::writeArtifact(StringRef path, StringRef contents) cons
   return llvm::Error::success();
 }
 
+::dice::ArtifactWriter DiceServices::artifactWriter() const {
+  return [this](const std::string &path,
+                std::string_view contents) -> ::dice::Status {
+    if (llvm::Error failed =
+            writeArtifact(path, StringRef(contents.data(), contents.size())))
+      return ::dice::Error(llvm::toString(std::move(failed)));
+    return {};
+  };
+}
+
 const DiceServices &mlir::dice::getDiceServices(MLIRContext *context) {
   if (auto *dialect = context->getLoadedDialect<DiceDialect>())
     if (auto *services = dialect->getRegisteredInterface<DiceServices>())

@@ -2,6 +2,7 @@
 
 #include "KernelStore.h"
 
+#include "dice/Runtime/Artifacts.h"
 #include "dice/Transforms/Passes.h"
 #include "dice/Transforms/Services.h"
 #include "dice/Verifier/CandidateVerifier.h"
@@ -9,7 +10,6 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/MemoryBuffer.h"
 
 #include <map>
 #include <thread>
@@ -46,14 +46,11 @@ LogicalResult storeRequest(::dice::KernelStore &db, KernelRequestOp request,
   records.reserve(pending.size());
   for (PendingRecord &p : pending) {
     if (!p.artifactPath.empty()) {
-      llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> bytes =
-          llvm::MemoryBuffer::getFile(p.artifactPath);
+      ::dice::Result<std::vector<uint8_t>> bytes =
+          ::dice::readKernelLibrary(p.artifactPath);
       if (!bytes)
-        return request.emitOpError()
-               << "cannot read the kernel library " << p.artifactPath << ": "
-               << bytes.getError().message();
-      StringRef data = (*bytes)->getBuffer();
-      p.record.artifact.emplace(data.begin(), data.end());
+        return request.emitOpError() << bytes.error().describe();
+      p.record.artifact = bytes.take();
     }
     records.push_back(std::move(p.record));
   }

@@ -15,6 +15,7 @@
 #include "dice/Config/Config.h"
 #include "dice/Infill/EngineFactory.h"
 #include "dice/KernelDB/KernelDatabase.h"
+#include "dice/Runtime/Artifacts.h"
 #include "dice/Verifier/CandidateVerifier.h"
 
 #include "mlir/IR/DialectInterface.h"
@@ -67,6 +68,9 @@ public:
   /// a kernel library, a trampoline, the manifest) in one piece: a reader
   /// never sees half of it. "-" is stdout.
   virtual llvm::Error writeArtifact(StringRef path, StringRef contents) const;
+
+  /// writeArtifact as the artifact library's writer (dice/Runtime/Artifacts.h).
+  ::dice::ArtifactWriter artifactWriter() const;
 
   /// What dice-resolve decided, as JSON (`requests` and `totals`, the
   /// rows of its report): a driver keeps it for its own report (dice-opt's

@@ -1,21 +1,23 @@
-//===- LoweredArtifacts.h - what dice-lower leaves on disk ------*- C++ -*-===//
+//===- Artifacts.h - the files a compile leaves on disk ---------*- C++ -*-===//
 //
-// A lowered program runs from an artifacts folder: each accepted kernel's
-// library (a copy of the verifier's build), one C-interface trampoline per
-// kernel that forwards the MLIR calling convention to dice_runtime_call, and
-// the manifest the runtime loads them by (docs/runtime.md). dice-lower
-// rewrites the IR; this library writes the folder, each file through the
-// writer it is given (the driver's services: whole or not at all). Plain
-// C++, like the manifest.
+// The kernel libraries a compile keeps and the folder a lowered program
+// runs from: each accepted kernel's library (a copy of the verifier's
+// build, or of the one the kernel database stored), one C-interface
+// trampoline per kernel that forwards the MLIR calling convention to
+// dice_runtime_call, and the manifest the runtime loads them by
+// (docs/runtime.md). The passes rewrite IR; the files are this library's,
+// each written through the writer it is given (the driver's services: whole
+// or not at all). Plain C++, like the manifest.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DICE_RUNTIME_LOWEREDARTIFACTS_H
-#define DICE_RUNTIME_LOWEREDARTIFACTS_H
+#ifndef DICE_RUNTIME_ARTIFACTS_H
+#define DICE_RUNTIME_ARTIFACTS_H
 
 #include "dice/Runtime/Manifest.h"
 #include "dice/Support/Result.h"
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -26,6 +28,17 @@ namespace dice {
 /// Writes one file in one piece (a reader never sees half of it).
 using ArtifactWriter =
     std::function<Status(const std::string &path, std::string_view contents)>;
+
+/// The bytes of a built kernel library, to keep in the kernel database.
+Result<std::vector<uint8_t>> readKernelLibrary(const std::string &path);
+
+/// Puts a library the kernel database kept (candidate `hash`) at
+/// `<dir>/db/<hash>.so`, unless those bytes are there already, and returns
+/// the path.
+Result<std::string> placeStoredLibrary(const std::string &dir,
+                                       const std::string &hash,
+                                       const std::vector<uint8_t> &bytes,
+                                       const ArtifactWriter &write);
 
 /// What is known of one kernel a lowered program calls.
 struct LoweredKernel {
@@ -64,4 +77,4 @@ std::string trampolineSource(const std::string &fingerprint,
 
 } // namespace dice
 
-#endif // DICE_RUNTIME_LOWEREDARTIFACTS_H
+#endif // DICE_RUNTIME_ARTIFACTS_H

@@ -1,6 +1,6 @@
-//===- LoweredArtifacts.cpp - what dice-lower leaves on disk --------------===//
+//===- Artifacts.cpp - what dice-lower leaves on disk --------------===//
 
-#include "dice/Runtime/LoweredArtifacts.h"
+#include "dice/Runtime/Artifacts.h"
 #include "dice/Support/File.h"
 
 #include <algorithm>
@@ -226,6 +226,33 @@ std::string trampolineSource(const std::string &fingerprint,
   }
   os << "}\n";
   return os.str();
+}
+
+Result<std::vector<uint8_t>> readKernelLibrary(const std::string &path) {
+  Result<std::string> bytes = readFile(path);
+  if (!bytes)
+    return Error(path, "cannot read the kernel library: " +
+                           bytes.error().message);
+  return std::vector<uint8_t>(bytes->begin(), bytes->end());
+}
+
+Result<std::string> placeStoredLibrary(const std::string &dir,
+                                       const std::string &hash,
+                                       const std::vector<uint8_t> &bytes,
+                                       const ArtifactWriter &write) {
+  std::filesystem::path folder = std::filesystem::path(dir) / "db";
+  std::error_code ec;
+  std::filesystem::create_directories(folder, ec);
+  if (ec)
+    return Error("cannot create '" + folder.string() + "': " + ec.message());
+  std::string path = (folder / (hash + ".so")).string();
+  std::string_view data(reinterpret_cast<const char *>(bytes.data()),
+                        bytes.size());
+  Result<std::string> existing = readFile(path);
+  if (!existing || *existing != data)
+    if (Status written = write(path, data); !written)
+      return written.error();
+  return path;
 }
 
 Result<std::string> prepareArtifactsDir(const std::string &dir) {
