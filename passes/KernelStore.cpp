@@ -4,7 +4,7 @@
 
 #include "dice/Scaffold/Scaffold.h"
 #include "dice/Transforms/Passes.h"
-#include "dice/Transforms/Services.h"
+#include "dice/Driver/Services.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/Format.h"

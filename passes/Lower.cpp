@@ -16,7 +16,7 @@
 #include "dice/Runtime/Manifest.h"
 #include "dice/Scaffold/ReferenceBuilder.h"
 #include "dice/Transforms/Passes.h"
-#include "dice/Transforms/Services.h"
+#include "dice/Driver/Services.h"
 #include "dice/VerifierCore/Verdict.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

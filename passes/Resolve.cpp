@@ -6,7 +6,7 @@
 #include "dice/Runtime/Artifacts.h"
 #include "dice/Support/Sha256.h"
 #include "dice/Transforms/Passes.h"
-#include "dice/Transforms/Services.h"
+#include "dice/Driver/Services.h"
 
 #include "mlir/Analysis/TopologicalSortUtils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"

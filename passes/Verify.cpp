@@ -4,7 +4,7 @@
 
 #include "dice/Runtime/Artifacts.h"
 #include "dice/Transforms/Passes.h"
-#include "dice/Transforms/Services.h"
+#include "dice/Driver/Services.h"
 #include "dice/Verifier/CandidateVerifier.h"
 
 #include "mlir/IR/Builders.h"

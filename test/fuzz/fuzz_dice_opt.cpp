@@ -14,7 +14,7 @@
 
 #include "FuzzTarget.h"
 
-#include "dice/Transforms/ParseGuard.h"
+#include "dice/Driver/ParseGuard.h"
 #include "dice/Transforms/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"

@@ -1,7 +1,7 @@
 //===- ServicesTest.cpp - what the passes ask of their driver -------------===//
 
 #include "dice/Dialect/Dice/DiceDialect.h"
-#include "dice/Transforms/Services.h"
+#include "dice/Driver/Services.h"
 
 #include "mlir/IR/MLIRContext.h"
 

@@ -24,9 +24,9 @@
 
 #include "dice/Config/Config.h"
 #include "dice/Dialect/Dice/DiceDialect.h"
-#include "dice/Transforms/ParseGuard.h"
+#include "dice/Driver/ParseGuard.h"
 #include "dice/Transforms/Passes.h"
-#include "dice/Transforms/Services.h"
+#include "dice/Driver/Services.h"
 #include "dice/VerifierCore/VerdictStatus.h"
 
 #include "mlir/IR/Diagnostics.h"

@@ -1,6 +1,6 @@
 //===- ParseGuard.cpp - find inputs MLIR's parser crashes on --------------===//
 
-#include "dice/Transforms/ParseGuard.h"
+#include "dice/Driver/ParseGuard.h"
 
 #include "mlir/IR/Block.h"
 #include "mlir/IR/Diagnostics.h"

@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DICE_TRANSFORMS_SERVICES_H
-#define DICE_TRANSFORMS_SERVICES_H
+#ifndef DICE_DRIVER_SERVICES_H
+#define DICE_DRIVER_SERVICES_H
 
 #include "dice/Config/Config.h"
 #include "dice/Infill/EngineFactory.h"
@@ -96,4 +96,4 @@ void registerDiceServices(
 
 MLIR_DECLARE_EXPLICIT_TYPE_ID(mlir::dice::DiceServices)
 
-#endif // DICE_TRANSFORMS_SERVICES_H
+#endif // DICE_DRIVER_SERVICES_H

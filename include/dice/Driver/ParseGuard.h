@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DICE_TRANSFORMS_PARSEGUARD_H
-#define DICE_TRANSFORMS_PARSEGUARD_H
+#ifndef DICE_DRIVER_PARSEGUARD_H
+#define DICE_DRIVER_PARSEGUARD_H
 
 #include "mlir/IR/DialectRegistry.h"
 #include "llvm/ADT/StringRef.h"
@@ -40,4 +40,4 @@ std::optional<ParserCrash> findParserCrash(llvm::StringRef text,
 
 } // namespace mlir::dice
 
-#endif // DICE_TRANSFORMS_PARSEGUARD_H
+#endif // DICE_DRIVER_PARSEGUARD_H

@@ -1,6 +1,6 @@
 //===- Services.cpp - the standard services and their registration -------===//
 
-#include "dice/Transforms/Services.h"
+#include "dice/Driver/Services.h"
 #include "dice/Dialect/Dice/DiceDialect.h"
 #include "dice/Support/File.h"
 
