@@ -14,7 +14,7 @@ apt_packages=(
   # analysis of candidate kernels.
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   libclang-22-dev libclang-cpp22-dev clang-22
-  # Libraries of lib/ and model/.
+  # Libraries of lib/.
   libtomlplusplus-dev nlohmann-json3-dev libsqlite3-dev libpcre2-dev libutf8proc-dev
   # The command line of the tools that do not link LLVM.
   libcli11-dev

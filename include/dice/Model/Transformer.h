@@ -31,7 +31,7 @@ struct TransformerWeights {
 
 /// Reads a checkpoint directory's safetensors into weights of `dtype` on
 /// `device`; every tensor is checked against `config` (checkpoint names are
-/// known in one place: model/Checkpoint.cpp). Never throws.
+/// known in one place: lib/Model/Checkpoint.cpp). Never throws.
 Result<TransformerWeights> loadTransformerWeights(const std::string &dir,
                                                   const ModelConfig &config,
                                                   torch::Device device,

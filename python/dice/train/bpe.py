@@ -1,6 +1,6 @@
 """A byte-level BPE tokenizer for the project's own model, trained with the
 `tokenizers` library on corpus texts and written as a Qwen2 tokenizer
-folder (the files of SDAR's, which model/TokenizerLoad.cpp reads):
+folder (the files of SDAR's, which lib/Model/TokenizerLoad.cpp reads):
 vocab.json, merges.txt, tokenizer_config.json (added_tokens_decoder, the
 chat template), added_tokens.json, special_tokens_map.json, and
 tokenizer.json for the `tokenizers` library.
