@@ -2,9 +2,9 @@
 
 #include "KernelStore.h"
 
+#include "dice/Driver/Services.h"
 #include "dice/Infill/EngineFactory.h"
 #include "dice/Transforms/Passes.h"
-#include "dice/Driver/Services.h"
 
 #include "mlir/IR/Builders.h"
 

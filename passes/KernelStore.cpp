@@ -2,9 +2,9 @@
 
 #include "KernelStore.h"
 
+#include "dice/Driver/Services.h"
 #include "dice/Scaffold/Scaffold.h"
 #include "dice/Transforms/Passes.h"
-#include "dice/Driver/Services.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/Format.h"

@@ -12,11 +12,11 @@
 #include "KernelStore.h"
 
 #include "dice/Dialect/Dice/DiceOps.h"
+#include "dice/Driver/Services.h"
 #include "dice/Runtime/Artifacts.h"
 #include "dice/Runtime/Manifest.h"
 #include "dice/Scaffold/ReferenceBuilder.h"
 #include "dice/Transforms/Passes.h"
-#include "dice/Driver/Services.h"
 #include "dice/VerifierCore/Verdict.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -63,13 +63,8 @@ signatureOf(KernelOp kernel, TypeRange types, StringRef what) {
 /// The kernel's verdict in the verifier's own JSON (dice::Verdict), so the
 /// manifest spells it as every other verdict is spelled.
 std::string verdictJson(KernelOp kernel) {
-  VerdictAttr attr = kernel.getVerdict();
-  ::dice::Verdict verdict;
-  static_cast<::dice::VerdictMeasurements &>(verdict) = attr.getMeasurements();
+  ::dice::Verdict verdict = fromVerdictAttr(kernel.getVerdict());
   verdict.fingerprint = kernel.getFingerprint().str();
-  verdict.status = attr.getStatus();
-  if (attr.getReason())
-    verdict.reason = attr.getReason().getValue().str();
   return verdict.toJson();
 }
 

@@ -3,10 +3,10 @@
 #include "KernelStore.h"
 #include "Report.h"
 
+#include "dice/Driver/Services.h"
 #include "dice/Runtime/Artifacts.h"
 #include "dice/Support/Sha256.h"
 #include "dice/Transforms/Passes.h"
-#include "dice/Driver/Services.h"
 
 #include "mlir/Analysis/TopologicalSortUtils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -2,9 +2,9 @@
 
 #include "KernelStore.h"
 
+#include "dice/Driver/Services.h"
 #include "dice/Runtime/Artifacts.h"
 #include "dice/Transforms/Passes.h"
-#include "dice/Driver/Services.h"
 #include "dice/Verifier/CandidateVerifier.h"
 
 #include "mlir/IR/Builders.h"

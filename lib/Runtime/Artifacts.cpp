@@ -73,7 +73,8 @@ std::string cString(const std::string &text) {
 class FileLock {
 public:
   static Result<FileLock> acquire(const std::string &path) {
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    int fd =
+        ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0)
       return Error("cannot open '" + path + "': " + std::strerror(errno));
     while (::flock(fd, LOCK_EX) != 0)
@@ -162,8 +163,8 @@ std::string trampolineSource(const std::string &fingerprint,
                                      "offset * " +
                                      std::to_string(elementBytes(t.dtype))
                                : "NULL";
-    std::string dims = t.shape.empty() ? "NULL, NULL"
-                                       : desc + "sizes, " + desc + "strides";
+    std::string dims =
+        t.shape.empty() ? "NULL, NULL" : desc + "sizes, " + desc + "strides";
     return "{" + data + ", " + std::to_string(t.shape.size()) + ", " + dims +
            ", " + std::to_string(dtypeCode(t.dtype)) + ", DICE_KERNEL_DEVICE}";
   };
@@ -188,8 +189,9 @@ std::string trampolineSource(const std::string &fingerprint,
   // malloc, contiguous, and filled by the runtime, so that MLIR's
   // deallocation (free of `allocated`) is right for them. Device results,
   // and results whose size only the kernel knows, stay the runtime's.
-  bool anyOwned = std::any_of(results.begin(), results.end(),
-                              [](const ManifestTensor &t) { return !hasDynamicSize(t); });
+  bool anyOwned =
+      std::any_of(results.begin(), results.end(),
+                  [](const ManifestTensor &t) { return !hasDynamicSize(t); });
   if (anyOwned)
     os << "#if DICE_KERNEL_DEVICE == DICE_DEVICE_CPU\n";
   for (size_t i = 0; i < results.size(); ++i) {
@@ -231,8 +233,8 @@ std::string trampolineSource(const std::string &fingerprint,
 Result<std::vector<uint8_t>> readKernelLibrary(const std::string &path) {
   Result<std::string> bytes = readFile(path);
   if (!bytes)
-    return Error(path, "cannot read the kernel library: " +
-                           bytes.error().message);
+    return Error(path,
+                 "cannot read the kernel library: " + bytes.error().message);
   return std::vector<uint8_t>(bytes->begin(), bytes->end());
 }
 
@@ -292,9 +294,9 @@ Result<ManifestKernel> writeKernelArtifacts(const std::string &dir,
       return written.error();
   std::filesystem::path trampolinePath =
       std::filesystem::path(dir) / ("k_" + fp + ".ciface.c");
-  if (Status written =
-          write(trampolinePath.string(),
-                trampolineSource(fp, manifestPath, kernel.inputs, kernel.results));
+  if (Status written = write(
+          trampolinePath.string(),
+          trampolineSource(fp, manifestPath, kernel.inputs, kernel.results));
       !written)
     return written.error();
 

@@ -1,7 +1,7 @@
 //===- ServicesTest.cpp - what the passes ask of their driver -------------===//
 
-#include "dice/Dialect/Dice/DiceDialect.h"
 #include "dice/Driver/Services.h"
+#include "dice/Dialect/Dice/DiceDialect.h"
 
 #include "mlir/IR/MLIRContext.h"
 
@@ -48,7 +48,8 @@ TEST(DiceServices, ADriversContextReadsDiceTomlOnce) {
   // A context of its own reads the file as it is now.
   MLIRContext other(registry);
   other.loadDialect<DiceDialect>();
-  ::dice::Result<::dice::Config> fresh = getDiceServices(&other).loadConfig(path);
+  ::dice::Result<::dice::Config> fresh =
+      getDiceServices(&other).loadConfig(path);
   ASSERT_TRUE(fresh);
   EXPECT_EQ(fresh->sampling.candidates, 5);
   std::remove(path.c_str());
@@ -57,7 +58,8 @@ TEST(DiceServices, ADriversContextReadsDiceTomlOnce) {
 // The passes of a run share one connection to the kernel database: the
 // context's services open it once.
 TEST(DiceServices, ADriversContextOpensTheKernelStoreOnce) {
-  std::string path = ::testing::TempDir() + "once" + std::to_string(::getpid()) + ".db";
+  std::string path =
+      ::testing::TempDir() + "once" + std::to_string(::getpid()) + ".db";
   DialectRegistry registry;
   registry.insert<DiceDialect>();
   registerDiceServices(registry, [](Dialect *dialect) {
@@ -78,7 +80,8 @@ TEST(DiceServices, ADriversContextOpensTheKernelStoreOnce) {
   ASSERT_TRUE(own && another);
   EXPECT_NE(own->get(), another->get());
   // A file that is not a database is an error naming it, not a store.
-  std::string bad = ::testing::TempDir() + "not-a-db" + std::to_string(::getpid());
+  std::string bad =
+      ::testing::TempDir() + "not-a-db" + std::to_string(::getpid());
   std::ofstream(bad) << "not SQLite";
   auto refused = services.kernelStore(bad);
   ASSERT_FALSE(refused);

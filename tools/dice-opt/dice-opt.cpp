@@ -25,8 +25,8 @@
 #include "dice/Config/Config.h"
 #include "dice/Dialect/Dice/DiceDialect.h"
 #include "dice/Driver/ParseGuard.h"
-#include "dice/Transforms/Passes.h"
 #include "dice/Driver/Services.h"
+#include "dice/Transforms/Passes.h"
 #include "dice/VerifierCore/VerdictStatus.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -115,7 +115,8 @@ struct JsonReport {
   void addDiagnostic(mlir::Diagnostic &diagnostic) {
     std::string location;
     llvm::raw_string_ostream os(location);
-    if (auto file = diagnostic.getLocation()->findInstanceOf<mlir::FileLineColLoc>())
+    if (auto file =
+            diagnostic.getLocation()->findInstanceOf<mlir::FileLineColLoc>())
       os << file.getFilename().getValue() << ":" << file.getLine() << ":"
          << file.getColumn();
     else
@@ -279,7 +280,8 @@ int main(int argc, char **argv) {
     llvm::json::Object sections;
     for (const auto &[section, keys] : dice::configKeys())
       sections[section] = llvm::json::Array(keys);
-    llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(sections)))
+    llvm::outs() << llvm::formatv("{0:2}",
+                                  llvm::json::Value(std::move(sections)))
                  << "\n";
     return 0;
   }
@@ -292,9 +294,10 @@ int main(int argc, char **argv) {
   }
   bool showProgress = progress;
   auto report = std::make_shared<JsonReport>();
-  mlir::dice::registerDiceServices(registry, [showProgress, report](mlir::Dialect *d) {
-    return std::make_unique<DiceOptServices>(d, showProgress, report);
-  });
+  mlir::dice::registerDiceServices(
+      registry, [showProgress, report](mlir::Dialect *d) {
+        return std::make_unique<DiceOptServices>(d, showProgress, report);
+      });
 
   mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();
   // torch-mlir emits ops of dialects MLIR has not got (tm_tensor's scatter,
