@@ -23,16 +23,22 @@ std::string writeConfig(const std::string &name, const std::string &text) {
   return path;
 }
 
-// A pipeline's passes share one reading of dice.toml: the driver's services
-// load it once per context, so a file changed under a running pipeline
-// cannot give two passes two configurations.
-TEST(DiceServices, ADriversContextReadsDiceTomlOnce) {
-  std::string path = writeConfig("once.toml", "[sampling]\ncandidates = 3\n");
+/// A registry whose contexts get services of their own, as a driver's do.
+DialectRegistry driverRegistry() {
   DialectRegistry registry;
   registry.insert<DiceDialect>();
   registerDiceServices(registry, [](Dialect *dialect) {
     return std::make_unique<DiceServices>(dialect);
   });
+  return registry;
+}
+
+// A pipeline's passes share one reading of dice.toml: the driver's services
+// load it once per context, so a file changed under a running pipeline
+// cannot give two passes two configurations.
+TEST(DiceServices, ADriversContextReadsDiceTomlOnce) {
+  std::string path = writeConfig("once.toml", "[sampling]\ncandidates = 3\n");
+  DialectRegistry registry = driverRegistry();
   MLIRContext context(registry);
   context.loadDialect<DiceDialect>();
   const DiceServices &services = getDiceServices(&context);
@@ -60,11 +66,7 @@ TEST(DiceServices, ADriversContextReadsDiceTomlOnce) {
 TEST(DiceServices, ADriversContextOpensTheKernelStoreOnce) {
   std::string path =
       ::testing::TempDir() + "once" + std::to_string(::getpid()) + ".db";
-  DialectRegistry registry;
-  registry.insert<DiceDialect>();
-  registerDiceServices(registry, [](Dialect *dialect) {
-    return std::make_unique<DiceServices>(dialect);
-  });
+  DialectRegistry registry = driverRegistry();
   MLIRContext context(registry);
   context.loadDialect<DiceDialect>();
   const DiceServices &services = getDiceServices(&context);
