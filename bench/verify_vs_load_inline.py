@@ -103,7 +103,7 @@ def honest_candidates():
 
 
 # dice-verify compiles every candidate with what a load_inline build has in
-# scope plus the CUDA stream and guard headers (lib/KernelBuild/prologue); the
+# scope plus the CUDA stream and guard headers (lib/Verifier/Build/prologue); the
 # load_inline flow gets the same two includes, so both accept the same text.
 LOAD_INLINE_PROLOGUE = "#include <ATen/cuda/CUDAContext.h>\n#include <c10/cuda/CUDAGuard.h>\n"
 

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../../lib/VerifierWorker/DeviceLock.h"
+#include "../../lib/Verifier/Worker/DeviceLock.h"
 
 #include <gtest/gtest.h>
 

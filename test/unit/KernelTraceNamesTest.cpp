@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../../lib/VerifierWorker/KernelTrace.h"
+#include "../../lib/Verifier/Worker/KernelTrace.h"
 
 #include <gtest/gtest.h>
 

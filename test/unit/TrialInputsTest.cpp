@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../../lib/VerifierWorker/CheckSteps.h"
+#include "../../lib/Verifier/Worker/CheckSteps.h"
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
