@@ -260,19 +260,22 @@ def test_options_map_onto_dice_toml(tmp_path):
     tool("dice-opt", f"--dice-config={written}", stdin="module {}\n")
 
 
-def test_a_bad_dice_toml_key_makes_the_graph_fall_back_with_its_location(tmp_path):
+def test_a_bad_dice_toml_value_makes_the_graph_fall_back_with_its_location(tmp_path):
+    # The key exists (a misspelt one is the call's error, above); its value
+    # is dice-opt's to check, as in a file.
     model = MlpBlock().eval()
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         compiled_matches_eager(model, (fresh(4, 16),),
                                options={"fallback": "eager", "engine": "replay:none.jsonl",
-                                        "verifier.trails": 3,
+                                        "verifier.trials": 0,
                                         "artifacts.dir": str(tmp_path / "a"),
                                         "database.path": str(tmp_path / "k.db")})
     messages = [str(w.message) for w in seen if "takes the fallback" in str(w.message)]
-    assert messages and "verifier.trails" in messages[0] and "dice.toml:" in messages[0]
+    assert messages and "dice.toml:" in messages[0]
+    assert "verifier.trials: must be in [1, 1000], got 0" in messages[0]
     (report,) = dice.backend.reports()
-    assert not report.used_dice and "verifier.trails" in report.fallback_reason
+    assert not report.used_dice and "verifier.trials" in report.fallback_reason
 
 
 def test_a_failing_pipeline_never_reaches_the_user(tmp_path):
