@@ -242,6 +242,20 @@ def test_bad_options_are_errors():
         compiled(torch.randn(1, 2))
 
 
+def test_options_parse_where_dice_opt_cannot_run(tmp_path, monkeypatch):
+    """Without dice-opt the keys go unchecked here, not into the user's
+    program: every graph takes the fallback, saying why."""
+    from dice.backend.options import config_keys
+    monkeypatch.setenv("DICE_BUILD_DIR", str(tmp_path))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    config_keys.cache_clear()
+    try:
+        parsed = parse_options({"verifier.trials": 3, "sampling": {"candidates": 2}})
+        assert parsed.toml == {"verifier": {"trials": 3}, "sampling": {"candidates": 2}}
+    finally:
+        config_keys.cache_clear()
+
+
 def test_options_map_onto_dice_toml(tmp_path):
     config = tmp_path / "dice.toml"
     config.write_text('[verifier]\ntrials = 7\nrtol = 0.001\n\n[database]\npath = "k.db"\n')

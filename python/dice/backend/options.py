@@ -31,7 +31,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dice.errors import DiceError
+from dice.errors import DiceError, ToolFailed, ToolNotFound
 from dice.pipeline import DEFAULT_ARTIFACTS, DEFAULT_DATABASE
 from dice.tools import find_tool, run
 
@@ -43,14 +43,26 @@ BACKEND_KEYS = ("fallback", "granularity", "engine", "config", "jobs", "nvcc", "
 @functools.cache
 def config_keys():
     """dice.toml's sections and their keys, {section: [key, ...]}, as dice-opt
-    reads them (`--dice-config-keys`): the one schema there is."""
-    return json.loads(run([find_tool("dice-opt"), "--dice-config-keys"]).stdout)
+    reads them (`--dice-config-keys`): the one schema there is. None where
+    dice-opt cannot be run: then every graph takes the fallback anyway, with
+    that reason, and a section or key is not checked here."""
+    try:
+        return json.loads(run([find_tool("dice-opt"), "--dice-config-keys"]).stdout)
+    except (ToolNotFound, ToolFailed, json.JSONDecodeError):
+        return None
+
+
+def _is_config_section(option, value):
+    keys = config_keys()
+    return option in keys if keys is not None else isinstance(value, dict)
 
 
 def _check_config_key(option, section, key):
     """An option naming a dice.toml key that does not exist is an error
     here, before any graph compiles; its value is dice-opt's to check."""
     keys = config_keys()
+    if keys is None:
+        return
     if section not in keys:
         raise DiceError(f"backend 'dice': option '{option}': no section [{section}] in "
                         f"dice.toml (sections: {', '.join(keys)})")
@@ -112,15 +124,15 @@ def parse_options(options):
         if dot:
             _check_config_key(key, section, name)
             overrides.setdefault(section, {})[name] = value
-        elif key in config_keys():
+        elif key in BACKEND_KEYS:
+            setattr(parsed, key, _backend_value(key, value))
+        elif _is_config_section(key, value):
             if not isinstance(value, dict):
                 raise DiceError(f"backend 'dice': option '{key}' is a dice.toml section: "
                                 f"give a dict of its keys, got {type(value).__name__}")
             for name in value:
                 _check_config_key(key, key, name)
             overrides.setdefault(key, {}).update(value)
-        elif key in BACKEND_KEYS:
-            setattr(parsed, key, _backend_value(key, value))
         else:
             raise DiceError(f"backend 'dice': unknown option '{key}' (known: "
                             f"{', '.join(BACKEND_KEYS)}, and dice.toml keys as "
