@@ -192,7 +192,12 @@ def compile_program(program, args, engine):
             write_config(config, database, builds)
         print(f"\ndice-opt --dice-pipeline=\"granularity={args.granularity} "
               f"engine={engine} jobs={args.jobs}\" --dice-report=-\n")
-        proc = compile_pipeline(source, config, engine, tmp / "artifacts", tmp / "report.json",
+        # The pipeline goes on from the outlined IR: its outline finds the
+        # requests formed and its scaffold keeps their scaffolds.
+        outlined_source = tmp / "outlined.mlir"
+        outlined_source.write_text(outlined.ir)
+        proc = compile_pipeline(outlined_source, config, engine, tmp / "artifacts",
+                                tmp / "report.json",
                                 jobs=args.jobs, granularity=args.granularity,
                                 extra=[f"nvcc={args.nvcc}"] if args.nvcc else [])
         print_outcomes(found, report_table(proc), read_report(tmp / "report.json"))

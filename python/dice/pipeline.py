@@ -153,11 +153,6 @@ def with_float_measurements(verdict):
     return verdict
 
 
-def parse_verdict(text):
-    """A verdict JSON object as a dict, its measurements as floats."""
-    return with_float_measurements(json.loads(text))
-
-
 def read_report(path):
     """dice-opt's JSON report (docs/passes.md, "The JSON report") as a dict:
     `requests` (what dice-resolve decided, each candidate's verdict with its

@@ -2,12 +2,13 @@
 strings (docs/verifier.md, "Verdict JSON") and come back as the same
 floats, bit for bit."""
 
+import json
 import math
 import struct
 
 import pytest
 
-from dice.pipeline import parse_verdict, verdict_number
+from dice.pipeline import verdict_number, with_float_measurements
 
 
 def bits(value):
@@ -24,8 +25,9 @@ def test_verdict_numbers_read_back_exactly():
 
 
 def test_parse_verdict_converts_only_measurements():
-    verdict = parse_verdict('{"status": "incorrect", "reason": "inf", "max_abs_err": "inf", '
-                            '"max_rel_err": "nan", "kernel_ms": null, "trials": 5}')
+    verdict = with_float_measurements(json.loads(
+        '{"status": "incorrect", "reason": "inf", "max_abs_err": "inf", '
+        '"max_rel_err": "nan", "kernel_ms": null, "trials": 5}'))
     assert verdict["reason"] == "inf"
     assert verdict["max_abs_err"] == math.inf
     assert math.isnan(verdict["max_rel_err"])
