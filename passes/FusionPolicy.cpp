@@ -9,7 +9,7 @@
 
 #include "FusionPolicy.h"
 
-#include "dice/Scaffold/ReferenceBuilder.h"
+#include "dice/Reference/ReferenceBuilder.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"

@@ -3,7 +3,7 @@
 #ifndef DICE_PASSES_FUSIONPOLICY_H
 #define DICE_PASSES_FUSIONPOLICY_H
 
-#include "dice/Scaffold/DynamicSizes.h"
+#include "dice/Reference/DynamicSizes.h"
 
 #include "mlir/IR/Block.h"
 #include "llvm/ADT/DenseMap.h"

@@ -15,7 +15,7 @@
 #include "dice/Driver/Services.h"
 #include "dice/Runtime/Artifacts.h"
 #include "dice/Runtime/Manifest.h"
-#include "dice/Scaffold/ReferenceBuilder.h"
+#include "dice/Reference/ReferenceBuilder.h"
 #include "dice/Transforms/Passes.h"
 #include "dice/VerifierCore/Verdict.h"
 

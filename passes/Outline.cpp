@@ -15,9 +15,9 @@
 #include "FusionPolicy.h"
 
 #include "dice/Dialect/Dice/DiceOps.h"
-#include "dice/Scaffold/DynamicSizes.h"
-#include "dice/Scaffold/Fingerprint.h"
-#include "dice/Scaffold/ReferenceBuilder.h"
+#include "dice/Reference/DynamicSizes.h"
+#include "dice/Reference/Fingerprint.h"
+#include "dice/Reference/ReferenceBuilder.h"
 #include "dice/Transforms/Passes.h"
 
 #include "mlir/Analysis/TopologicalSortUtils.h"

@@ -2,7 +2,7 @@
 
 #include "dice/Scaffold/Scaffold.h"
 #include "dice/Dialect/Dice/DiceOps.h"
-#include "dice/Scaffold/ReferenceBuilder.h"
+#include "dice/Reference/ReferenceBuilder.h"
 #include "dice/Transforms/Passes.h"
 
 #include "KernelStore.h"

@@ -2,7 +2,7 @@
 
 #include "dice/Dialect/Dice/DiceAttrs.h"
 #include "dice/Dialect/Dice/DiceDialect.h"
-#include "dice/Scaffold/ReferenceProgram.h"
+#include "dice/Reference/ReferenceProgram.h"
 #include "dice/VerifierCore/VerdictNumbers.h"
 
 #include "mlir/IR/Builders.h"

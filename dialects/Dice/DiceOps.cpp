@@ -1,7 +1,7 @@
 //===- DiceOps.cpp - dice dialect operations ------------------------------===//
 
 #include "dice/Dialect/Dice/DiceOps.h"
-#include "dice/Scaffold/ReferenceProgram.h"
+#include "dice/Reference/ReferenceProgram.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"

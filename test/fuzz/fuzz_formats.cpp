@@ -10,7 +10,7 @@
 
 #include "FuzzTarget.h"
 
-#include "dice/Scaffold/ReferenceProgram.h"
+#include "dice/Reference/ReferenceProgram.h"
 #include "dice/Verifier/BaselineTimes.h"
 #include "dice/VerifierCore/Verdict.h"
 

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dice/Scaffold/AtenExecutor.h"
+#include "dice/Reference/AtenExecutor.h"
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
@@ -26,7 +26,7 @@ struct Builder {
     program.inputs.push_back({std::move(shape), dtype});
     return static_cast<int>(program.inputs.size()) - 1;
   }
-  int op(std::string fn, std::vector<int> args, std::vector<int64_t> shape,
+  int op(RefFn fn, std::vector<int> args, std::vector<int64_t> shape,
          DType dtype = DType::Float32, Ints ints = {}, double value = 0) {
     return program.add(RefOp{std::move(fn), std::move(args), std::move(ints),
                              value, TensorType{std::move(shape), dtype}});
@@ -70,31 +70,31 @@ protected:
 };
 
 TEST_F(AtenExecutorTest, UnaryOps) {
-  std::map<std::string, std::function<at::Tensor(const at::Tensor &)>> ops = {
-      {"neg", [](auto &x) { return -x; }},
-      {"exp", [](auto &x) { return x.exp(); }},
-      {"exp2", [](auto &x) { return at::pow(2.0, x); }},
-      {"log", [](auto &x) { return x.log(); }},
-      {"log1p", [](auto &x) { return (x + 1).log(); }},
-      {"expm1", [](auto &x) { return x.exp() - 1; }},
-      {"tanh", [](auto &x) { return x.tanh(); }},
-      {"sqrt", [](auto &x) { return x.sqrt(); }},
-      {"rsqrt", [](auto &x) { return 1 / x.sqrt(); }},
-      {"erf", [](auto &x) { return x.erf(); }},
-      {"abs", [](auto &x) { return x.abs(); }},
-      {"sin", [](auto &x) { return x.sin(); }},
-      {"cos", [](auto &x) { return x.cos(); }},
-      {"tan", [](auto &x) { return x.sin() / x.cos(); }},
-      {"floor", [](auto &x) { return x.floor(); }},
-      {"ceil", [](auto &x) { return x.ceil(); }},
-      {"round", [](auto &x) { return x.round(); }},
-      {"trunc", [](auto &x) { return x.trunc(); }},
-      {"sigmoid", [](auto &x) { return 1 / (1 + (-x).exp()); }},
-      {"reciprocal", [](auto &x) { return 1 / x; }},
+  std::map<RefFn, std::function<at::Tensor(const at::Tensor &)>> ops = {
+      {RefFn::Neg, [](auto &x) { return -x; }},
+      {RefFn::Exp, [](auto &x) { return x.exp(); }},
+      {RefFn::Exp2, [](auto &x) { return at::pow(2.0, x); }},
+      {RefFn::Log, [](auto &x) { return x.log(); }},
+      {RefFn::Log1p, [](auto &x) { return (x + 1).log(); }},
+      {RefFn::Expm1, [](auto &x) { return x.exp() - 1; }},
+      {RefFn::Tanh, [](auto &x) { return x.tanh(); }},
+      {RefFn::Sqrt, [](auto &x) { return x.sqrt(); }},
+      {RefFn::Rsqrt, [](auto &x) { return 1 / x.sqrt(); }},
+      {RefFn::Erf, [](auto &x) { return x.erf(); }},
+      {RefFn::Abs, [](auto &x) { return x.abs(); }},
+      {RefFn::Sin, [](auto &x) { return x.sin(); }},
+      {RefFn::Cos, [](auto &x) { return x.cos(); }},
+      {RefFn::Tan, [](auto &x) { return x.sin() / x.cos(); }},
+      {RefFn::Floor, [](auto &x) { return x.floor(); }},
+      {RefFn::Ceil, [](auto &x) { return x.ceil(); }},
+      {RefFn::Round, [](auto &x) { return x.round(); }},
+      {RefFn::Trunc, [](auto &x) { return x.trunc(); }},
+      {RefFn::Sigmoid, [](auto &x) { return 1 / (1 + (-x).exp()); }},
+      {RefFn::Reciprocal, [](auto &x) { return 1 / x; }},
   };
   at::Tensor x = positive({3, 4}) * 3;
   for (const auto &[fn, reference] : ops) {
-    SCOPED_TRACE(fn);
+    SCOPED_TRACE(refFnName(fn));
     Builder b;
     int in = b.input({3, 4});
     auto out = b.run({b.op(fn, {in}, {3, 4})}, {x});
@@ -107,10 +107,10 @@ TEST_F(AtenExecutorTest, LogicalAndBitwiseNot) {
   Builder b;
   int p = b.input({5}, DType::Bool), q = b.input({5}, DType::Bool),
       i = b.input({5}, DType::Int64);
-  int andV = b.op("logical_and", {p, q}, {5}, DType::Bool);
-  int orV = b.op("logical_or", {p, q}, {5}, DType::Bool);
-  int notV = b.op("logical_not", {p}, {5}, DType::Bool);
-  int bitV = b.op("bitwise_not", {i}, {5}, DType::Int64);
+  int andV = b.op(RefFn::LogicalAnd, {p, q}, {5}, DType::Bool);
+  int orV = b.op(RefFn::LogicalOr, {p, q}, {5}, DType::Bool);
+  int notV = b.op(RefFn::LogicalNot, {p}, {5}, DType::Bool);
+  int bitV = b.op(RefFn::BitwiseNot, {i}, {5}, DType::Int64);
   at::Tensor x = at::rand({5}) > 0.5, y = at::rand({5}) > 0.5,
              n = at::randint(-5, 5, {5}, at::kLong);
   auto out = b.run({andV, orV, notV, bitV}, {x, y, n});
@@ -121,23 +121,23 @@ TEST_F(AtenExecutorTest, LogicalAndBitwiseNot) {
 }
 
 TEST_F(AtenExecutorTest, BinaryOpsBroadcast) {
-  std::map<std::string,
+  std::map<RefFn,
            std::function<at::Tensor(const at::Tensor &, const at::Tensor &)>>
       ops = {
-          {"add", [](auto &a, auto &b) { return a + b; }},
-          {"sub", [](auto &a, auto &b) { return a - b; }},
-          {"mul", [](auto &a, auto &b) { return a * b; }},
-          {"div", [](auto &a, auto &b) { return a / b; }},
-          {"maximum", [](auto &a, auto &b) { return at::where(a > b, a, b); }},
-          {"minimum", [](auto &a, auto &b) { return at::where(a < b, a, b); }},
-          {"pow", [](auto &a, auto &b) { return (b * a.log()).exp(); }},
-          {"atan2", [](auto &a, auto &b) { return at::atan(a / b); }}, // b > 0
-          {"remainder",
+          {RefFn::Add, [](auto &a, auto &b) { return a + b; }},
+          {RefFn::Sub, [](auto &a, auto &b) { return a - b; }},
+          {RefFn::Mul, [](auto &a, auto &b) { return a * b; }},
+          {RefFn::Div, [](auto &a, auto &b) { return a / b; }},
+          {RefFn::Maximum, [](auto &a, auto &b) { return at::where(a > b, a, b); }},
+          {RefFn::Minimum, [](auto &a, auto &b) { return at::where(a < b, a, b); }},
+          {RefFn::Pow, [](auto &a, auto &b) { return (b * a.log()).exp(); }},
+          {RefFn::Atan2, [](auto &a, auto &b) { return at::atan(a / b); }}, // b > 0
+          {RefFn::Remainder,
            [](auto &a, auto &b) { return a - (a / b).trunc() * b; }},
       };
   at::Tensor x = positive({3, 4}) * 4, y = positive({4});
   for (const auto &[fn, reference] : ops) {
-    SCOPED_TRACE(fn);
+    SCOPED_TRACE(refFnName(fn));
     Builder b;
     int p = b.input({3, 4}), q = b.input({4});
     auto out = b.run({b.op(fn, {p, q}, {3, 4})}, {x, y});
@@ -146,23 +146,23 @@ TEST_F(AtenExecutorTest, BinaryOpsBroadcast) {
 }
 
 TEST_F(AtenExecutorTest, Comparisons) {
-  std::map<std::string,
+  std::map<RefFn,
            std::function<at::Tensor(const at::Tensor &, const at::Tensor &)>>
       ops = {
-          {"gt", [](auto &a, auto &b) { return (a - b).sign() == 1; }},
-          {"ge", [](auto &a, auto &b) { return (a - b).sign() >= 0; }},
-          {"lt", [](auto &a, auto &b) { return (a - b).sign() == -1; }},
-          {"le", [](auto &a, auto &b) { return (a - b).sign() <= 0; }},
-          {"eq", [](auto &a, auto &b) { return (a - b).sign() == 0; }},
-          {"ne", [](auto &a, auto &b) { return (a - b).sign() != 0; }},
+          {RefFn::Gt, [](auto &a, auto &b) { return (a - b).sign() == 1; }},
+          {RefFn::Ge, [](auto &a, auto &b) { return (a - b).sign() >= 0; }},
+          {RefFn::Lt, [](auto &a, auto &b) { return (a - b).sign() == -1; }},
+          {RefFn::Le, [](auto &a, auto &b) { return (a - b).sign() <= 0; }},
+          {RefFn::Eq, [](auto &a, auto &b) { return (a - b).sign() == 0; }},
+          {RefFn::Ne, [](auto &a, auto &b) { return (a - b).sign() != 0; }},
       };
   at::Tensor x = at::randint(0, 4, {6}, at::kLong),
              y = at::randint(0, 4, {6}, at::kLong);
   for (const auto &[fn, reference] : ops) {
-    SCOPED_TRACE(fn);
+    SCOPED_TRACE(refFnName(fn));
     Builder b;
     int p = b.input({6}, DType::Int64), q = b.input({6}, DType::Int64);
-    int two = b.op("scalar", {}, {}, DType::Int64, {}, 2);
+    int two = b.op(RefFn::Scalar, {}, {}, DType::Int64, {}, 2);
     auto out = b.run({b.op(fn, {p, q}, {6}, DType::Bool),
                       b.op(fn, {p, two}, {6}, DType::Bool)},
                      {x, y});
@@ -175,11 +175,11 @@ TEST_F(AtenExecutorTest, ScalarsPromoteLikePythonNumbers) {
   Builder b;
   int h = b.input({4}, DType::Float16);
   // A float32 scalar beside a float16 tensor is a Python number: float16.
-  int c = b.op("scalar", {}, {}, DType::Float32, {}, 0.5);
-  int sum = b.op("add", {c, h}, {4}, DType::Float16);
+  int c = b.op(RefFn::Scalar, {}, {}, DType::Float32, {}, 0.5);
+  int sum = b.op(RefFn::Add, {c, h}, {4}, DType::Float16);
   // Alone it is a 0-d tensor of its own dtype.
-  int alone = b.op("exp", {c}, {}, DType::Float32);
-  int full = b.op("full", {}, {2, 2}, DType::Int64, {}, 3);
+  int alone = b.op(RefFn::Exp, {c}, {}, DType::Float32);
+  int full = b.op(RefFn::Full, {}, {2, 2}, DType::Int64, {}, 3);
   at::Tensor x = at::randn({4}).to(at::kHalf);
   auto out = b.run({sum, alone, full, c}, {x});
   expectSame(out[0], (x.to(at::kFloat) + 0.5).to(at::kHalf));
@@ -192,11 +192,11 @@ TEST_F(AtenExecutorTest, WhereAndTo) {
   Builder b;
   int cond = b.input({2, 3}, DType::Bool), x = b.input({2, 3}),
       y = b.input({3});
-  int zero = b.op("scalar", {}, {}, DType::Float32, {}, 0);
-  int w = b.op("where", {cond, x, y}, {2, 3});
-  int wz = b.op("where", {cond, zero, x}, {2, 3});
-  int half = b.op("to", {x}, {2, 3}, DType::Float16);
-  int asInt = b.op("to", {x}, {2, 3}, DType::Int64);
+  int zero = b.op(RefFn::Scalar, {}, {}, DType::Float32, {}, 0);
+  int w = b.op(RefFn::Where, {cond, x, y}, {2, 3});
+  int wz = b.op(RefFn::Where, {cond, zero, x}, {2, 3});
+  int half = b.op(RefFn::To, {x}, {2, 3}, DType::Float16);
+  int asInt = b.op(RefFn::To, {x}, {2, 3}, DType::Int64);
   at::Tensor k = at::rand({2, 3}) > 0.5, p = at::randn({2, 3}) * 4,
              q = at::randn({3});
   auto out = b.run({w, wz, half, asInt}, {k, p, q});
@@ -211,9 +211,9 @@ TEST_F(AtenExecutorTest, Views) {
   Builder b;
   int x = b.input({2, 3, 4}), y = b.input({3, 1});
   int perm =
-      b.op("permute", {x}, {4, 2, 3}, DType::Float32, {{"dims", {2, 0, 1}}});
-  int flat = b.op("reshape", {perm}, {24});
-  int wide = b.op("expand", {y}, {2, 3, 5});
+      b.op(RefFn::Permute, {x}, {4, 2, 3}, DType::Float32, {{"dims", {2, 0, 1}}});
+  int flat = b.op(RefFn::Reshape, {perm}, {24});
+  int wide = b.op(RefFn::Expand, {y}, {2, 3, 5});
   at::Tensor p = at::randn({2, 3, 4}), q = at::randn({3, 1});
   auto out = b.run({perm, flat, wide}, {p, q});
   expectSame(out[0], p.transpose(1, 2).transpose(0, 1).contiguous());
@@ -224,10 +224,10 @@ TEST_F(AtenExecutorTest, Views) {
 TEST_F(AtenExecutorTest, Reductions) {
   Builder b;
   int x = b.input({2, 3, 4});
-  int sum = b.op("sum", {x}, {3}, DType::Float32, {{"dims", {0, 2}}});
-  int max = b.op("amax", {x}, {2, 4}, DType::Float32, {{"dims", {1}}});
-  int min = b.op("amin", {x}, {4}, DType::Float32, {{"dims", {0, 1}}});
-  int prod = b.op("prod", {x}, {3}, DType::Float32, {{"dims", {0, 2}}});
+  int sum = b.op(RefFn::Sum, {x}, {3}, DType::Float32, {{"dims", {0, 2}}});
+  int max = b.op(RefFn::Amax, {x}, {2, 4}, DType::Float32, {{"dims", {1}}});
+  int min = b.op(RefFn::Amin, {x}, {4}, DType::Float32, {{"dims", {0, 1}}});
+  int prod = b.op(RefFn::Prod, {x}, {3}, DType::Float32, {{"dims", {0, 2}}});
   at::Tensor p = at::randn({2, 3, 4});
   auto out = b.run({sum, max, min, prod}, {p});
   at::Tensor byMiddle = p.permute({1, 0, 2}).reshape({3, 8});
@@ -244,7 +244,7 @@ TEST_F(AtenExecutorTest, Matmul) {
   at::Tensor p = at::randn({4, 6}), q = at::randn({6, 5}),
              r = at::randn({3, 4, 6}), s = at::randn({3, 6, 2});
   auto out =
-      b.run({b.op("matmul", {a, w}, {4, 5}), b.op("matmul", {x, y}, {3, 4, 2})},
+      b.run({b.op(RefFn::Matmul, {a, w}, {4, 5}), b.op(RefFn::Matmul, {x, y}, {3, 4, 2})},
             {p, q, r, s});
   expectSame(out[0], (p.unsqueeze(2) * q.unsqueeze(0)).sum(1));
   expectSame(out[1], (r.unsqueeze(3) * s.unsqueeze(1)).sum(2));
@@ -256,14 +256,14 @@ TEST_F(AtenExecutorTest, Convolutions) {
   int x2 = b.input({1, 4, 9, 8}), w2 = b.input({4, 1, 3, 3});
   int x3 = b.input({1, 2, 5, 6, 5}), w3 = b.input({3, 2, 2, 3, 2});
   int c1 = b.op(
-      "conv", {x1, w1}, {2, 6, 5}, DType::Float32,
+      RefFn::Conv, {x1, w1}, {2, 6, 5}, DType::Float32,
       {{"stride", {2}}, {"padding", {1}}, {"dilation", {2}}, {"groups", {2}}});
-  int c2 = b.op("conv", {x2, w2}, {1, 4, 5, 8}, DType::Float32,
+  int c2 = b.op(RefFn::Conv, {x2, w2}, {1, 4, 5, 8}, DType::Float32,
                 {{"stride", {2, 1}},
                  {"padding", {1, 1}},
                  {"dilation", {1, 1}},
                  {"groups", {4}}});
-  int c3 = b.op("conv", {x3, w3}, {1, 3, 4, 4, 4}, DType::Float32,
+  int c3 = b.op(RefFn::Conv, {x3, w3}, {1, 3, 4, 4, 4}, DType::Float32,
                 {{"stride", {1, 1, 1}},
                  {"padding", {0, 0, 0}},
                  {"dilation", {1, 1, 1}},
@@ -286,25 +286,25 @@ TEST_F(AtenExecutorTest, Pooling) {
   int x1 = b.input({2, 3, 10}), x2 = b.input({1, 2, 7, 9}),
       x3 = b.input({1, 2, 4, 5, 6});
   int max1 = b.op(
-      "max_pool", {x1}, {2, 3, 4}, DType::Float32,
+      RefFn::MaxPool, {x1}, {2, 3, 4}, DType::Float32,
       {{"kernel", {3}}, {"stride", {2}}, {"padding", {1}}, {"dilation", {2}}});
-  int max2 = b.op("max_pool", {x2}, {1, 2, 3, 4}, DType::Float32,
+  int max2 = b.op(RefFn::MaxPool, {x2}, {1, 2, 3, 4}, DType::Float32,
                   {{"kernel", {2, 2}},
                    {"stride", {2, 2}},
                    {"padding", {0, 0}},
                    {"dilation", {1, 1}}});
-  int max3 = b.op("max_pool", {x3}, {1, 2, 3, 4, 5}, DType::Float32,
+  int max3 = b.op(RefFn::MaxPool, {x3}, {1, 2, 3, 4, 5}, DType::Float32,
                   {{"kernel", {2, 2, 2}},
                    {"stride", {1, 1, 1}},
                    {"padding", {0, 0, 0}},
                    {"dilation", {1, 1, 1}}});
-  int sum1 = b.op("sum_pool", {x1}, {2, 3, 5}, DType::Float32,
+  int sum1 = b.op(RefFn::SumPool, {x1}, {2, 3, 5}, DType::Float32,
                   {{"kernel", {3}}, {"stride", {2}}, {"padding", {1}}});
   int sum2 =
-      b.op("sum_pool", {x2}, {1, 2, 4, 5}, DType::Float32,
+      b.op(RefFn::SumPool, {x2}, {1, 2, 4, 5}, DType::Float32,
            {{"kernel", {2, 3}}, {"stride", {2, 2}}, {"padding", {1, 1}}});
   int sum3 = b.op(
-      "sum_pool", {x3}, {1, 2, 3, 4, 5}, DType::Float32,
+      RefFn::SumPool, {x3}, {1, 2, 3, 4, 5}, DType::Float32,
       {{"kernel", {2, 2, 2}}, {"stride", {1, 1, 1}}, {"padding", {0, 0, 0}}});
   std::vector<at::Tensor> in = {at::randn({2, 3, 10}), at::randn({1, 2, 7, 9}),
                                 at::randn({1, 2, 4, 5, 6})};
@@ -333,15 +333,15 @@ TEST_F(AtenExecutorTest, Pooling) {
 TEST_F(AtenExecutorTest, PadSliceInsertCat) {
   Builder b;
   int x = b.input({2, 3, 4}), y = b.input({2, 3}), z = b.input({2, 1});
-  int pad = b.op("pad", {x}, {3, 3, 7}, DType::Float32,
+  int pad = b.op(RefFn::Pad, {x}, {3, 3, 7}, DType::Float32,
                  {{"low", {1, 0, 2}}, {"high", {0, 0, 1}}}, -2);
   int slice = b.op(
-      "slice", {x}, {1, 2, 2}, DType::Float32,
+      RefFn::Slice, {x}, {1, 2, 2}, DType::Float32,
       {{"offsets", {1, 0, 1}}, {"sizes", {1, 2, 2}}, {"strides", {1, 2, 2}}});
   int insert =
-      b.op("insert_slice", {z, y}, {2, 3}, DType::Float32,
+      b.op(RefFn::InsertSlice, {z, y}, {2, 3}, DType::Float32,
            {{"offsets", {0, 1}}, {"sizes", {2, 1}}, {"strides", {1, 1}}});
-  int cat = b.op("cat", {y, z, y}, {2, 7}, DType::Float32, {{"dim", {1}}});
+  int cat = b.op(RefFn::Cat, {y, z, y}, {2, 7}, DType::Float32, {{"dim", {1}}});
   at::Tensor p = at::randn({2, 3, 4}), q = at::randn({2, 3}),
              r = at::randn({2, 1});
   auto out = b.run({pad, slice, insert, cat}, {p, q, r});
@@ -367,7 +367,7 @@ TEST_F(AtenExecutorTest, PadSliceInsertCat) {
 TEST_F(AtenExecutorTest, InputMismatchesNameTheInput) {
   Builder b;
   int x = b.input({2, 3}), y = b.input({3}, DType::Int64);
-  b.op("add", {x, y}, {2, 3});
+  b.op(RefFn::Add, {x, y}, {2, 3});
   EXPECT_EQ(b.error({2}, {at::zeros({2, 3})}),
             "the program takes 2 inputs, got 1");
   std::string shape =
@@ -385,29 +385,31 @@ TEST_F(AtenExecutorTest, BadProgramsAreErrors) {
   ASSERT_FALSE(truncated);
   EXPECT_EQ(truncated.error().line, 1u);
 
-  Builder unknown;
-  unknown.op("frobnicate", {}, {});
-  EXPECT_NE(
-      unknown.error({0}, {}).find("op 0 ('frobnicate'): unknown operation"),
-      std::string::npos);
+  // A name outside RefOps.def never becomes a program.
+  Result<ReferenceProgram> unknown = ReferenceProgram::fromJson(
+      R"({"inputs": [], "ops": [{"fn": "frobnicate", "args": [],
+          "type": {"shape": [], "dtype": "float32"}}], "outputs": [0]})");
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().key, "ops[0].fn");
+  EXPECT_NE(unknown.error().message.find("unknown operation 'frobnicate'"), std::string::npos);
 
   Builder undefined;
   int x = undefined.input({2});
-  undefined.op("exp", {x + 5}, {2});
+  undefined.op(RefFn::Exp, {x + 5}, {2});
   EXPECT_NE(
       undefined.error({1}, {at::zeros({2})}).find("not defined before it"),
       std::string::npos);
 
   Builder declared;
   int y = declared.input({2, 3});
-  declared.op("sum", {y}, {2, 3}, DType::Float32, {{"dims", {1}}});
+  declared.op(RefFn::Sum, {y}, {2, 3}, DType::Float32, {{"dims", {1}}});
   std::string wrong = declared.error({1}, {at::zeros({2, 3})});
   EXPECT_NE(wrong.find("op 0 ('sum'): computes float32 [2]"), std::string::npos)
       << wrong;
 
   Builder torchError;
   int a = torchError.input({2, 3}), c = torchError.input({2, 3});
-  torchError.op("matmul", {a, c}, {2, 2});
+  torchError.op(RefFn::Matmul, {a, c}, {2, 2});
   std::string mm =
       torchError.error({2}, {at::zeros({2, 3}), at::zeros({2, 3})});
   EXPECT_EQ(mm.rfind("op 0 ('matmul'): ", 0), 0u) << mm;
@@ -415,7 +417,7 @@ TEST_F(AtenExecutorTest, BadProgramsAreErrors) {
   Builder attribute;
   int i = attribute.input({1, 2, 5}), w = attribute.input({2, 2, 3});
   attribute.op(
-      "conv", {i, w}, {1, 2, 3}, DType::Float32,
+      RefFn::Conv, {i, w}, {1, 2, 3}, DType::Float32,
       {{"stride", {1}}, {"padding", {0}}, {"dilation", {1}}, {"groups", {}}});
   std::string groups =
       attribute.error({2}, {at::zeros({1, 2, 5}), at::zeros({2, 2, 3})});
@@ -431,10 +433,10 @@ TEST_F(AtenExecutorTest, SizeSymbolsBindFromTheInputs) {
   b.program.symbols = {SizeSymbol{4}, SizeSymbol{12, 0, 3}};
   int64_t s0 = symbolicSize(0), s1 = symbolicSize(1);
   int x = b.input({s0, 3});
-  int flat = b.op("reshape", {x}, {s1});
-  int ones = b.op("full", {}, {s1}, DType::Float32, {}, 1.5);
-  int sum = b.op("add", {flat, ones}, {s1});
-  int rows = b.op("sum", {x}, {s0}, DType::Float32, {{"dims", {1}}});
+  int flat = b.op(RefFn::Reshape, {x}, {s1});
+  int ones = b.op(RefFn::Full, {}, {s1}, DType::Float32, {}, 1.5);
+  int sum = b.op(RefFn::Add, {flat, ones}, {s1});
+  int rows = b.op(RefFn::Sum, {x}, {s0}, DType::Float32, {{"dims", {1}}});
   for (int64_t batch : {1, 4, 9}) {
     at::Tensor in = at::randn({batch, 3});
     std::vector<at::Tensor> out = b.run({sum, rows}, {in});
@@ -444,11 +446,11 @@ TEST_F(AtenExecutorTest, SizeSymbolsBindFromTheInputs) {
   }
   // A size as a value: x broadcast from row 0 where the batch is 1, as
   // torch-mlir's dynamic broadcasts select.
-  int n = b.op("dim_size", {x}, {}, DType::Int64, {{"dim", {0}}});
-  int one = b.op("scalar", {}, {}, DType::Int64, {}, 1);
-  int single = b.op("eq", {n, one}, {}, DType::Bool);
-  int zero = b.op("scalar", {}, {}, DType::Float32, {}, 0);
-  int picked = b.op("where", {single, zero, x}, {s0, 3});
+  int n = b.op(RefFn::DimSize, {x}, {}, DType::Int64, {{"dim", {0}}});
+  int one = b.op(RefFn::Scalar, {}, {}, DType::Int64, {}, 1);
+  int single = b.op(RefFn::Eq, {n, one}, {}, DType::Bool);
+  int zero = b.op(RefFn::Scalar, {}, {}, DType::Float32, {}, 0);
+  int picked = b.op(RefFn::Where, {single, zero, x}, {s0, 3});
   for (int64_t batch : {1, 5}) {
     at::Tensor in = at::randn({batch, 3});
     std::vector<at::Tensor> out = b.run({n, picked}, {in});

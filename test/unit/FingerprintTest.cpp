@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dice/Scaffold/Fingerprint.h"
+#include "dice/Reference/Fingerprint.h"
 
 #include <gtest/gtest.h>
 
@@ -20,7 +20,7 @@ TensorType f32(std::vector<int64_t> shape) {
   return TensorType{std::move(shape), DType::Float32};
 }
 
-RefOp unary(const std::string &fn, int arg, TensorType type) {
+RefOp unary(RefFn fn, int arg, TensorType type) {
   RefOp op;
   op.fn = fn;
   op.args = {arg};
@@ -28,7 +28,7 @@ RefOp unary(const std::string &fn, int arg, TensorType type) {
   return op;
 }
 
-RefOp binary(const std::string &fn, int a, int b, TensorType type) {
+RefOp binary(RefFn fn, int a, int b, TensorType type) {
   RefOp op = unary(fn, a, std::move(type));
   op.args.push_back(b);
   return op;
@@ -40,18 +40,18 @@ ReferenceProgram expPlusTanh(bool expFirst, double scale = 2.0,
   ReferenceProgram p;
   p.inputs = {type, type};
   RefOp two;
-  two.fn = "scalar";
+  two.fn = RefFn::Scalar;
   two.value = scale;
   two.type = TensorType{{}, type.dtype};
   int e = -1, t = -1, s = -1;
   if (expFirst)
-    e = p.add(unary("exp", 0, type));
-  t = p.add(unary("tanh", 1, type));
+    e = p.add(unary(RefFn::Exp, 0, type));
+  t = p.add(unary(RefFn::Tanh, 1, type));
   s = p.add(two);
   if (!expFirst)
-    e = p.add(unary("exp", 0, type));
-  int m = p.add(binary("mul", t, s, type));
-  p.outputs = {p.add(binary("add", e, m, type))};
+    e = p.add(unary(RefFn::Exp, 0, type));
+  int m = p.add(binary(RefFn::Mul, t, s, type));
+  p.outputs = {p.add(binary(RefFn::Add, e, m, type))};
   EXPECT_EQ(p.validate(), "");
   return p;
 }
@@ -70,7 +70,7 @@ TEST(Fingerprint, IgnoresTheOrderOfIndependentOps) {
 TEST(Fingerprint, IgnoresOpsNoOutputNeeds) {
   ReferenceProgram p = expPlusTanh(true);
   std::string before = fingerprintOf(p);
-  p.add(unary("neg", 0, p.inputs[0]));
+  p.add(unary(RefFn::Neg, 0, p.inputs[0]));
   EXPECT_EQ(fingerprintOf(p), before);
 }
 
@@ -87,7 +87,7 @@ TEST(Fingerprint, ChangesWithWhatIsComputed) {
       << "a dtype";
 
   ReferenceProgram renamed = expPlusTanh(true);
-  renamed.ops[0].fn = "exp2";
+  renamed.ops[0].fn = RefFn::Exp2;
   EXPECT_NE(fingerprintOf(renamed), base) << "an op";
 
   ReferenceProgram swapped = expPlusTanh(true);
@@ -105,7 +105,7 @@ TEST(Fingerprint, AttributesCountByNameAndValue) {
   auto summed = [](std::vector<int64_t> dims) {
     ReferenceProgram p;
     p.inputs = {f32({4, 8, 2})};
-    RefOp sum = unary("sum", 0, f32({8}));
+    RefOp sum = unary(RefFn::Sum, 0, f32({8}));
     sum.ints["dims"] = std::move(dims);
     if (sum.ints["dims"].size() == 1)
       sum.type = f32({4, 2});

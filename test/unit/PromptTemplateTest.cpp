@@ -113,7 +113,7 @@ TEST(PromptTemplate, TheScaffoldsPromptsAreWordedByTheTemplates) {
   ReferenceProgram program;
   program.inputs.push_back({{4}, DType::Float32});
   RefOp neg;
-  neg.fn = "neg";
+  neg.fn = RefFn::Neg;
   neg.args = {0};
   neg.type = {{4}, DType::Float32};
   program.outputs = {program.add(neg)};

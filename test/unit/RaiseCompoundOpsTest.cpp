@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dice/Scaffold/RaiseCompoundOps.h"
-#include "dice/Scaffold/ReferenceProgram.h"
+#include "dice/Reference/RaiseCompoundOps.h"
+#include "dice/Reference/ReferenceProgram.h"
 
 #include <gtest/gtest.h>
 
@@ -25,33 +25,33 @@ const TensorType kRow{{4}, DType::Float32};
 struct Builder {
   ReferenceProgram p;
   explicit Builder(std::vector<TensorType> inputs) { p.inputs = std::move(inputs); }
-  int op(const char *fn, std::vector<int> args, TensorType type,
+  int op(RefFn fn, std::vector<int> args, TensorType type,
          std::map<std::string, std::vector<int64_t>> ints = {}) {
     return p.add(RefOp{fn, std::move(args), std::move(ints), 0, std::move(type)});
   }
   int scalar(double value, DType dtype = DType::Float32) {
-    return p.add(RefOp{"scalar", {}, {}, value, TensorType{{}, dtype}});
+    return p.add(RefOp{RefFn::Scalar, {}, {}, value, TensorType{{}, dtype}});
   }
   /// `fn(x, dims=[1])` reshaped to [4] and back to [4, 1], as torch-mlir's
   /// keepdim reductions render.
-  int keptRowReduce(const char *fn, int x) {
+  int keptRowReduce(RefFn fn, int x) {
     int r = op(fn, {x}, kRow, {{"dims", {1}}});
-    int k = op("reshape", {r}, kKept);
-    return op("reshape", {op("reshape", {k}, kRow)}, kKept);
+    int k = op(RefFn::Reshape, {r}, kKept);
+    return op(RefFn::Reshape, {op(RefFn::Reshape, {k}, kRow)}, kKept);
   }
   /// The softmax of x over dim 1, its sum over `sumDim`.
   int softmax(int x, int64_t sumDim = 1) {
-    int shifted = op("sub", {x, keptRowReduce("amax", x)}, kRows);
-    int e = op("exp", {shifted}, kRows);
+    int shifted = op(RefFn::Sub, {x, keptRowReduce(RefFn::Amax, x)}, kRows);
+    int e = op(RefFn::Exp, {shifted}, kRows);
     TensorType summed = sumDim == 1 ? kRow : TensorType{{8}, DType::Float32};
     TensorType kept = sumDim == 1 ? kKept : TensorType{{1, 8}, DType::Float32};
-    int s = op("sum", {e}, summed, {{"dims", {sumDim}}});
-    return op("div", {e, op("reshape", {s}, kept)}, kRows);
+    int s = op(RefFn::Sum, {e}, summed, {{"dims", {sumDim}}});
+    return op(RefFn::Div, {e, op(RefFn::Reshape, {s}, kept)}, kRows);
   }
 };
 
-std::vector<std::string> fns(const ReferenceProgram &p) {
-  std::vector<std::string> out;
+std::vector<RefFn> fns(const ReferenceProgram &p) {
+  std::vector<RefFn> out;
   for (const RefOp &op : p.ops)
     out.push_back(op.fn);
   return out;
@@ -60,8 +60,8 @@ std::vector<std::string> fns(const ReferenceProgram &p) {
 TEST(RaiseCompoundOps, SoftmaxBecomesOneCall) {
   Builder b({kRows});
   b.p.outputs = {b.softmax(0)};
-  EXPECT_EQ(raiseCompoundOps(b.p), std::vector<std::string>{"softmax"});
-  ASSERT_EQ(fns(b.p), std::vector<std::string>{"softmax"});
+  EXPECT_EQ(raiseCompoundOps(b.p), std::vector<RefFn>{RefFn::Softmax});
+  ASSERT_EQ(fns(b.p), std::vector<RefFn>{RefFn::Softmax});
   EXPECT_EQ(b.p.ops[0].args, std::vector<int>{0});
   EXPECT_EQ(b.p.ops[0].ints.at("dim"), std::vector<int64_t>{1});
   EXPECT_EQ(b.p.outputs, std::vector<int>{1});
@@ -83,23 +83,23 @@ TEST(RaiseCompoundOps, IntermediatesUsedElsewhereStayComputed) {
   Builder b({kRows});
   int sm = b.softmax(0);
   int e = b.p.ops[sm - 1].args[0]; // div(e, sum)
-  ASSERT_EQ(b.p.ops[e - 1].fn, "exp");
+  ASSERT_EQ(b.p.ops[e - 1].fn, RefFn::Exp);
   b.p.outputs = {sm, e};
-  EXPECT_EQ(raiseCompoundOps(b.p), std::vector<std::string>{"softmax"});
-  EXPECT_EQ(b.p.ops.back().fn, "softmax");
-  EXPECT_EQ(b.p.ops[b.p.outputs[1] - 1].fn, "exp");
+  EXPECT_EQ(raiseCompoundOps(b.p), std::vector<RefFn>{RefFn::Softmax});
+  EXPECT_EQ(b.p.ops.back().fn, RefFn::Softmax);
+  EXPECT_EQ(b.p.ops[b.p.outputs[1] - 1].fn, RefFn::Exp);
   EXPECT_EQ(b.p.validate(), "");
 }
 
 TEST(RaiseCompoundOps, SiluOnlyOfItsOwnInput) {
   Builder same({kRows});
-  same.p.outputs = {same.op("mul", {same.op("sigmoid", {0}, kRows), 0}, kRows)};
-  EXPECT_EQ(raiseCompoundOps(same.p), std::vector<std::string>{"silu"});
+  same.p.outputs = {same.op(RefFn::Mul, {same.op(RefFn::Sigmoid, {0}, kRows), 0}, kRows)};
+  EXPECT_EQ(raiseCompoundOps(same.p), std::vector<RefFn>{RefFn::Silu});
 
   Builder other({kRows, kRows});
-  other.p.outputs = {other.op("mul", {0, other.op("sigmoid", {1}, kRows)}, kRows)};
+  other.p.outputs = {other.op(RefFn::Mul, {0, other.op(RefFn::Sigmoid, {1}, kRows)}, kRows)};
   EXPECT_TRUE(raiseCompoundOps(other.p).empty());
-  EXPECT_EQ(fns(other.p), (std::vector<std::string>{"sigmoid", "mul"}));
+  EXPECT_EQ(fns(other.p), (std::vector<RefFn>{RefFn::Sigmoid, RefFn::Mul}));
 }
 
 TEST(RaiseCompoundOps, ConstantsMatchAtTheirDtypesPrecision) {
@@ -108,10 +108,10 @@ TEST(RaiseCompoundOps, ConstantsMatchAtTheirDtypesPrecision) {
   for (auto [c, raised] : {std::pair{1.4140625, true}, std::pair{1.5, false}}) {
     TensorType half{{4, 8}, DType::Float16};
     Builder b({half});
-    int q = b.op("div", {0, b.scalar(c, DType::Float16)}, half);
-    int t = b.op("add", {b.op("erf", {q}, half), b.scalar(1, DType::Float16)}, half);
-    int h = b.op("mul", {t, b.scalar(0.5, DType::Float16)}, half);
-    b.p.outputs = {b.op("mul", {0, h}, half)};
+    int q = b.op(RefFn::Div, {0, b.scalar(c, DType::Float16)}, half);
+    int t = b.op(RefFn::Add, {b.op(RefFn::Erf, {q}, half), b.scalar(1, DType::Float16)}, half);
+    int h = b.op(RefFn::Mul, {t, b.scalar(0.5, DType::Float16)}, half);
+    b.p.outputs = {b.op(RefFn::Mul, {0, h}, half)};
     EXPECT_EQ(raiseCompoundOps(b.p).size(), raised ? 1u : 0u) << c;
   }
 }
@@ -120,12 +120,12 @@ TEST(RaiseCompoundOps, ConstantsMatchAtTheirDtypesPrecision) {
 ReferenceProgram castSoftmax(DType narrow, DType wide) {
   TensorType in{{4, 8}, narrow}, w{{4, 8}, wide};
   Builder b({in});
-  int up = b.op("to", {0}, w);
+  int up = b.op(RefFn::To, {0}, w);
   TensorType row{{4}, wide}, kept{{4, 1}, wide};
-  int m = b.op("reshape", {b.op("amax", {up}, row, {{"dims", {1}}})}, kept);
-  int e = b.op("exp", {b.op("sub", {up, m}, w)}, w);
-  int s = b.op("reshape", {b.op("sum", {e}, row, {{"dims", {1}}})}, kept);
-  b.p.outputs = {b.op("to", {b.op("div", {e, s}, w)}, in)};
+  int m = b.op(RefFn::Reshape, {b.op(RefFn::Amax, {up}, row, {{"dims", {1}}})}, kept);
+  int e = b.op(RefFn::Exp, {b.op(RefFn::Sub, {up, m}, w)}, w);
+  int s = b.op(RefFn::Reshape, {b.op(RefFn::Sum, {e}, row, {{"dims", {1}}})}, kept);
+  b.p.outputs = {b.op(RefFn::To, {b.op(RefFn::Div, {e, s}, w)}, in)};
   return b.p;
 }
 
@@ -133,24 +133,24 @@ TEST(RaiseCompoundOps, HalfPrecisionComputedInFloatIsTheHalfFunction) {
   // PyTorch computes a float16 softmax in float32 and rounds once.
   ReferenceProgram half = castSoftmax(DType::Float16, DType::Float32);
   raiseCompoundOps(half);
-  ASSERT_EQ(fns(half), std::vector<std::string>{"softmax"});
+  ASSERT_EQ(fns(half), std::vector<RefFn>{RefFn::Softmax});
   EXPECT_EQ(half.ops[0].type.dtype, DType::Float16);
   EXPECT_EQ(half.ops[0].args, std::vector<int>{0});
   // A float32 softmax computed in float64 is not float32's softmax.
   ReferenceProgram single = castSoftmax(DType::Float32, DType::Float64);
   raiseCompoundOps(single);
-  EXPECT_EQ(fns(single), (std::vector<std::string>{"to", "softmax", "to"}));
+  EXPECT_EQ(fns(single), (std::vector<RefFn>{RefFn::To, RefFn::Softmax, RefFn::To}));
 }
 
 TEST(RaiseCompoundOps, ReshapeChainsFold) {
   Builder b({kRows});
-  int r1 = b.op("reshape", {0}, TensorType{{32}, DType::Float32});
-  int r2 = b.op("reshape", {r1}, TensorType{{2, 16}, DType::Float32});
-  int same = b.op("reshape", {r2}, TensorType{{2, 16}, DType::Float32}); // to its own type
-  int e = b.op("exp", {same}, TensorType{{2, 16}, DType::Float32});
+  int r1 = b.op(RefFn::Reshape, {0}, TensorType{{32}, DType::Float32});
+  int r2 = b.op(RefFn::Reshape, {r1}, TensorType{{2, 16}, DType::Float32});
+  int same = b.op(RefFn::Reshape, {r2}, TensorType{{2, 16}, DType::Float32}); // to its own type
+  int e = b.op(RefFn::Exp, {same}, TensorType{{2, 16}, DType::Float32});
   b.p.outputs = {e};
   EXPECT_TRUE(raiseCompoundOps(b.p).empty());
-  EXPECT_EQ(fns(b.p), (std::vector<std::string>{"reshape", "exp"}));
+  EXPECT_EQ(fns(b.p), (std::vector<RefFn>{RefFn::Reshape, RefFn::Exp}));
   EXPECT_EQ(b.p.ops[0].args, std::vector<int>{0});
   EXPECT_EQ(b.p.ops[1].args, std::vector<int>{1});
 }
@@ -158,9 +158,9 @@ TEST(RaiseCompoundOps, ReshapeChainsFold) {
 TEST(RaiseCompoundOps, AReturnedReshapeToItsOwnTypeStays) {
   // An output is a tensor of its own, never the input itself.
   Builder b({kRows});
-  b.p.outputs = {b.op("reshape", {0}, kRows)};
+  b.p.outputs = {b.op(RefFn::Reshape, {0}, kRows)};
   raiseCompoundOps(b.p);
-  EXPECT_EQ(fns(b.p), std::vector<std::string>{"reshape"});
+  EXPECT_EQ(fns(b.p), std::vector<RefFn>{RefFn::Reshape});
   EXPECT_EQ(b.p.outputs, std::vector<int>{1});
 }
 
@@ -171,12 +171,12 @@ ReferenceProgram wrappedGather(double wrapAt) {
   const TensorType indices{{5, 1}, DType::Int64}, column{{1, 8}, DType::Int64};
   Builder b({TensorType{{5}, DType::Int64}, TensorType{{16, 8}, DType::Float32}});
   int zero = b.scalar(0, DType::Int64), size = b.scalar(wrapAt, DType::Int64);
-  int i = b.op("reshape", {0}, indices);
-  int negative = b.op("lt", {i, zero}, TensorType{{5, 1}, DType::Bool});
-  int wrapped = b.op("where", {negative, b.op("add", {i, size}, indices), i}, indices);
-  int range = b.op("arange", {}, TensorType{{8}, DType::Int64}, {{"dim", {0}}});
-  int laid = b.op("reshape", {range}, column);
-  b.p.outputs = {b.op("index", {1, wrapped, laid}, TensorType{{5, 8}, DType::Float32})};
+  int i = b.op(RefFn::Reshape, {0}, indices);
+  int negative = b.op(RefFn::Lt, {i, zero}, TensorType{{5, 1}, DType::Bool});
+  int wrapped = b.op(RefFn::Where, {negative, b.op(RefFn::Add, {i, size}, indices), i}, indices);
+  int range = b.op(RefFn::Arange, {}, TensorType{{8}, DType::Int64}, {{"dim", {0}}});
+  int laid = b.op(RefFn::Reshape, {range}, column);
+  b.p.outputs = {b.op(RefFn::Index, {1, wrapped, laid}, TensorType{{5, 8}, DType::Float32})};
   return b.p;
 }
 
@@ -185,7 +185,7 @@ TEST(RaiseCompoundOps, AGathersNegativeIndexWrapIsItsOwn) {
   ReferenceProgram p = wrappedGather(16);
   ASSERT_EQ(p.validate(), "");
   EXPECT_TRUE(raiseCompoundOps(p).empty());
-  EXPECT_EQ(fns(p), (std::vector<std::string>{"reshape", "arange", "index"}));
+  EXPECT_EQ(fns(p), (std::vector<RefFn>{RefFn::Reshape, RefFn::Arange, RefFn::Index}));
   const RefOp &index = p.ops[2];
   EXPECT_EQ(index.args, (std::vector<int>{1, 2, 3}));
   // The arange laid along the view's dim, in the view's place.
@@ -197,23 +197,23 @@ TEST(RaiseCompoundOps, AnotherShiftIsNotTheWrap) {
   // i + 15 where i < 0 is not the wrap of a 16-row table: kept as it is.
   ReferenceProgram p = wrappedGather(15);
   raiseCompoundOps(p);
-  EXPECT_EQ(fns(p), (std::vector<std::string>{"scalar", "scalar", "reshape", "lt", "add",
-                                              "where", "arange", "index"}));
+  EXPECT_EQ(fns(p), (std::vector<RefFn>{RefFn::Scalar, RefFn::Scalar, RefFn::Reshape, RefFn::Lt, RefFn::Add,
+                                              RefFn::Where, RefFn::Arange, RefFn::Index}));
 }
 
 /// rms_norm(x) over the last dim times a weight reshaped to [1, 8]; the
 /// norm's value is also returned when `alsoReturned`.
 ReferenceProgram rmsNorm(bool alsoReturned) {
   Builder b({kRows, TensorType{{8}, DType::Float32}});
-  int sq = b.op("mul", {0, 0}, kRows);
-  int mean = b.op("div", {b.op("reshape", {b.op("sum", {sq}, kRow, {{"dims", {1}}})}, kKept),
+  int sq = b.op(RefFn::Mul, {0, 0}, kRows);
+  int mean = b.op(RefFn::Div, {b.op(RefFn::Reshape, {b.op(RefFn::Sum, {sq}, kRow, {{"dims", {1}}})}, kKept),
                           b.scalar(8)},
                   kKept);
-  int eps = b.op("to", {b.scalar(1e-6, DType::Float64)}, TensorType{{}, DType::Float32});
-  int rstd = b.op("rsqrt", {b.op("add", {mean, eps}, kKept)}, kKept);
-  int norm = b.op("mul", {0, rstd}, kRows);
-  int w = b.op("reshape", {1}, TensorType{{1, 8}, DType::Float32});
-  int out = b.op("mul", {norm, w}, kRows);
+  int eps = b.op(RefFn::To, {b.scalar(1e-6, DType::Float64)}, TensorType{{}, DType::Float32});
+  int rstd = b.op(RefFn::Rsqrt, {b.op(RefFn::Add, {mean, eps}, kKept)}, kKept);
+  int norm = b.op(RefFn::Mul, {0, rstd}, kRows);
+  int w = b.op(RefFn::Reshape, {1}, TensorType{{1, 8}, DType::Float32});
+  int out = b.op(RefFn::Mul, {norm, w}, kRows);
   b.p.outputs = {out};
   if (alsoReturned)
     b.p.outputs.push_back(norm);
@@ -222,8 +222,8 @@ ReferenceProgram rmsNorm(bool alsoReturned) {
 
 TEST(RaiseCompoundOps, ANormTakesInItsWeight) {
   ReferenceProgram p = rmsNorm(false);
-  EXPECT_EQ(raiseCompoundOps(p), std::vector<std::string>{"rms_norm"});
-  ASSERT_EQ(fns(p), std::vector<std::string>{"rms_norm"});
+  EXPECT_EQ(raiseCompoundOps(p), std::vector<RefFn>{RefFn::RmsNorm});
+  ASSERT_EQ(fns(p), std::vector<RefFn>{RefFn::RmsNorm});
   EXPECT_EQ(p.ops[0].args, (std::vector<int>{0, 1}));
   EXPECT_EQ(p.ops[0].ints.at("affine"), (std::vector<int64_t>{1, 0}));
   EXPECT_EQ(p.ops[0].value, 1e-6);
@@ -236,8 +236,8 @@ TEST(RaiseCompoundOps, ANormTakesInItsWeight) {
 TEST(RaiseCompoundOps, ANormAlsoReturnedKeepsItsWeightApart) {
   // Taking the weight in would compute the norm twice.
   ReferenceProgram p = rmsNorm(true);
-  EXPECT_EQ(raiseCompoundOps(p), std::vector<std::string>{"rms_norm"});
-  EXPECT_EQ(fns(p), (std::vector<std::string>{"rms_norm", "reshape", "mul"}));
+  EXPECT_EQ(raiseCompoundOps(p), std::vector<RefFn>{RefFn::RmsNorm});
+  EXPECT_EQ(fns(p), (std::vector<RefFn>{RefFn::RmsNorm, RefFn::Reshape, RefFn::Mul}));
 }
 
 TEST(RaiseCompoundOps, NormAttributesAreChecked) {

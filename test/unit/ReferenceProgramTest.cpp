@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dice/Scaffold/Fingerprint.h"
-#include "dice/Scaffold/ReferenceProgram.h"
+#include "dice/Reference/Fingerprint.h"
+#include "dice/Reference/ReferenceProgram.h"
 
 #include <gtest/gtest.h>
 
@@ -29,13 +29,13 @@ ReferenceProgram holding(double value, DType dtype = DType::Float32) {
   ReferenceProgram p;
   TensorType t{{2, 3}, dtype};
   p.inputs = {t};
-  RefOp full{"full", {}, {}, value, t};
-  RefOp scalar{"scalar", {}, {}, value, TensorType{{}, dtype}};
+  RefOp full{RefFn::Full, {}, {}, value, t};
+  RefOp scalar{RefFn::Scalar, {}, {}, value, TensorType{{}, dtype}};
   int f = p.add(full);
   int s = p.add(scalar);
-  int a = p.add(RefOp{"add", {0, f}, {}, 0, t});
-  int b = p.add(RefOp{"add", {a, s}, {}, 0, t});
-  RefOp pad{"pad", {b}, {{"low", {0, 1}}, {"high", {1, 0}}}, value,
+  int a = p.add(RefOp{RefFn::Add, {0, f}, {}, 0, t});
+  int b = p.add(RefOp{RefFn::Add, {a, s}, {}, 0, t});
+  RefOp pad{RefFn::Pad, {b}, {{"low", {0, 1}}, {"high", {1, 0}}}, value,
             TensorType{{3, 4}, dtype}};
   p.outputs = {p.add(pad)};
   return p;
@@ -290,12 +290,12 @@ ReferenceProgram dynamicRows(int64_t example = 4) {
   p.symbols = {SizeSymbol{example}, SizeSymbol{example * 3, 0, 3}};
   int64_t s0 = symbolicSize(0), s1 = symbolicSize(1);
   p.inputs = {TensorType{{s0, 3}, DType::Float32}};
-  int flat = p.add(RefOp{"reshape", {0}, {}, 0, TensorType{{s1}, DType::Float32}});
-  int two = p.add(RefOp{"full", {}, {}, 2.0, TensorType{{s1}, DType::Float32}});
-  int head = p.add(RefOp{"slice", {0},
+  int flat = p.add(RefOp{RefFn::Reshape, {0}, {}, 0, TensorType{{s1}, DType::Float32}});
+  int two = p.add(RefOp{RefFn::Full, {}, {}, 2.0, TensorType{{s1}, DType::Float32}});
+  int head = p.add(RefOp{RefFn::Slice, {0},
                          {{"offsets", {0, 0}}, {"sizes", {s0, 2}}, {"strides", {1, 1}}},
                          0, TensorType{{s0, 2}, DType::Float32}});
-  p.outputs = {p.add(RefOp{"mul", {flat, two}, {}, 0, TensorType{{s1}, DType::Float32}}), head};
+  p.outputs = {p.add(RefOp{RefFn::Mul, {flat, two}, {}, 0, TensorType{{s1}, DType::Float32}}), head};
   return p;
 }
 
@@ -367,7 +367,7 @@ TEST(ReferenceProgramSymbols, FreeSizeHeldOnlyAsAMultipleIsDividedBack) {
   ReferenceProgram p;
   p.symbols = {SizeSymbol{2}, SizeSymbol{8, 0, 4}};
   p.inputs = {TensorType{{symbolicSize(1)}, DType::Float32}};
-  p.outputs = {p.add(RefOp{"reshape", {0}, {}, 0,
+  p.outputs = {p.add(RefOp{RefFn::Reshape, {0}, {}, 0,
                            TensorType{{symbolicSize(0), 4}, DType::Float32}})};
   ASSERT_EQ(p.validate(), "");
   EXPECT_NE(renderPythonModel(p).find("x0.reshape((x0.shape[0] // 4), 4)"), std::string::npos)
@@ -382,7 +382,7 @@ TEST(ReferenceProgramSymbols, FreeSizeHeldOnlyAsAMultipleIsDividedBack) {
 
 TEST(ReferenceProgramSymbols, SizesAsValuesPrintThroughTheirTensor) {
   ReferenceProgram p = dynamicRows();
-  p.outputs = {p.add(RefOp{"dim_size", {0}, {{"dim", {0}}}, 0, TensorType{{}, DType::Int64}})};
+  p.outputs = {p.add(RefOp{RefFn::DimSize, {0}, {{"dim", {0}}}, 0, TensorType{{}, DType::Int64}})};
   ASSERT_EQ(p.validate(), "");
   EXPECT_NE(renderPythonModel(p).find("torch.tensor(x0.shape[0], dtype=torch.int64, device=x0.device)"),
             std::string::npos)

@@ -127,7 +127,7 @@ TEST(TrialInputs, HalfPrecisionAndScalarsAndEmptyShapes) {
   EXPECT_EQ(empty.numel(), 0);
 }
 
-RefOp opOf(std::string fn, std::vector<int> args, TensorType type,
+RefOp opOf(RefFn fn, std::vector<int> args, TensorType type,
           std::map<std::string, std::vector<int64_t>> ints = {}) {
   RefOp op;
   op.fn = std::move(fn);
@@ -145,15 +145,15 @@ ReferenceProgram embeddingProgram() {
                                         TensorType{{16, 8}, DType::Float32},
                                         TensorType{{6, 8}, DType::Float32},
                                         TensorType{{4, 5}, DType::Int64}});
-  int lifted = program.add(opOf("reshape", {0}, {{4, 5, 1}, DType::Int64}));
-  int column = program.add(opOf("arange", {}, {{1, 1, 8}, DType::Int64}, {{"dim", {2}}}));
+  int lifted = program.add(opOf(RefFn::Reshape, {0}, {{4, 5, 1}, DType::Int64}));
+  int column = program.add(opOf(RefFn::Arange, {}, {{1, 1, 8}, DType::Int64}, {{"dim", {2}}}));
   program.outputs.push_back(
-      program.add(opOf("index", {1, lifted, column}, {{4, 5, 8}, DType::Float32})));
-  int zero = program.add(opOf("full", {}, {{4, 5}, DType::Bool}));
-  int wrapped = program.add(opOf("where", {zero, 3, 0}, {{4, 5}, DType::Int64}));
-  int rows = program.add(opOf("reshape", {wrapped}, {{4, 5, 1}, DType::Int64}));
+      program.add(opOf(RefFn::Index, {1, lifted, column}, {{4, 5, 8}, DType::Float32})));
+  int zero = program.add(opOf(RefFn::Full, {}, {{4, 5}, DType::Bool}));
+  int wrapped = program.add(opOf(RefFn::Where, {zero, 3, 0}, {{4, 5}, DType::Int64}));
+  int rows = program.add(opOf(RefFn::Reshape, {wrapped}, {{4, 5, 1}, DType::Int64}));
   program.outputs.push_back(
-      program.add(opOf("index", {2, rows, column}, {{4, 5, 8}, DType::Float32})));
+      program.add(opOf(RefFn::Index, {2, rows, column}, {{4, 5, 8}, DType::Float32})));
   return program;
 }
 
@@ -178,10 +178,10 @@ TEST(TrialInputs, IndicesStayInTheRangeTheyIndex) {
   EXPECT_EQ(many.min().item<int64_t>(), -64); // no index: the usual range
   ReferenceProgram gather = programOf({TensorType{{4096}, DType::Int64},
                                        TensorType{{6, 8}, DType::Float32}});
-  int lifted = gather.add(opOf("reshape", {0}, {{4096, 1}, DType::Int64}));
-  int column = gather.add(opOf("arange", {}, {{1, 8}, DType::Int64}, {{"dim", {1}}}));
+  int lifted = gather.add(opOf(RefFn::Reshape, {0}, {{4096, 1}, DType::Int64}));
+  int column = gather.add(opOf(RefFn::Arange, {}, {{1, 8}, DType::Int64}, {{"dim", {1}}}));
   gather.outputs.push_back(
-      gather.add(opOf("index", {1, lifted, column}, {{4096, 8}, DType::Float32})));
+      gather.add(opOf(RefFn::Index, {1, lifted, column}, {{4096, 8}, DType::Float32})));
   at::Tensor rows = makeInputs(gather, Distribution::Normal, 9, kCpu)[0];
   EXPECT_EQ(at::bincount(rows).numel(), 6);
   EXPECT_GT(at::bincount(rows).min().item<int64_t>(), 500); // 4096 / 6 each, about

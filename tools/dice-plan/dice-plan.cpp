@@ -13,8 +13,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "dice/Dialect/Dice/DiceOps.h"
-#include "dice/Scaffold/DynamicSizes.h"
-#include "dice/Scaffold/ReferenceBuilder.h"
+#include "dice/Reference/DynamicSizes.h"
+#include "dice/Reference/ReferenceBuilder.h"
 #include "dice/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

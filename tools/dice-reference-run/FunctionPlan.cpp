@@ -2,7 +2,7 @@
 
 #include "FunctionPlan.h"
 
-#include "dice/Scaffold/AtenExecutor.h"
+#include "dice/Reference/AtenExecutor.h"
 #include "dice/Support/Text.h"
 
 #include <ATen/ATen.h>

@@ -10,7 +10,7 @@
 #ifndef DICE_TOOLS_FUNCTIONPLAN_H
 #define DICE_TOOLS_FUNCTIONPLAN_H
 
-#include "dice/Scaffold/ReferenceProgram.h"
+#include "dice/Reference/ReferenceProgram.h"
 #include "dice/Support/Result.h"
 
 #include <ATen/core/Tensor.h>

@@ -4,8 +4,8 @@
 
 #include "dice/Runtime/DiceRuntime.h"
 #include "dice/Runtime/Manifest.h"
-#include "dice/Scaffold/AtenExecutor.h"
-#include "dice/Scaffold/ReferenceProgram.h"
+#include "dice/Reference/AtenExecutor.h"
+#include "dice/Reference/ReferenceProgram.h"
 
 #include <ATen/ATen.h>
 

@@ -17,7 +17,7 @@
 #include "FunctionPlan.h"
 #include "ManifestKernels.h"
 
-#include "dice/Scaffold/AtenExecutor.h"
+#include "dice/Reference/AtenExecutor.h"
 #include "dice/Support/CommandLine.h"
 #include "dice/Support/File.h"
 

@@ -18,9 +18,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dice/Scaffold/Fingerprint.h"
+#include "dice/Reference/Fingerprint.h"
 #include "dice/Scaffold/PromptTemplate.h"
-#include "dice/Scaffold/ReferenceProgram.h"
+#include "dice/Reference/ReferenceProgram.h"
 #include "dice/Scaffold/Scaffold.h"
 #include "dice/Support/CommandLine.h"
 

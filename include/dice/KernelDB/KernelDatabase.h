@@ -14,7 +14,7 @@
 #ifndef DICE_KERNELDB_KERNELDATABASE_H
 #define DICE_KERNELDB_KERNELDATABASE_H
 
-#include "dice/Scaffold/Fingerprint.h"
+#include "dice/Reference/Fingerprint.h"
 #include "dice/Support/Result.h"
 #include "dice/VerifierCore/Verdict.h"
 

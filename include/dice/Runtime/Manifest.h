@@ -10,7 +10,7 @@
 #ifndef DICE_RUNTIME_MANIFEST_H
 #define DICE_RUNTIME_MANIFEST_H
 
-#include "dice/Scaffold/ReferenceProgram.h"
+#include "dice/Reference/ReferenceProgram.h"
 #include "dice/Support/Result.h"
 
 #include <cstdint>

@@ -12,7 +12,7 @@
 #define DICE_SCAFFOLD_SCAFFOLD_H
 
 #include "dice/Scaffold/PromptTemplate.h"
-#include "dice/Scaffold/ReferenceProgram.h"
+#include "dice/Reference/ReferenceProgram.h"
 
 #include <string>
 

@@ -15,7 +15,7 @@
 #ifndef DICE_VERIFIERWORKER_DYNAMICCHECK_H
 #define DICE_VERIFIERWORKER_DYNAMICCHECK_H
 
-#include "dice/Scaffold/ReferenceProgram.h"
+#include "dice/Reference/ReferenceProgram.h"
 #include "dice/VerifierCore/Verdict.h"
 
 #include "dice/Support/Result.h"

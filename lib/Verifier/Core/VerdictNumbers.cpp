@@ -2,7 +2,7 @@
 
 #include "dice/VerifierCore/VerdictNumbers.h"
 
-#include "dice/Scaffold/ReferenceProgram.h"
+#include "dice/Reference/ReferenceProgram.h"
 
 #include <cmath>
 

@@ -13,7 +13,7 @@
 
 #include "dice/Sandbox/Subprocess.h"
 #include "dice/Sandbox/WorkerPool.h"
-#include "dice/Scaffold/ReferenceProgram.h"
+#include "dice/Reference/ReferenceProgram.h"
 #include "dice/Support/File.h"
 #include "dice/Support/Sha256.h"
 #include "dice/VerifierCore/Extraction.h"

@@ -15,8 +15,8 @@
 #include "KernelTrace.h"
 #include "dice/VerifierWorker/DynamicCheck.h"
 
-#include "dice/Scaffold/AtenExecutor.h"
-#include "dice/Scaffold/ReferenceProgram.h"
+#include "dice/Reference/AtenExecutor.h"
+#include "dice/Reference/ReferenceProgram.h"
 
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>

@@ -46,7 +46,7 @@ double minimumBytes(const ReferenceProgram &program) {
       if (std::find(op.args.begin(), op.args.end(), id) == op.args.end())
         continue;
       used = true;
-      if (op.fn == "slice")
+      if (op.fn == RefFn::Slice)
         sliced += bytesOf(op.type);
       else
         onlySliced = false;
@@ -68,12 +68,12 @@ double minimumFlops(const ReferenceProgram &program) {
     if (op.args.size() < 2)
       continue;
     const TensorType &b = program.typeOf(op.args[1]);
-    if (op.fn == "matmul") {
+    if (op.fn == RefFn::Matmul) {
       const TensorType &a = program.typeOf(op.args[0]);
       if (a.shape.empty())
         continue;
       flops += 2.0 * double(op.type.numElements()) * double(a.shape.back());
-    } else if (op.fn == "conv" && b.shape.size() >= 2) {
+    } else if (op.fn == RefFn::Conv && b.shape.size() >= 2) {
       double perOutput = 1;
       for (size_t d = 1; d < b.shape.size(); ++d)
         perOutput *= double(b.shape[d]);

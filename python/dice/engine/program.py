@@ -32,6 +32,8 @@ import math
 import struct
 from dataclasses import dataclass, field, replace
 
+from dice.reference_ops import check_op
+
 FLOATS = ("float32", "float16", "bfloat16")
 # A bound on |input| under every trial distribution of the verifier.
 INPUT_BOUND = 100.0
@@ -392,5 +394,10 @@ class ProgramBuilder:
             op = {"fn": node.fn, "args": [number[a] for a in node.args],
                   "type": {"shape": list(node.shape), "dtype": node.dtype}}
             op.update(node.attrs)
+            # The table the compiler reads programs with: a grammar that
+            # drew an op it does not know, or without an attribute the op
+            # needs, fails here rather than in every tool downstream.
+            if problem := check_op(op, len(program["ops"])):
+                raise ValueError(f"the engine built a program outside the vocabulary: {problem}")
             program["ops"].append(op)
         return program

@@ -191,7 +191,7 @@ func.func @program_not_json(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @program_with_unknown_op(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+2 {{scaffold program is not a reference program: op 0 ('frobnicate'): unknown operation}}
+  // expected-error @+2 {{scaffold program is not a reference program: ops[0].fn: unknown operation 'frobnicate'}}
   %r = dice.kernel_request "0123456789abcdef" level(1) (%x) : (tensor<4xf32>) -> tensor<4xf32>
       scaffold <program = "{\22inputs\22:[{\22shape\22:[4],\22dtype\22:\22float32\22}],\22ops\22:[{\22fn\22:\22frobnicate\22,\22args\22:[0],\22type\22:{\22shape\22:[4],\22dtype\22:\22float32\22}}],\22outputs\22:[1]}", reference = "r", prefix = "", suffix = "void dice_forward();", signature = "void dice_forward();", infill_prompt = "", end_to_end_prompt = ""> {
   ^bb0(%a: tensor<4xf32>):

@@ -6,13 +6,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dice/Scaffold/ReferenceOperands.h"
-#include "dice/Scaffold/ReferenceProgram.h"
+#include "dice/Reference/ReferenceOperands.h"
+#include "dice/Reference/ReferenceProgram.h"
 
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <set>
 #include <sstream>
 
@@ -136,43 +135,8 @@ private:
   const ReferenceProgram &program;
   std::set<int> namedScalars;
 
-  static bool isElementwise(const std::string &fn) {
-    return unaryCalls().count(fn) || binaryCalls().count(fn) || fn == "where" ||
-           fn == "to" || fn == "div_trunc" || fn == "div_floor";
-  }
-
-  static const std::map<std::string, std::string> &unaryCalls() {
-    static const std::map<std::string, std::string> table = {
-        {"neg", "torch.neg"},     {"exp", "torch.exp"},     {"exp2", "torch.exp2"},
-        {"log", "torch.log"},     {"log1p", "torch.log1p"}, {"expm1", "torch.expm1"},
-        {"tanh", "torch.tanh"},   {"sqrt", "torch.sqrt"},   {"rsqrt", "torch.rsqrt"},
-        {"erf", "torch.erf"},     {"abs", "torch.abs"},     {"sin", "torch.sin"},
-        {"cos", "torch.cos"},     {"tan", "torch.tan"},     {"floor", "torch.floor"},
-        {"ceil", "torch.ceil"},   {"round", "torch.round"}, {"trunc", "torch.trunc"},
-        {"sigmoid", "torch.sigmoid"}, {"logical_not", "torch.logical_not"},
-        {"bitwise_not", "torch.bitwise_not"}, {"reciprocal", "torch.reciprocal"},
-        {"atan", "torch.atan"},   {"asin", "torch.asin"},   {"acos", "torch.acos"},
-        {"sinh", "torch.sinh"},   {"cosh", "torch.cosh"},   {"asinh", "torch.asinh"},
-        {"acosh", "torch.acosh"}, {"atanh", "torch.atanh"}, {"log2", "torch.log2"},
-        {"log10", "torch.log10"}};
-    return table;
-  }
-
-  static const std::map<std::string, std::string> &binaryCalls() {
-    static const std::map<std::string, std::string> table = {
-        {"add", "torch.add"},         {"sub", "torch.sub"},
-        {"mul", "torch.mul"},         {"div", "torch.div"},
-        {"maximum", "torch.maximum"}, {"minimum", "torch.minimum"},
-        {"pow", "torch.pow"},         {"atan2", "torch.atan2"},
-        {"remainder", "torch.fmod"},  {"gt", "torch.gt"},
-        {"ge", "torch.ge"},           {"lt", "torch.lt"},
-        {"le", "torch.le"},           {"eq", "torch.eq"},
-        {"ne", "torch.ne"},           {"logical_and", "torch.logical_and"},
-        {"logical_or", "torch.logical_or"}, {"bitwise_and", "torch.bitwise_and"},
-        {"bitwise_or", "torch.bitwise_or"}, {"bitwise_xor", "torch.bitwise_xor"},
-        {"shift_left", "torch.bitwise_left_shift"},
-        {"shift_right", "torch.bitwise_right_shift"}};
-    return table;
+  static bool isElementwise(RefFn fn) {
+    return refFnInfo(fn).category == RefCategory::Elementwise;
   }
 
   /// Constants are made on the inputs' device, as the executor makes them.
@@ -227,76 +191,137 @@ private:
 
   void printOp(std::ostream &os, const RefOp &op, size_t id) const {
     std::string out = "        " + name(id) + " = ";
-    if (op.fn == "scalar") {
+    auto ints = [&](const char *key) { return op.ints.at(key); };
+    switch (op.fn) {
+#define DICE_REF_UNARY(Enum, Name, Torch, Aten)                                            \
+  case RefFn::Enum:                                                                        \
+    os << out << Torch << "(" << arg(op, 0) << ")\n";                                      \
+    return;
+#define DICE_REF_BINARY(Enum, Name, Torch, Aten, Numbers)                                  \
+  case RefFn::Enum:                                                                        \
+    os << out << Torch << "(" << arg(op, 0) << ", " << arg(op, 1) << ")\n";                \
+    return;
+#define DICE_REF_COMPOUND(Enum, Name, Call, After, Param, Default, Definition)             \
+  case RefFn::Enum:                                                                        \
+    printCompound(os, out, op, Call, After, Param, Default, Definition);                   \
+    return;
+#include "dice/Reference/RefOps.def"
+    case RefFn::Scalar:
       if (namedScalars.count(static_cast<int>(id)))
         os << out << scalarTensor(op) << "\n";
       return; // otherwise printed inline where used
-    }
-    auto ints = [&](const char *key) { return op.ints.at(key); };
-    const std::string &fn = op.fn;
-    const auto &unary = unaryCalls();
-    const auto &binary = binaryCalls();
-    if (auto it = unary.find(fn); it != unary.end()) {
-      os << out << it->second << "(" << arg(op, 0) << ")\n";
-    } else if (auto it = binary.find(fn); it != binary.end()) {
-      os << out << it->second << "(" << arg(op, 0) << ", " << arg(op, 1) << ")\n";
-    } else if (fn == "div_trunc" || fn == "div_floor") {
-      os << out << "torch.div(" << arg(op, 0) << ", " << arg(op, 1)
-         << ", rounding_mode='" << (fn == "div_trunc" ? "trunc" : "floor") << "')\n";
-    } else if (fn == "dim_size") {
-      os << out << "torch.tensor(" << name(op.args[0]) << ".shape[" << ints("dim")[0]
-         << "], dtype=torch.int64" << device() << ")\n";
-    } else if (fn == "arange") {
+    case RefFn::Full:
+      os << out << "torch.full(" << shape(op.type.shape) << ", "
+         << literal(op.value, op.type.dtype) << ", dtype=" << torchDType(op.type.dtype)
+         << device() << ")\n";
+      return;
+    case RefFn::Arange: {
       int64_t dim = ints("dim")[0];
       os << out << "torch.arange(" << size(op.type.shape.at(dim))
          << ", dtype=torch.int64" << device() << ").reshape"
          << shapeArgs(op.type.shape) << "\n";
-    } else if (fn == "where") {
+      return;
+    }
+    case RefFn::DimSize:
+      os << out << "torch.tensor(" << name(op.args[0]) << ".shape[" << ints("dim")[0]
+         << "], dtype=torch.int64" << device() << ")\n";
+      return;
+    case RefFn::DivTrunc:
+    case RefFn::DivFloor:
+      os << out << "torch.div(" << arg(op, 0) << ", " << arg(op, 1) << ", rounding_mode='"
+         << (op.fn == RefFn::DivTrunc ? "trunc" : "floor") << "')\n";
+      return;
+    case RefFn::Where:
       os << out << "torch.where(" << arg(op, 0) << ", " << arg(op, 1) << ", "
          << arg(op, 2) << ")\n";
-    } else if (fn == "to") {
+      return;
+    case RefFn::To:
       os << out << arg(op, 0) << ".to(" << torchDType(op.type.dtype) << ")\n";
-    } else if (fn == "full") {
-      os << out << "torch.full(" << shape(op.type.shape) << ", "
-         << literal(op.value, op.type.dtype) << ", dtype=" << torchDType(op.type.dtype)
-         << device() << ")\n";
-    } else if (fn == "permute") {
+      return;
+    case RefFn::Permute:
       os << out << name(op.args[0]) << ".permute" << tuple(ints("dims")) << "\n";
-    } else if (fn == "reshape") {
+      return;
+    case RefFn::Reshape:
       os << out << name(op.args[0]) << ".reshape" << shapeArgs(op.type.shape) << "\n";
-    } else if (fn == "expand") {
+      return;
+    case RefFn::Expand:
       os << out << name(op.args[0]) << ".expand" << shapeArgs(op.type.shape) << "\n";
-    } else if ((fn == "amax" || fn == "amin") && op.type.dtype == DType::Bool) {
-      // On booleans the largest is torch.any and the smallest torch.all,
-      // which torch-mlir lowers back to the `or` and `and` reductions that
-      // gave them (its amax of booleans is another lowering).
-      os << out << oneDimAtATime(fn == "amax" ? "any" : "all", op.args[0], ints("dims"))
-         << "\n";
-    } else if (fn == "sum" || fn == "amax" || fn == "amin") {
-      os << out << "torch." << fn << "(" << name(op.args[0])
+      return;
+    case RefFn::Slice:
+      os << out << name(op.args[0]) << "[" << slices(op) << "]\n";
+      return;
+    case RefFn::InsertSlice:
+      os << out << name(op.args[1]) << ".clone()\n";
+      os << "        " << name(id) << "[" << slices(op) << "] = " << name(op.args[0])
+         << ".reshape(" << name(id) << "[" << slices(op) << "].shape)\n";
+      return;
+    case RefFn::Pad: {
+      // F.pad lists (low, high) pairs from the last dimension backwards.
+      std::vector<int64_t> pairs;
+      const auto &low = ints("low"), &high = ints("high");
+      for (size_t d = low.size(); d-- > 0;) {
+        pairs.push_back(low[d]);
+        pairs.push_back(high[d]);
+      }
+      os << out << "torch.nn.functional.pad(" << name(op.args[0]) << ", " << tuple(pairs)
+         << ", value=" << literal(op.value, op.type.dtype) << ")\n";
+      return;
+    }
+    case RefFn::Cat:
+      os << out << "torch.cat([";
+      for (size_t i = 0; i < op.args.size(); ++i)
+        os << (i ? ", " : "") << name(op.args[i]);
+      os << "], dim=" << ints("dim")[0] << ")\n";
+      return;
+    case RefFn::Sum:
+    case RefFn::Amax:
+    case RefFn::Amin:
+      if (op.fn != RefFn::Sum && op.type.dtype == DType::Bool) {
+        // On booleans the largest is torch.any and the smallest torch.all,
+        // which torch-mlir lowers back to the `or` and `and` reductions that
+        // gave them (its amax of booleans is another lowering).
+        os << out
+           << oneDimAtATime(op.fn == RefFn::Amax ? "any" : "all", op.args[0], ints("dims"))
+           << "\n";
+        return;
+      }
+      os << out << "torch." << refFnName(op.fn) << "(" << name(op.args[0])
          << ", dim=" << tuple(ints("dims")) << ")\n";
-    } else if (fn == "argmax" || fn == "argmin") {
-      os << out << "torch." << fn << "(" << name(op.args[0])
-         << ", dim=" << ints("dim")[0] << ")\n";
-    } else if (fn == "prod") {
+      return;
+    case RefFn::Prod:
       os << out << oneDimAtATime("prod", op.args[0], ints("dims")) << "\n";
-    } else if (fn == "matmul") {
+      return;
+    case RefFn::Argmax:
+    case RefFn::Argmin:
+      os << out << "torch." << refFnName(op.fn) << "(" << name(op.args[0])
+         << ", dim=" << ints("dim")[0] << ")\n";
+      return;
+    case RefFn::Logsumexp:
+      os << out << "torch.logsumexp(" << name(op.args[0]) << ", dim=" << tuple(ints("dims"))
+         << ")\n";
+      return;
+    case RefFn::Matmul:
       os << out << "torch.matmul(" << name(op.args[0]) << ", " << name(op.args[1])
          << ")\n";
-    } else if (fn == "conv") {
+      return;
+    case RefFn::Conv: {
       size_t spatial = program.typeOf(op.args[0]).shape.size() - 2;
       os << out << "torch.nn.functional.conv" << spatial << "d(" << name(op.args[0])
          << ", " << name(op.args[1]) << ", stride=" << tuple(ints("stride"))
          << ", padding=" << tuple(ints("padding"))
          << ", dilation=" << tuple(ints("dilation"))
          << ", groups=" << ints("groups")[0] << ")\n";
-    } else if (fn == "max_pool") {
+      return;
+    }
+    case RefFn::MaxPool: {
       size_t spatial = ints("kernel").size();
       os << out << "torch.nn.functional.max_pool" << spatial << "d(" << name(op.args[0])
          << ", kernel_size=" << tuple(ints("kernel")) << ", stride=" << tuple(ints("stride"))
          << ", padding=" << tuple(ints("padding"))
          << ", dilation=" << tuple(ints("dilation")) << ")\n";
-    } else if (fn == "sum_pool") {
+      return;
+    }
+    case RefFn::SumPool: {
       size_t spatial = ints("kernel").size();
       os << out << "torch.nn.functional.avg_pool" << spatial << "d(" << name(op.args[0])
          << ", kernel_size=" << tuple(ints("kernel")) << ", stride=" << tuple(ints("stride"))
@@ -306,69 +331,55 @@ private:
         os << ") * " << ints("kernel")[0] << "\n";
       else
         os << ", divisor_override=1)\n";
-    } else if (fn == "pad") {
-      // F.pad lists (low, high) pairs from the last dimension backwards.
-      std::vector<int64_t> pairs;
-      const auto &low = ints("low"), &high = ints("high");
-      for (size_t d = low.size(); d-- > 0;) {
-        pairs.push_back(low[d]);
-        pairs.push_back(high[d]);
-      }
-      os << out << "torch.nn.functional.pad(" << name(op.args[0]) << ", "
-         << tuple(pairs) << ", value=" << literal(op.value, op.type.dtype) << ")\n";
-    } else if (fn == "slice") {
-      os << out << name(op.args[0]) << "[" << slices(op) << "]\n";
-    } else if (fn == "insert_slice") {
-      os << out << name(op.args[1]) << ".clone()\n";
-      os << "        " << name(id) << "[" << slices(op) << "] = " << name(op.args[0])
-         << ".reshape(" << name(id) << "[" << slices(op) << "].shape)\n";
-    } else if (fn == "index") {
+      return;
+    }
+    case RefFn::Index:
       os << out << name(op.args[0]) << "[";
       for (size_t i = 1; i < op.args.size(); ++i)
         os << (i > 1 ? ", " : "") << name(op.args[i]);
       os << "]\n";
-    } else if (auto it = compoundCalls().find(fn); it != compoundCalls().end()) {
-      os << out << it->second.first << "(" << name(op.args[0]) << it->second.second;
-      if (fn == "softplus" && op.value != 20)
-        os << ", threshold=" << pythonFloat(op.value);
-      if (fn == "leaky_relu")
-        os << ", negative_slope=" << pythonFloat(op.value);
-      if ((fn == "elu" || fn == "celu") && op.value != 1)
-        os << ", alpha=" << pythonFloat(op.value);
-      os << ")  # " << compoundDefinition(fn, name(op.args[0]), pythonFloat(op.value)) << "\n";
-    } else if (fn == "softmax" || fn == "log_softmax") {
-      os << out << "torch." << fn << "(" << name(op.args[0]) << ", dim=" << ints("dim")[0]
-         << ")\n";
-    } else if (fn == "index_put") {
+      return;
+    case RefFn::IndexPut:
       os << out << name(op.args[0]) << ".index_put(tuple(" << name(op.args[1])
          << ".long().unbind(1)), " << name(op.args[2])
          << ", accumulate=" << (ints("accumulate")[0] ? "True" : "False") << ")\n";
-    } else if (fn == "index_reduce") {
+      return;
+    case RefFn::IndexReduce:
       os << out << name(op.args[0]) << ".index_reduce(0, " << name(op.args[1]) << ", "
          << name(op.args[2]) << ", '"
          << indexReductionName(static_cast<IndexReduction>(ints("reduce")[0]))
          << "', include_self=True)\n";
-    } else if (fn == "argsort") {
+      return;
+    case RefFn::Argsort:
       // Stable: equal elements keep their order, as torch-mlir's sort does.
       os << out << "torch.argsort(" << name(op.args[0]) << ", dim=" << ints("dim")[0]
          << ", descending=" << (ints("descending")[0] ? "True" : "False")
          << ", stable=True)\n";
-    } else if (fn == "cumsum" || fn == "cumprod") {
+      return;
+    case RefFn::Cumsum:
+    case RefFn::Cumprod: {
       // The result's dtype where torch's default is another (it widens
       // integers to int64); left out where it is the same, as users write
       // it: torch-mlir lowers no cumprod that names its dtype.
       DType source = program.typeOf(op.args[0]).dtype;
       DType byDefault = isFloatingPoint(source) ? source : DType::Int64;
-      os << out << "torch." << fn << "(" << name(op.args[0]) << ", dim=" << ints("dim")[0];
+      os << out << "torch." << refFnName(op.fn) << "(" << name(op.args[0])
+         << ", dim=" << ints("dim")[0];
       if (op.type.dtype != byDefault)
         os << ", dtype=" << torchDType(op.type.dtype);
       os << ")\n";
-    } else if (fn == "logsumexp") {
-      os << out << "torch.logsumexp(" << name(op.args[0]) << ", dim=" << tuple(ints("dims"))
-         << ")\n";
-    } else if (fn == "layer_norm" || fn == "rms_norm") {
+      return;
+    }
+    case RefFn::Softmax:
+    case RefFn::LogSoftmax:
+      os << out << "torch." << refFnName(op.fn) << "(" << name(op.args[0])
+         << ", dim=" << ints("dim")[0] << ")\n";
+      return;
+    case RefFn::LayerNorm:
+    case RefFn::RmsNorm:
       printNorm(os, out, op);
-    } else if (fn == "group_norm") {
+      return;
+    case RefFn::GroupNorm: {
       // The parameters as nn.GroupNorm holds them: one value per channel.
       int64_t channels = program.typeOf(op.args[0]).shape.at(1);
       auto perChannel = [&](int v) {
@@ -379,14 +390,27 @@ private:
       os << out << "torch.nn.functional.group_norm(" << name(op.args[0]) << ", "
          << ints("groups")[0] << ", " << perChannel(op.args[1]) << ", "
          << perChannel(op.args[2]) << ", eps=" << pythonFloat(op.value) << ")\n";
-    } else if (fn == "cat") {
-      os << out << "torch.cat([";
-      for (size_t i = 0; i < op.args.size(); ++i)
-        os << (i ? ", " : "") << name(op.args[i]);
-      os << "], dim=" << ints("dim")[0] << ")\n";
-    } else {
-      os << out << "None  # unknown operation " << fn << "\n";
+      return;
     }
+    }
+  }
+
+  /// F.<call>(x<after>[, <param>=value]), the definition beside it: the call
+  /// alone hides the math a kernel has to write (F.mish), so the printed
+  /// program carries it, in elementary functions of X and the parameter A,
+  /// as the call's comment. The parameter is spelled where it is not the
+  /// default (a NaN default: always).
+  void printCompound(std::ostream &os, const std::string &out, const RefOp &op,
+                     const char *call, const char *after, const char *param,
+                     double byDefault, const char *definition) const {
+    std::string x = name(op.args[0]), a = pythonFloat(op.value);
+    os << out << "torch.nn.functional." << call << "(" << x << after;
+    if (*param && !(op.value == byDefault))
+      os << ", " << param << "=" << a;
+    os << ")  # ";
+    for (const char *c = definition; *c; ++c)
+      os << (*c == 'X' ? x : *c == 'A' ? a : std::string(1, *c));
+    os << "\n";
   }
 
   /// F.layer_norm(x, shape, weight, bias, eps=...) and F.rms_norm(x, shape,
@@ -399,56 +423,11 @@ private:
     auto param = [&](int64_t present) {
       return present ? name(op.args[next++]) : std::string("None");
     };
-    os << out << "torch.nn.functional." << op.fn << "(" << name(op.args[0]) << ", "
+    os << out << "torch.nn.functional." << refFnName(op.fn) << "(" << name(op.args[0]) << ", "
        << shape(std::vector<int64_t>(x.end() - k, x.end())) << ", " << param(affine[0]);
-    if (op.fn == "layer_norm")
+    if (op.fn == RefFn::LayerNorm)
       os << ", " << param(affine[1]);
     os << ", eps=" << pythonFloat(op.value) << ")\n";
-  }
-
-  /// Compound elementwise functions: the call and what follows the argument.
-  static const std::map<std::string, std::pair<std::string, std::string>> &compoundCalls() {
-    static const std::map<std::string, std::pair<std::string, std::string>> table = {
-        {"silu", {"torch.nn.functional.silu", ""}},
-        {"gelu", {"torch.nn.functional.gelu", ""}},
-        {"gelu_tanh", {"torch.nn.functional.gelu", ", approximate='tanh'"}},
-        {"softplus", {"torch.nn.functional.softplus", ""}},
-        {"mish", {"torch.nn.functional.mish", ""}},
-        {"hardsigmoid", {"torch.nn.functional.hardsigmoid", ""}},
-        {"hardswish", {"torch.nn.functional.hardswish", ""}},
-        {"leaky_relu", {"torch.nn.functional.leaky_relu", ""}},
-        {"elu", {"torch.nn.functional.elu", ""}},
-        {"selu", {"torch.nn.functional.selu", ""}},
-        {"celu", {"torch.nn.functional.celu", ""}},
-        {"relu6", {"torch.nn.functional.relu6", ""}},
-        {"logsigmoid", {"torch.nn.functional.logsigmoid", ""}}};
-    return table;
-  }
-
-  /// What a compound function computes, as a torch expression of its
-  /// argument X (and its parameter A) in elementary functions: the call
-  /// alone hides the math a kernel has to write (F.mish), so the printed
-  /// program carries it as the call's comment.
-  static std::string compoundDefinition(const std::string &fn, const std::string &x,
-                                        const std::string &a) {
-    static const std::map<std::string, std::string> table = {
-        {"silu", "X * sigmoid(X)"},
-        {"gelu", "0.5 * X * (1 + erf(X * 0.7071067811865476))"},
-        {"gelu_tanh", "0.5 * X * (1 + tanh(0.7978845608028654 * (X + 0.044715 * X ** 3)))"},
-        {"softplus", "where(X > A, X, log1p(exp(X)))"},
-        {"mish", "X * tanh(log1p(exp(X)))"},
-        {"hardsigmoid", "clamp(X / 6 + 0.5, 0, 1)"},
-        {"hardswish", "X * clamp(X + 3, 0, 6) / 6"},
-        {"leaky_relu", "where(X > 0, X, A * X)"},
-        {"elu", "where(X > 0, X, A * expm1(X))"},
-        {"selu", "1.0507009873554805 * where(X > 0, X, 1.6732632423543772 * expm1(X))"},
-        {"celu", "where(X > 0, X, A * expm1(X / A))"},
-        {"relu6", "clamp(X, 0, 6)"},
-        {"logsigmoid", "clamp(X, max=0) - log1p(exp(-abs(X)))"}};
-    std::string out;
-    for (char c : table.at(fn))
-      out += c == 'X' ? x : c == 'A' ? a : std::string(1, c);
-    return out;
   }
 
   std::string slices(const RefOp &op) const {
@@ -477,25 +456,28 @@ private:
 bool isScalarValue(const ReferenceProgram &program, int id) {
   int n = static_cast<int>(program.inputs.size());
   return id >= n && id < n + static_cast<int>(program.ops.size()) &&
-         program.ops[id - n].fn == "scalar";
+         program.ops[id - n].fn == RefFn::Scalar;
 }
 
 bool isLiteralOperand(const ReferenceProgram &program, const RefOp &op,
                       size_t index) {
   if (index >= op.args.size() || !isScalarValue(program, op.args[index]))
     return false;
-  const std::string &fn = op.fn;
-  if (fn == "where")
+  if (op.fn == RefFn::Where)
     return index > 0 && !isScalarValue(program, op.args[0]);
   if (op.args.size() != 2 || isScalarValue(program, op.args[1 - index]))
     return false;
   // Positions where torch's Python binding takes a number for a tensor.
-  static const std::set<std::string> numberFirst = {"add", "sub", "mul", "div",
-                                                    "pow"};
-  static const std::set<std::string> numberSecond = {
-      "add", "sub", "mul", "div", "pow", "remainder",
-      "gt",  "ge",  "lt",  "le",  "eq",  "ne"};
-  return index == 0 ? numberFirst.count(fn) > 0 : numberSecond.count(fn) > 0;
+  switch (refFnInfo(op.fn).numbers) {
+  case RefNumbers::Tensors:
+    return false;
+  case RefNumbers::ScalarSecond:
+    return index == 1;
+  case RefNumbers::ScalarEither:
+  case RefNumbers::Wrapped:
+    return true;
+  }
+  return false;
 }
 
 std::string renderPythonModel(const ReferenceProgram &program) {

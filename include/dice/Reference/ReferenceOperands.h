@@ -8,10 +8,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DICE_SCAFFOLD_REFERENCEOPERANDS_H
-#define DICE_SCAFFOLD_REFERENCEOPERANDS_H
+#ifndef DICE_REFERENCE_REFERENCEOPERANDS_H
+#define DICE_REFERENCE_REFERENCEOPERANDS_H
 
-#include "dice/Scaffold/ReferenceProgram.h"
+#include "dice/Reference/ReferenceProgram.h"
 
 #include <cstddef>
 
@@ -32,4 +32,4 @@ bool isLiteralOperand(const ReferenceProgram &program, const RefOp &op,
 
 } // namespace dice
 
-#endif // DICE_SCAFFOLD_REFERENCEOPERANDS_H
+#endif // DICE_REFERENCE_REFERENCEOPERANDS_H

@@ -6,14 +6,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dice/Scaffold/AtenExecutor.h"
-#include "dice/Scaffold/ReferenceOperands.h"
+#include "dice/Reference/AtenExecutor.h"
+#include "dice/Reference/ReferenceOperands.h"
 
 #include <ATen/ATen.h>
 #include <ATen/ScalarOps.h>
 
-#include <functional>
-#include <map>
 #include <sstream>
 
 namespace dice {
@@ -59,130 +57,23 @@ struct Operand {
   }
 };
 
-using Unary = std::function<at::Tensor(const at::Tensor &)>;
-
-/// Compound elementwise functions (RaiseCompoundOps.h), as torch.nn.functional
-/// calls them.
-const std::map<std::string, Unary> &compoundOps() {
-  static const std::map<std::string, Unary> table = {
-      {"silu", [](const at::Tensor &a) { return at::silu(a); }},
-      {"gelu", [](const at::Tensor &a) { return at::gelu(a); }},
-      {"gelu_tanh", [](const at::Tensor &a) { return at::gelu(a, "tanh"); }},
-      {"mish", [](const at::Tensor &a) { return at::mish(a); }},
-      {"hardsigmoid", [](const at::Tensor &a) { return at::hardsigmoid(a); }},
-      {"hardswish", [](const at::Tensor &a) { return at::hardswish(a); }},
-      {"selu", [](const at::Tensor &a) { return at::selu(a); }},
-      {"relu6", [](const at::Tensor &a) { return at::relu6(a); }},
-      {"logsigmoid", [](const at::Tensor &a) { return at::log_sigmoid(a); }}};
-  return table;
-}
-
-const std::map<std::string, Unary> &unaryOps() {
-  static const std::map<std::string, Unary> table = {
-      {"neg", [](const at::Tensor &a) { return at::neg(a); }},
-      {"exp", [](const at::Tensor &a) { return at::exp(a); }},
-      {"exp2", [](const at::Tensor &a) { return at::exp2(a); }},
-      {"log", [](const at::Tensor &a) { return at::log(a); }},
-      {"log1p", [](const at::Tensor &a) { return at::log1p(a); }},
-      {"expm1", [](const at::Tensor &a) { return at::expm1(a); }},
-      {"tanh", [](const at::Tensor &a) { return at::tanh(a); }},
-      {"sqrt", [](const at::Tensor &a) { return at::sqrt(a); }},
-      {"rsqrt", [](const at::Tensor &a) { return at::rsqrt(a); }},
-      {"erf", [](const at::Tensor &a) { return at::erf(a); }},
-      {"abs", [](const at::Tensor &a) { return at::abs(a); }},
-      {"sin", [](const at::Tensor &a) { return at::sin(a); }},
-      {"cos", [](const at::Tensor &a) { return at::cos(a); }},
-      {"tan", [](const at::Tensor &a) { return at::tan(a); }},
-      {"floor", [](const at::Tensor &a) { return at::floor(a); }},
-      {"ceil", [](const at::Tensor &a) { return at::ceil(a); }},
-      {"round", [](const at::Tensor &a) { return at::round(a); }},
-      {"trunc", [](const at::Tensor &a) { return at::trunc(a); }},
-      {"sigmoid", [](const at::Tensor &a) { return at::sigmoid(a); }},
-      {"atan", [](const at::Tensor &a) { return at::atan(a); }},
-      {"asin", [](const at::Tensor &a) { return at::asin(a); }},
-      {"acos", [](const at::Tensor &a) { return at::acos(a); }},
-      {"sinh", [](const at::Tensor &a) { return at::sinh(a); }},
-      {"cosh", [](const at::Tensor &a) { return at::cosh(a); }},
-      {"asinh", [](const at::Tensor &a) { return at::asinh(a); }},
-      {"acosh", [](const at::Tensor &a) { return at::acosh(a); }},
-      {"atanh", [](const at::Tensor &a) { return at::atanh(a); }},
-      {"log2", [](const at::Tensor &a) { return at::log2(a); }},
-      {"log10", [](const at::Tensor &a) { return at::log10(a); }},
-      {"logical_not", [](const at::Tensor &a) { return at::logical_not(a); }},
-      {"bitwise_not", [](const at::Tensor &a) { return at::bitwise_not(a); }},
-      {"reciprocal", [](const at::Tensor &a) { return at::reciprocal(a); }},
-  };
-  return table;
-}
-
-using Binary = std::function<at::Tensor(const Operand &, const Operand &)>;
-
-/// A binary op whose Python call takes a number only as its second operand
-/// (an at::Scalar overload).
-template <typename TensorFn, typename ScalarFn>
-Binary numberSecond(TensorFn tensorFn, ScalarFn scalarFn) {
-  return [=](const Operand &a, const Operand &b) {
-    return b.number ? scalarFn(a.tensor, *b.number)
-                    : tensorFn(a.tensor, b.tensor);
-  };
-}
-
-const std::map<std::string, Binary> &binaryOps() {
-  using T = const at::Tensor &;
-  using S = const at::Scalar &;
-  // add/sub/mul/div take numbers on either side as wrapped 0-d tensors.
-  auto wrapped = [](auto fn) -> Binary {
-    return [=](const Operand &a, const Operand &b) {
-      return fn(a.asTensor(), b.asTensor());
-    };
-  };
-  auto tensors = [](auto fn) -> Binary {
-    return [=](const Operand &a, const Operand &b) {
-      return fn(a.tensor, b.tensor);
-    };
-  };
-  static const std::map<std::string, Binary> table = {
-      {"add", wrapped([](T a, T b) { return at::add(a, b); })},
-      {"sub", wrapped([](T a, T b) { return at::sub(a, b); })},
-      {"mul", wrapped([](T a, T b) { return at::mul(a, b); })},
-      {"div", wrapped([](T a, T b) { return at::div(a, b); })},
-      {"pow",
-       [](const Operand &a, const Operand &b) {
-         if (a.number)
-           return at::pow(*a.number, b.tensor);
-         return b.number ? at::pow(a.tensor, *b.number)
-                         : at::pow(a.tensor, b.tensor);
-       }},
-      {"div_trunc", tensors([](T a, T b) { return at::div(a, b, "trunc"); })},
-      {"div_floor", tensors([](T a, T b) { return at::div(a, b, "floor"); })},
-      {"bitwise_and", tensors([](T a, T b) { return at::bitwise_and(a, b); })},
-      {"bitwise_or", tensors([](T a, T b) { return at::bitwise_or(a, b); })},
-      {"bitwise_xor", tensors([](T a, T b) { return at::bitwise_xor(a, b); })},
-      {"shift_left",
-       tensors([](T a, T b) { return at::bitwise_left_shift(a, b); })},
-      {"shift_right",
-       tensors([](T a, T b) { return at::bitwise_right_shift(a, b); })},
-      {"remainder", numberSecond([](T a, T b) { return at::fmod(a, b); },
-                                 [](T a, S b) { return at::fmod(a, b); })},
-      {"gt", numberSecond([](T a, T b) { return at::gt(a, b); },
-                          [](T a, S b) { return at::gt(a, b); })},
-      {"ge", numberSecond([](T a, T b) { return at::ge(a, b); },
-                          [](T a, S b) { return at::ge(a, b); })},
-      {"lt", numberSecond([](T a, T b) { return at::lt(a, b); },
-                          [](T a, S b) { return at::lt(a, b); })},
-      {"le", numberSecond([](T a, T b) { return at::le(a, b); },
-                          [](T a, S b) { return at::le(a, b); })},
-      {"eq", numberSecond([](T a, T b) { return at::eq(a, b); },
-                          [](T a, S b) { return at::eq(a, b); })},
-      {"ne", numberSecond([](T a, T b) { return at::ne(a, b); },
-                          [](T a, S b) { return at::ne(a, b); })},
-      {"maximum", tensors([](T a, T b) { return at::maximum(a, b); })},
-      {"minimum", tensors([](T a, T b) { return at::minimum(a, b); })},
-      {"atan2", tensors([](T a, T b) { return at::atan2(a, b); })},
-      {"logical_and", tensors([](T a, T b) { return at::logical_and(a, b); })},
-      {"logical_or", tensors([](T a, T b) { return at::logical_or(a, b); })},
-  };
-  return table;
+/// A binary function's operands as ATen receives them where torch's Python
+/// binding takes a number (RefNumbers): `call` is instantiated only with
+/// the operand types the rule can pass, so a function without an at::Scalar
+/// overload needs none.
+template <RefNumbers Numbers, typename Call>
+at::Tensor binary(const Operand &a, const Operand &b, Call call) {
+  if constexpr (Numbers == RefNumbers::Wrapped) {
+    return call(a.asTensor(), b.asTensor());
+  } else if constexpr (Numbers == RefNumbers::ScalarEither) {
+    if (a.number)
+      return call(*a.number, b.tensor);
+    return b.number ? call(a.tensor, *b.number) : call(a.tensor, b.tensor);
+  } else if constexpr (Numbers == RefNumbers::ScalarSecond) {
+    return b.number ? call(a.tensor, *b.number) : call(a.tensor, b.tensor);
+  } else {
+    return call(a.tensor, b.tensor);
+  }
 }
 
 /// A failed attribute or operand check inside an op; caught per op.
@@ -200,7 +91,7 @@ public:
     values = inputs;
     for (size_t i = 0; i < program.ops.size(); ++i) {
       const RefOp &op = program.ops[i];
-      std::string where = "op " + std::to_string(i) + " ('" + op.fn + "')";
+      std::string where = "op " + std::to_string(i) + " ('" + refFnName(op.fn) + "')";
       at::Tensor result;
       try {
         result = apply(op);
@@ -292,32 +183,38 @@ private:
   }
 
   at::Tensor apply(const RefOp &op) const {
-    const std::string &fn = op.fn;
-    if (fn == "scalar")
-      return at::scalar_tensor(numberOf(op.value, op.type.dtype),
-                               options(op.type.dtype));
-    if (fn == "full")
+    switch (op.fn) {
+#define DICE_REF_UNARY(Enum, Name, Torch, Aten)                                            \
+  case RefFn::Enum:                                                                        \
+    return at::Aten(arg(op, 0));
+#define DICE_REF_BINARY(Enum, Name, Torch, Aten, Numbers)                                  \
+  case RefFn::Enum:                                                                        \
+    return binary<RefNumbers::Numbers>(operand(op, 0), operand(op, 1),                    \
+                                       [](const auto &a, const auto &b) { return at::Aten(a, b); });
+#include "dice/Reference/RefOps.def"
+    case RefFn::Scalar:
+      return at::scalar_tensor(numberOf(op.value, op.type.dtype), options(op.type.dtype));
+    case RefFn::Full:
       return at::full(op.type.shape, numberOf(op.value, op.type.dtype),
                       options(op.type.dtype));
-    if (fn == "dim_size") {
+    case RefFn::DimSize: {
       at::Tensor a = arg(op, 0);
       int64_t dim = single(op, "dim");
       if (dim < 0 || dim >= a.dim())
         throw OpError{"dim is not a dimension of its argument"};
       return at::scalar_tensor(a.size(dim), options(DType::Int64));
     }
-    if (fn == "arange") {
+    case RefFn::Arange: {
       int64_t dim = single(op, "dim");
       if (dim < 0 || dim >= static_cast<int64_t>(op.type.shape.size()))
         throw OpError{"dim is not a dimension of the result"};
-      return at::arange(op.type.shape[dim], options(DType::Int64))
-          .reshape(op.type.shape);
+      return at::arange(op.type.shape[dim], options(DType::Int64)).reshape(op.type.shape);
     }
-    if (auto it = unaryOps().find(fn); it != unaryOps().end())
-      return it->second(arg(op, 0));
-    if (auto it = binaryOps().find(fn); it != binaryOps().end())
-      return it->second(operand(op, 0), operand(op, 1));
-    if (fn == "where") {
+    case RefFn::DivTrunc:
+      return at::div(arg(op, 0), arg(op, 1), "trunc");
+    case RefFn::DivFloor:
+      return at::div(arg(op, 0), arg(op, 1), "floor");
+    case RefFn::Where: {
       Operand a = operand(op, 1), b = operand(op, 2);
       const at::Tensor &cond = arg(op, 0);
       if (a.number && b.number)
@@ -328,25 +225,37 @@ private:
         return at::where(cond, a.tensor, *b.number);
       return at::where(cond, a.tensor, b.tensor);
     }
-    if (fn == "to")
+    case RefFn::To:
       return arg(op, 0).to(toScalarType(op.type.dtype));
-    if (fn == "permute")
+    case RefFn::Permute:
       return arg(op, 0).permute(ints(op, "dims"));
-    if (fn == "reshape")
+    case RefFn::Reshape:
       return arg(op, 0).reshape(op.type.shape);
-    if (fn == "expand")
+    case RefFn::Expand:
       return arg(op, 0).expand(op.type.shape);
-    if (fn == "sum")
+    case RefFn::Slice:
+      return sliceView(op, arg(op, 0));
+    case RefFn::InsertSlice: {
+      at::Tensor result = arg(op, 1).clone();
+      at::Tensor window = sliceView(op, result);
+      window.copy_(arg(op, 0).reshape(window.sizes()));
+      return result;
+    }
+    case RefFn::Pad:
+      return pad(op);
+    case RefFn::Cat: {
+      std::vector<at::Tensor> parts;
+      for (size_t i = 0; i < op.args.size(); ++i)
+        parts.push_back(arg(op, i));
+      return at::cat(parts, single(op, "dim"));
+    }
+    case RefFn::Sum:
       return at::sum(arg(op, 0), ints(op, "dims"));
-    if (fn == "amax")
+    case RefFn::Amax:
       return at::amax(arg(op, 0), ints(op, "dims"));
-    if (fn == "amin")
+    case RefFn::Amin:
       return at::amin(arg(op, 0), ints(op, "dims"));
-    if (fn == "argmax")
-      return at::argmax(arg(op, 0), ints(op, "dim")[0]);
-    if (fn == "argmin")
-      return at::argmin(arg(op, 0), ints(op, "dim")[0]);
-    if (fn == "prod") {
+    case RefFn::Prod: {
       // One dim at a time, in reverse order, as the printer spells it.
       at::Tensor a = arg(op, 0);
       const auto &dims = ints(op, "dims");
@@ -354,47 +263,27 @@ private:
         a = at::prod(a, *d);
       return a;
     }
-    if (fn == "matmul")
+    case RefFn::Argmax:
+      return at::argmax(arg(op, 0), ints(op, "dim")[0]);
+    case RefFn::Argmin:
+      return at::argmin(arg(op, 0), ints(op, "dim")[0]);
+    case RefFn::Logsumexp:
+      return at::logsumexp(arg(op, 0), ints(op, "dims"));
+    case RefFn::Matmul:
       return at::matmul(arg(op, 0), arg(op, 1));
-    if (fn == "conv")
+    case RefFn::Conv:
       return conv(op);
-    if (fn == "max_pool")
+    case RefFn::MaxPool:
       return maxPool(op);
-    if (fn == "sum_pool")
+    case RefFn::SumPool:
       return sumPool(op);
-    if (fn == "pad")
-      return pad(op);
-    if (fn == "slice")
-      return sliceView(op, arg(op, 0));
-    if (fn == "insert_slice") {
-      at::Tensor result = arg(op, 1).clone();
-      at::Tensor window = sliceView(op, result);
-      window.copy_(arg(op, 0).reshape(window.sizes()));
-      return result;
-    }
-    if (fn == "index") {
+    case RefFn::Index: {
       c10::List<std::optional<at::Tensor>> indices;
       for (size_t i = 1; i < op.args.size(); ++i)
         indices.push_back(arg(op, i));
       return at::index(arg(op, 0), indices);
     }
-    if (auto it = compoundOps().find(fn); it != compoundOps().end())
-      return it->second(arg(op, 0));
-    if (fn == "softplus")
-      return at::softplus(arg(op, 0), /*beta=*/1, op.value);
-    if (fn == "leaky_relu")
-      return at::leaky_relu(arg(op, 0), op.value);
-    if (fn == "elu")
-      return at::elu(arg(op, 0), op.value);
-    if (fn == "celu")
-      return at::celu(arg(op, 0), op.value);
-    if (fn == "softmax")
-      return at::softmax(arg(op, 0), single(op, "dim"));
-    if (fn == "log_softmax")
-      return at::log_softmax(arg(op, 0), single(op, "dim"));
-    if (fn == "logsumexp")
-      return at::logsumexp(arg(op, 0), ints(op, "dims"));
-    if (fn == "index_put") {
+    case RefFn::IndexPut: {
       // Column j of the indices indexes dimension j.
       c10::List<std::optional<at::Tensor>> positions;
       for (const at::Tensor &column : arg(op, 1).to(at::kLong).unbind(1))
@@ -402,32 +291,58 @@ private:
       return at::index_put(arg(op, 0), positions, arg(op, 2),
                            single(op, "accumulate") != 0);
     }
-    if (fn == "index_reduce")
+    case RefFn::IndexReduce:
       return at::index_reduce(
           arg(op, 0), 0, arg(op, 1), arg(op, 2),
           indexReductionName(static_cast<IndexReduction>(single(op, "reduce"))),
           /*include_self=*/true);
-    if (fn == "argsort")
+    case RefFn::Argsort:
       return at::argsort(arg(op, 0), /*stable=*/true, single(op, "dim"),
                          single(op, "descending") != 0);
-    if (fn == "cumsum")
+    case RefFn::Cumsum:
       return at::cumsum(arg(op, 0), single(op, "dim"), toScalarType(op.type.dtype));
-    if (fn == "cumprod")
+    case RefFn::Cumprod:
       return at::cumprod(arg(op, 0), single(op, "dim"), toScalarType(op.type.dtype));
-    if (fn == "layer_norm" || fn == "rms_norm")
+    case RefFn::Silu:
+      return at::silu(arg(op, 0));
+    case RefFn::Gelu:
+      return at::gelu(arg(op, 0));
+    case RefFn::GeluTanh:
+      return at::gelu(arg(op, 0), "tanh");
+    case RefFn::Softplus:
+      return at::softplus(arg(op, 0), /*beta=*/1, /*threshold=*/op.value);
+    case RefFn::Mish:
+      return at::mish(arg(op, 0));
+    case RefFn::Hardsigmoid:
+      return at::hardsigmoid(arg(op, 0));
+    case RefFn::Hardswish:
+      return at::hardswish(arg(op, 0));
+    case RefFn::LeakyRelu:
+      return at::leaky_relu(arg(op, 0), op.value);
+    case RefFn::Elu:
+      return at::elu(arg(op, 0), op.value);
+    case RefFn::Selu:
+      return at::selu(arg(op, 0));
+    case RefFn::Celu:
+      return at::celu(arg(op, 0), op.value);
+    case RefFn::Relu6:
+      return at::relu6(arg(op, 0));
+    case RefFn::Logsigmoid:
+      return at::log_sigmoid(arg(op, 0));
+    case RefFn::Softmax:
+      return at::softmax(arg(op, 0), single(op, "dim"));
+    case RefFn::LogSoftmax:
+      return at::log_softmax(arg(op, 0), single(op, "dim"));
+    case RefFn::LayerNorm:
+    case RefFn::RmsNorm:
       return norm(op);
-    if (fn == "group_norm") {
+    case RefFn::GroupNorm: {
       const at::Tensor &x = arg(op, 0);
       return at::group_norm(x, single(op, "groups"), arg(op, 1).reshape({x.size(1)}),
                             arg(op, 2).reshape({x.size(1)}), op.value);
     }
-    if (fn == "cat") {
-      std::vector<at::Tensor> parts;
-      for (size_t i = 0; i < op.args.size(); ++i)
-        parts.push_back(arg(op, i));
-      return at::cat(parts, single(op, "dim"));
     }
-    throw OpError{"unknown operation"};
+    throw OpError{"unknown operation"}; // not reached: the switch is exhaustive
   }
 
   /// F.layer_norm / F.rms_norm over the input's trailing `normalized` dims.
@@ -447,7 +362,7 @@ private:
     };
     at::IntArrayRef shape = x.sizes().slice(x.dim() - k);
     std::optional<at::Tensor> weight = param(affine[0]);
-    if (op.fn == "rms_norm")
+    if (op.fn == RefFn::RmsNorm)
       return at::rms_norm(x, shape, weight, op.value);
     std::optional<at::Tensor> bias = param(affine[1]);
     return at::layer_norm(x, shape, weight, bias, op.value);

@@ -12,9 +12,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dice/Scaffold/ReferenceBuilder.h"
-#include "dice/Scaffold/RaiseCompoundOps.h"
-#include "dice/Scaffold/DynamicSizes.h"
+#include "dice/Reference/ReferenceBuilder.h"
+#include "dice/Reference/RaiseCompoundOps.h"
+#include "dice/Reference/DynamicSizes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -242,7 +242,7 @@ private:
       return std::nullopt;
     }
     if (auto it = empties.find(value); it != empties.end()) {
-      RefOp zeros{"full", {}, {}, 0, it->second};
+      RefOp zeros{RefFn::Full, {}, {}, 0, it->second};
       int id = program.add(zeros);
       values[value] = id;
       return id;
@@ -280,18 +280,18 @@ private:
         int id = dimSize(values[input], d);
         int64_t divisor = den * inputFactor;
         if (num % divisor == 0)
-          return scaleSize(id, num / divisor, "mul");
-        return scaleSize(scaleSize(id, num, "mul"), divisor, "div_trunc");
+          return scaleSize(id, num / divisor, RefFn::Mul);
+        return scaleSize(scaleSize(id, num, RefFn::Mul), divisor, RefFn::DivTrunc);
       }
     }
     return std::nullopt;
   }
 
   /// `fn(id, k)` for an int64 size `id`; `id` itself when k is 1.
-  int scaleSize(int id, int64_t k, const char *fn) {
+  int scaleSize(int id, int64_t k, RefFn fn) {
     if (k == 1)
       return id;
-    int constant = emit("scalar", {}, TensorType{{}, DType::Int64}, {}, static_cast<double>(k));
+    int constant = emit(RefFn::Scalar, {}, TensorType{{}, DType::Int64}, {}, static_cast<double>(k));
     return emit(fn, {id, constant}, TensorType{{}, DType::Int64});
   }
 
@@ -303,28 +303,28 @@ private:
   /// The constant that value `id` holds everywhere, if it is a full/scalar.
   std::optional<double> constantOf(int id) const {
     const RefOp *op = opOf(id);
-    if (op && (op->fn == "full" || op->fn == "scalar"))
+    if (op && (op->fn == RefFn::Full || op->fn == RefFn::Scalar))
       return op->value;
     return std::nullopt;
   }
 
-  int emit(std::string fn, std::vector<int> args, TensorType result,
+  int emit(RefFn fn, std::vector<int> args, TensorType result,
            std::map<std::string, std::vector<int64_t>> ints = {},
            double value = 0) {
-    return program.add(RefOp{std::move(fn), std::move(args), std::move(ints),
+    return program.add(RefOp{fn, std::move(args), std::move(ints),
                              value, std::move(result)});
   }
 
   /// Dimension `dim` of value `id` as a 0-d int64 value (a size a payload
   /// reads).
   int dimSize(int id, int64_t dim) {
-    return emit("dim_size", {id}, TensorType{{}, DType::Int64}, {{"dim", {dim}}});
+    return emit(RefFn::DimSize, {id}, TensorType{{}, DType::Int64}, {{"dim", {dim}}});
   }
 
   int reshape(int id, const std::vector<int64_t> &shape) {
     if (type(id).shape == shape)
       return id;
-    return emit("reshape", {id}, TensorType{shape, type(id).dtype});
+    return emit(RefFn::Reshape, {id}, TensorType{shape, type(id).dtype});
   }
 
   int permute(int id, const std::vector<int64_t> &dims) {
@@ -337,7 +337,7 @@ private:
     std::vector<int64_t> shape;
     for (int64_t d : dims)
       shape.push_back(t.shape[d]);
-    return emit("permute", {id}, TensorType{shape, t.dtype}, {{"dims", dims}});
+    return emit(RefFn::Permute, {id}, TensorType{shape, t.dtype}, {{"dims", dims}});
   }
 
   int expand(int id, const std::vector<int64_t> &shape) {
@@ -346,13 +346,13 @@ private:
       return id;
     if (t.shape.size() != shape.size())
       id = reshape(id, std::vector<int64_t>(shape.size(), 1));
-    return emit("expand", {id}, TensorType{shape, t.dtype});
+    return emit(RefFn::Expand, {id}, TensorType{shape, t.dtype});
   }
 
   int castTo(int id, DType dtype) {
     if (type(id).dtype == dtype)
       return id;
-    return emit("to", {id}, TensorType{type(id).shape, dtype});
+    return emit(RefFn::To, {id}, TensorType{type(id).shape, dtype});
   }
 
   static std::vector<int64_t> broadcastShape(const std::vector<int64_t> &a,
@@ -391,7 +391,7 @@ private:
     const TensorType &t = type(id);
     if (t.shape == shape)
       return id;
-    return emit("slice", {id}, TensorType{shape, t.dtype},
+    return emit(RefFn::Slice, {id}, TensorType{shape, t.dtype},
                 {{"offsets", std::vector<int64_t>(shape.size(), 0)},
                  {"sizes", shape},
                  {"strides", std::vector<int64_t>(shape.size(), 1)}});
@@ -400,7 +400,7 @@ private:
   /// Whether `init` is a fill with the integer identity of `combine`:
   /// the signed extremes of its width for maximum/minimum (int64's are no
   /// doubles), 0 for add, 1 for mul.
-  static bool isIntegerIdentity(Value init, StringRef combine) {
+  static bool isIntegerIdentity(Value init, RefFn combine) {
     auto fill = init.getDefiningOp<linalg::FillOp>();
     if (!fill)
       return false;
@@ -410,13 +410,13 @@ private:
       return false;
     const APInt &v = attr.getValue();
     unsigned width = v.getBitWidth();
-    if (combine == "maximum")
+    if (combine == RefFn::Maximum)
       return v == APInt::getSignedMinValue(width);
-    if (combine == "minimum")
+    if (combine == RefFn::Minimum)
       return v == APInt::getSignedMaxValue(width);
-    if (combine == "add")
+    if (combine == RefFn::Add)
       return v.isZero();
-    if (combine == "mul")
+    if (combine == RefFn::Mul)
       return v.isOne();
     return false;
   }
@@ -449,20 +449,20 @@ private:
   LogicalResult translateFill(linalg::FillOp op);
   LogicalResult translateContraction(linalg::LinalgOp op);
   LogicalResult translateConvolution(linalg::LinalgOp op);
-  LogicalResult translatePooling(linalg::LinalgOp op, StringRef fn,
-                                 double identity, StringRef combine,
+  LogicalResult translatePooling(linalg::LinalgOp op, RefFn fn,
+                                 double identity, RefFn combine,
                                  bool channelsLast = false);
   /// The pooling `fn` of `op`'s first input over windows of its second
   /// input's shape.
-  LogicalResult pool(linalg::LinalgOp op, StringRef fn, double identity,
-                     StringRef combine, bool channelsLast,
+  LogicalResult pool(linalg::LinalgOp op, RefFn fn, double identity,
+                     RefFn combine, bool channelsLast,
                      const std::vector<int64_t> &stride,
                      const std::vector<int64_t> &dilation);
   LogicalResult translateWindowGeneric(linalg::GenericOp op);
   /// `sum` plus the init of `op` (a convolution's: left out where it is
   /// zeros) as the op's result.
   LogicalResult accumulated(linalg::LinalgOp op, int sum) {
-    auto result = combineWithInit(op.getDpsInits()[0], sum, 0.0, "add");
+    auto result = combineWithInit(op.getDpsInits()[0], sum, 0.0, RefFn::Add);
     if (!result)
       return fail(op, error);
     values[op->getResult(0)] = *result;
@@ -497,7 +497,7 @@ private:
   /// Adds `init` to a contraction/pooling result unless the init is the
   /// combiner's identity everywhere.
   std::optional<int> combineWithInit(Value init, int result, double identity,
-                                     StringRef combine);
+                                     RefFn combine);
 
   // The general structured-op rule.
   std::optional<int> toIterationSpace(Operation *op, int id, AffineMap map,
@@ -610,24 +610,24 @@ LogicalResult Builder::translate(Operation *op) {
           })
       .Case<linalg::PoolingNchwMaxOp, linalg::PoolingNcwMaxOp>(
           [&](Operation *o) {
-            return translatePooling(mlir::cast<linalg::LinalgOp>(o), "max_pool",
+            return translatePooling(mlir::cast<linalg::LinalgOp>(o), RefFn::MaxPool,
                                     -std::numeric_limits<double>::infinity(),
-                                    "maximum");
+                                    RefFn::Maximum);
           })
       .Case<linalg::PoolingNchwSumOp, linalg::PoolingNcwSumOp>(
           [&](Operation *o) {
-            return translatePooling(mlir::cast<linalg::LinalgOp>(o), "sum_pool", 0.0,
-                                    "add");
+            return translatePooling(mlir::cast<linalg::LinalgOp>(o), RefFn::SumPool, 0.0,
+                                    RefFn::Add);
           })
       // Channels last (torch-mlir's 3-D pooling): the same pooling between
       // two permutes.
       .Case<linalg::PoolingNdhwcMaxOp>([&](Operation *o) {
-        return translatePooling(mlir::cast<linalg::LinalgOp>(o), "max_pool",
-                                -std::numeric_limits<double>::infinity(), "maximum",
+        return translatePooling(mlir::cast<linalg::LinalgOp>(o), RefFn::MaxPool,
+                                -std::numeric_limits<double>::infinity(), RefFn::Maximum,
                                 /*channelsLast=*/true);
       })
       .Case<linalg::PoolingNdhwcSumOp>([&](Operation *o) {
-        return translatePooling(mlir::cast<linalg::LinalgOp>(o), "sum_pool", 0.0, "add",
+        return translatePooling(mlir::cast<linalg::LinalgOp>(o), RefFn::SumPool, 0.0, RefFn::Add,
                                 /*channelsLast=*/true);
       })
       .Case<linalg::LinalgOp>([&](linalg::LinalgOp l) {
@@ -755,11 +755,11 @@ LogicalResult Builder::translateScatter(Operation *op) {
                     "index dimensions, which index_put does not express");
   std::vector<int64_t> slices = {u.shape[0]};
   slices.insert(slices.end(), o.shape.begin() + depth, o.shape.end());
-  int windows = counted ? emit("full", {}, TensorType{slices, u.dtype}, {}, *counted)
+  int windows = counted ? emit(RefFn::Full, {}, TensorType{slices, u.dtype}, {}, *counted)
                 : u.shape == slices ? *updates
                                     : reshape(*updates, slices);
   if (accumulate) {
-    values[op->getResult(0)] = emit("index_put", {*original, *indices, windows},
+    values[op->getResult(0)] = emit(RefFn::IndexPut, {*original, *indices, windows},
                                     *tensorType(op->getResult(0)),
                                     {{"accumulate", {*accumulate}}});
     return success();
@@ -774,23 +774,23 @@ LogicalResult Builder::translateScatter(Operation *op) {
     flat *= o.shape[d];
   }
   std::vector<int64_t> rows(1, u.shape[0]);
-  int row = emit("arange", {}, TensorType{rows, DType::Int64}, {{"dim", {0}}});
+  int row = emit(RefFn::Arange, {}, TensorType{rows, DType::Int64}, {{"dim", {0}}});
   int at = castTo(*indices, DType::Int64);
   std::optional<int> position;
   for (int64_t d = 0; d < depth; ++d) {
-    int column = emit("scalar", {}, TensorType{{}, DType::Int64}, {}, static_cast<double>(d));
-    int index = emit("index", {at, row, column}, TensorType{rows, DType::Int64});
+    int column = emit(RefFn::Scalar, {}, TensorType{{}, DType::Int64}, {}, static_cast<double>(d));
+    int index = emit(RefFn::Index, {at, row, column}, TensorType{rows, DType::Int64});
     if (position) {
-      int size = emit("scalar", {}, TensorType{{}, DType::Int64}, {},
+      int size = emit(RefFn::Scalar, {}, TensorType{{}, DType::Int64}, {},
                       static_cast<double>(o.shape[d]));
-      int scaled = emit("mul", {*position, size}, TensorType{rows, DType::Int64});
-      index = emit("add", {scaled, index}, TensorType{rows, DType::Int64});
+      int scaled = emit(RefFn::Mul, {*position, size}, TensorType{rows, DType::Int64});
+      index = emit(RefFn::Add, {scaled, index}, TensorType{rows, DType::Int64});
     }
     position = index;
   }
   std::vector<int64_t> flatShape = {flat};
   flatShape.insert(flatShape.end(), o.shape.begin() + depth, o.shape.end());
-  int reduced = emit("index_reduce", {reshape(*original, flatShape), *position, windows},
+  int reduced = emit(RefFn::IndexReduce, {reshape(*original, flatShape), *position, windows},
                      TensorType{flatShape, o.dtype},
                      {{"reduce", {static_cast<int64_t>(*reduction)}}});
   values[op->getResult(0)] = reshape(reduced, o.shape);
@@ -866,7 +866,7 @@ LogicalResult Builder::translateSort(Operation *op) {
   for (int id : operands)
     if (type(id).shape.size() != shape.size())
       return fail(op, "sorts operands of different ranks");
-  int order = emit("argsort", {operands[0]}, TensorType{shape, DType::Int64},
+  int order = emit(RefFn::Argsort, {operands[0]}, TensorType{shape, DType::Int64},
                    {{"dim", {dim}}, {"descending", {*ascending ? 0 : 1}}});
   // operand[i0, ..., order, ...]: the order at `dim`, an arange at each
   // other dim.
@@ -878,12 +878,12 @@ LogicalResult Builder::translateSort(Operation *op) {
     }
     std::vector<int64_t> along(shape.size(), 1);
     along[d] = shape[d];
-    at.push_back(emit("arange", {}, TensorType{along, DType::Int64}, {{"dim", {d}}}));
+    at.push_back(emit(RefFn::Arange, {}, TensorType{along, DType::Int64}, {{"dim", {d}}}));
   }
   for (auto [result, id] : llvm::zip(op->getResults(), operands)) {
     std::vector<int> args{id};
     args.insert(args.end(), at.begin(), at.end());
-    values[result] = emit("index", args, TensorType{type(id).shape, type(id).dtype});
+    values[result] = emit(RefFn::Index, args, TensorType{type(id).shape, type(id).dtype});
   }
   return success();
 }
@@ -906,11 +906,11 @@ LogicalResult Builder::translateScan(Operation *op) {
   // Inclusive: output[0] = input[0], output[i] = f(output[i - 1], input[i]);
   // f must be the sum or the product of exactly those two.
   Operation *step = combinerOfBothArguments(op->getRegion(0).front());
-  StringRef fn = !step ? ""
-                 : isa<arith::AddFOp, arith::AddIOp>(step) ? "cumsum"
-                 : isa<arith::MulFOp, arith::MulIOp>(step) ? "cumprod"
-                                                          : "";
-  if (fn.empty())
+  std::optional<RefFn> fn = !step ? std::nullopt
+                            : isa<arith::AddFOp, arith::AddIOp>(step) ? std::optional(RefFn::Cumsum)
+                            : isa<arith::MulFOp, arith::MulIOp>(step) ? std::optional(RefFn::Cumprod)
+                                                                     : std::nullopt;
+  if (!fn)
     return fail(op, "steps by something other than the sum or the product of "
                     "the running value and the next element");
   auto in = get(op->getOperand(0));
@@ -920,7 +920,7 @@ LogicalResult Builder::translateScan(Operation *op) {
   int64_t dim = dimension.getInt();
   if (dim < 0 || dim >= static_cast<int64_t>(out->shape.size()))
     return fail(op, "scans a dimension the tensor does not have");
-  values[op->getResult(0)] = emit(fn.str(), {*in}, *out, {{"dim", {dim}}});
+  values[op->getResult(0)] = emit(*fn, {*in}, *out, {{"dim", {dim}}});
   return success();
 }
 
@@ -954,12 +954,12 @@ LogicalResult Builder::translateConstant(arith::ConstantOp op) {
     return success();
   }
   if (auto scalar = number(value)) {
-    values[op.getResult()] = emit("scalar", {}, t, {}, *scalar);
+    values[op.getResult()] = emit(RefFn::Scalar, {}, t, {}, *scalar);
     return success();
   }
   if (auto dense = dyn_cast<SplatElementsAttr>(value)) {
     if (auto scalar = number(dense.getSplatValue<Attribute>())) {
-      values[op.getResult()] = emit("full", {}, t, {}, *scalar);
+      values[op.getResult()] = emit(RefFn::Full, {}, t, {}, *scalar);
       return success();
     }
   }
@@ -977,7 +977,7 @@ LogicalResult Builder::translateFill(linalg::FillOp op) {
     return fail(op, error);
   TensorType t = *tensorType(op.getResult(0));
   if (auto c = constantOf(*scalar))
-    values[op.getResult(0)] = emit("full", {}, t, {}, *c);
+    values[op.getResult(0)] = emit(RefFn::Full, {}, t, {}, *c);
   else
     values[op.getResult(0)] = expand(castTo(*scalar, t.dtype), t.shape);
   return success();
@@ -985,7 +985,7 @@ LogicalResult Builder::translateFill(linalg::FillOp op) {
 
 std::optional<int> Builder::combineWithInit(Value init, int result,
                                             double identity,
-                                            StringRef combine) {
+                                            RefFn combine) {
   if (empties.count(init) && !values.count(init))
     return result; // an uninitialized destination contributes nothing
   if (isIntegerIdentity(init, combine))
@@ -995,7 +995,7 @@ std::optional<int> Builder::combineWithInit(Value init, int result,
     return std::nullopt;
   if (auto c = constantOf(*initId); c && *c == identity)
     return result;
-  return emit(combine.str(), {*initId, result}, type(result));
+  return emit(combine, {*initId, result}, type(result));
 }
 
 LogicalResult Builder::translateContraction(linalg::LinalgOp op) {
@@ -1005,8 +1005,8 @@ LogicalResult Builder::translateContraction(linalg::LinalgOp op) {
   if (!a || !b)
     return fail(op, error);
   // linalg casts operands to the accumulator type before multiplying.
-  int product = emit("matmul", {castTo(*a, out.dtype), castTo(*b, out.dtype)}, out);
-  auto result = combineWithInit(op.getDpsInits()[0], product, 0.0, "add");
+  int product = emit(RefFn::Matmul, {castTo(*a, out.dtype), castTo(*b, out.dtype)}, out);
+  auto result = combineWithInit(op.getDpsInits()[0], product, 0.0, RefFn::Add);
   if (!result)
     return fail(op, error);
   values[op->getResult(0)] = *result;
@@ -1051,7 +1051,7 @@ LogicalResult Builder::translateConvolution(linalg::LinalgOp op) {
   }
   std::vector<int64_t> kernel(type(weight).shape.begin() + 2,
                               type(weight).shape.end());
-  int conv = emit("conv", {castTo(input, out.dtype), weight},
+  int conv = emit(RefFn::Conv, {castTo(input, out.dtype), weight},
                   windowedType(input, out, kernel, stride, dilation),
                   {{"stride", stride},
                    {"padding", std::vector<int64_t>(spatial, 0)},
@@ -1084,7 +1084,7 @@ std::optional<int> Builder::groupedConvolution(Operation *op, int x, int w,
   int weight = reshape(castTo(w, out.dtype), folded(ws, 0));
   TensorType natural{folded(out.shape, 1), out.dtype};
   std::vector<int64_t> kernel(ws.begin() + 3, ws.end());
-  int conv = emit("conv", {castTo(input, out.dtype), weight},
+  int conv = emit(RefFn::Conv, {castTo(input, out.dtype), weight},
                   windowedType(input, natural, kernel, stride, dilation),
                   {{"stride", stride},
                    {"padding", std::vector<int64_t>(rank - 3, 0)},
@@ -1096,8 +1096,8 @@ std::optional<int> Builder::groupedConvolution(Operation *op, int x, int w,
   return firstWindows(reshape(conv, unfolded), out.shape);
 }
 
-LogicalResult Builder::translatePooling(linalg::LinalgOp op, StringRef fn,
-                                        double identity, StringRef combine,
+LogicalResult Builder::translatePooling(linalg::LinalgOp op, RefFn fn,
+                                        double identity, RefFn combine,
                                         bool channelsLast) {
   size_t spatial = mlir::cast<ShapedType>(op.getDpsInputOperand(1)->get().getType()).getRank();
   return pool(op, fn, identity, combine, channelsLast,
@@ -1105,8 +1105,8 @@ LogicalResult Builder::translatePooling(linalg::LinalgOp op, StringRef fn,
               denseInts(op->getAttr("dilations"), spatial));
 }
 
-LogicalResult Builder::pool(linalg::LinalgOp op, StringRef fn, double identity,
-                            StringRef combine, bool channelsLast,
+LogicalResult Builder::pool(linalg::LinalgOp op, RefFn fn, double identity,
+                            RefFn combine, bool channelsLast,
                             const std::vector<int64_t> &stride,
                             const std::vector<int64_t> &dilation) {
   TensorType out = *tensorType(op->getResult(0));
@@ -1137,11 +1137,11 @@ LogicalResult Builder::pool(linalg::LinalgOp op, StringRef fn, double identity,
       {"kernel", toStd(window.getShape())},
       {"stride", stride},
       {"padding", std::vector<int64_t>(spatial, 0)}};
-  if (fn == "max_pool")
+  if (fn == RefFn::MaxPool)
     ints["dilation"] = dilation;
   else if (llvm::any_of(dilation, [](int64_t d) { return d != 1; }))
     return fail(op, "with dilation has no torch pooling equivalent");
-  int pooled = emit(fn.str(), {castTo(input, out.dtype)},
+  int pooled = emit(fn, {castTo(input, out.dtype)},
                     windowedType(input, out, ints["kernel"], stride, dilation), ints);
   pooled = firstWindows(pooled, out.shape);
   if (channelsLast)
@@ -1240,10 +1240,10 @@ LogicalResult Builder::translateWindowGeneric(linalg::GenericOp op) {
   if (!reads)
     return failure();
   if (isa<arith::MaximumFOp>(combiner))
-    return pool(op, "max_pool", -std::numeric_limits<double>::infinity(), "maximum",
+    return pool(op, RefFn::MaxPool, -std::numeric_limits<double>::infinity(), RefFn::Maximum,
                 /*channelsLast=*/false, strides, dilations);
   if (isa<arith::AddFOp>(combiner))
-    return pool(op, "sum_pool", 0.0, "add", /*channelsLast=*/false, strides, dilations);
+    return pool(op, RefFn::SumPool, 0.0, RefFn::Add, /*channelsLast=*/false, strides, dilations);
   return failure();
 }
 
@@ -1470,17 +1470,17 @@ LogicalResult Builder::translateStructured(linalg::LinalgOp op) {
       other = combiner->getOperand(0);
     else
       return fail(op, "has a reduction payload that does not accumulate");
-    StringRef reduceFn, combineFn;
+    RefFn reduceFn, combineFn;
     double identity;
     const double inf = std::numeric_limits<double>::infinity();
     if (isa<arith::AddFOp, arith::AddIOp>(combiner)) {
-      reduceFn = "sum", combineFn = "add", identity = 0;
+      reduceFn = RefFn::Sum, combineFn = RefFn::Add, identity = 0;
     } else if (isa<arith::MulFOp, arith::MulIOp>(combiner)) {
-      reduceFn = "prod", combineFn = "mul", identity = 1;
+      reduceFn = RefFn::Prod, combineFn = RefFn::Mul, identity = 1;
     } else if (isa<arith::MaximumFOp, arith::MaxNumFOp, arith::MaxSIOp>(combiner)) {
-      reduceFn = "amax", combineFn = "maximum", identity = -inf;
+      reduceFn = RefFn::Amax, combineFn = RefFn::Maximum, identity = -inf;
     } else if (isa<arith::MinimumFOp, arith::MinNumFOp, arith::MinSIOp>(combiner)) {
-      reduceFn = "amin", combineFn = "minimum", identity = inf;
+      reduceFn = RefFn::Amin, combineFn = RefFn::Minimum, identity = inf;
     } else if (isa<arith::MaxUIOp, arith::MinUIOp>(combiner) && !mask) {
       return translateUnsignedReduction(op, result, combiner, other, scalars,
                                         loops, reduced, parallel);
@@ -1490,8 +1490,8 @@ LogicalResult Builder::translateStructured(linalg::LinalgOp op) {
       // torch.any); on wider integers they are bitwise, which no torch
       // reduction computes.
       bool all = isa<arith::AndIOp>(combiner);
-      reduceFn = all ? "amin" : "amax";
-      combineFn = all ? "minimum" : "maximum";
+      reduceFn = all ? RefFn::Amin : RefFn::Amax;
+      combineFn = all ? RefFn::Minimum : RefFn::Maximum;
       identity = all ? 1 : 0;
     } else {
       return fail(op, "reduces with '" +
@@ -1510,8 +1510,8 @@ LogicalResult Builder::translateStructured(linalg::LinalgOp op) {
       auto c = translatePayload(op, mask, scalars);
       if (!c)
         return failure();
-      int neutral = emit("scalar", {}, TensorType{{}, outType.dtype}, {}, identity);
-      term = emit("where", {*c, term, neutral},
+      int neutral = emit(RefFn::Scalar, {}, TensorType{{}, outType.dtype}, {}, identity);
+      term = emit(RefFn::Where, {*c, term, neutral},
                   TensorType{broadcastShape(type(*c).shape, type(term).shape),
                              outType.dtype});
     }
@@ -1522,9 +1522,9 @@ LogicalResult Builder::translateStructured(linalg::LinalgOp op) {
     // torch sums and multiplies integers in int64; the low bits are what
     // the IR's wrapping accumulation yields.
     DType accumulated = outType.dtype;
-    if ((reduceFn == "sum" || reduceFn == "prod") && !isFloatingPoint(accumulated))
+    if ((reduceFn == RefFn::Sum || reduceFn == RefFn::Prod) && !isFloatingPoint(accumulated))
       accumulated = DType::Int64;
-    int reducedId = emit(reduceFn.str(), {full}, TensorType{keptShape, accumulated},
+    int reducedId = emit(reduceFn, {full}, TensorType{keptShape, accumulated},
                          {{"dims", reduced}});
     reducedId = castTo(reducedId, outType.dtype);
     auto laid = toTensorLayout(op, reducedId, parallel, outMap, outType);
@@ -1607,7 +1607,7 @@ LogicalResult Builder::translateIndexReduction(
   // A start at the order's identity: -inf/+inf, or an integer type's
   // extreme (which a double may not hold, so it is read from the fill).
   const double inf = std::numeric_limits<double>::infinity();
-  bool fromIdentity = isIntegerIdentity(valueInit->get(), max ? "maximum" : "minimum");
+  bool fromIdentity = isIntegerIdentity(valueInit->get(), max ? RefFn::Maximum : RefFn::Minimum);
   std::optional<int> valueStart;
   if (!fromIdentity) {
     valueStart = get(valueInit->get());
@@ -1627,7 +1627,7 @@ LogicalResult Builder::translateIndexReduction(
   std::vector<int64_t> keptShape;
   for (int64_t d : parallel)
     keptShape.push_back(loops[d]);
-  int picked = emit(max ? "argmax" : "argmin", {full},
+  int picked = emit(max ? RefFn::Argmax : RefFn::Argmin, {full},
                     TensorType{keptShape, DType::Int64}, {{"dim", {reduced[0]}}});
   auto laid = toTensorLayout(op, castTo(picked, outType.dtype), parallel,
                              op.getMatchingIndexingMap(init), outType);
@@ -1641,15 +1641,15 @@ LogicalResult Builder::translateIndexReduction(
       valueStart = get(valueInit->get());
     if (!valueStart)
       return fail(op, error);
-    int extreme = emit(max ? "amax" : "amin", {full},
+    int extreme = emit(max ? RefFn::Amax : RefFn::Amin, {full},
                        TensorType{keptShape, valueType.dtype}, {{"dims", toStd(reduced)}});
     auto laidExtreme = toTensorLayout(op, extreme, parallel,
                                       op.getMatchingIndexingMap(valueInit), valueType);
     if (!laidExtreme)
       return failure();
-    int beats = emit(max ? "gt" : "lt", {*laidExtreme, *valueStart},
+    int beats = emit(max ? RefFn::Gt : RefFn::Lt, {*laidExtreme, *valueStart},
                      TensorType{valueType.shape, DType::Bool});
-    laid = emit("where", {beats, *laid, *indexStart}, outType);
+    laid = emit(RefFn::Where, {beats, *laid, *indexStart}, outType);
   }
   values[result] = *laid;
   return success();
@@ -1670,17 +1670,17 @@ LogicalResult Builder::translateUnsignedReduction(
   auto e = translatePayload(op, other, scalars);
   if (!e)
     return failure();
-  int signBit = emit("scalar", {}, TensorType{{}, outType.dtype}, {},
+  int signBit = emit(RefFn::Scalar, {}, TensorType{{}, outType.dtype}, {},
                      -std::ldexp(1.0, width - 1));
   auto flip = [&](int id) {
-    return emit("bitwise_xor", {id, signBit}, type(id));
+    return emit(RefFn::BitwiseXor, {id, signBit}, type(id));
   };
   int full = flip(expand(castTo(*e, outType.dtype), toStd(loops)));
   std::vector<int64_t> keptShape;
   for (int64_t d : parallel)
     keptShape.push_back(loops[d]);
   bool max = isa<arith::MaxUIOp>(combiner);
-  int reducedId = flip(emit(max ? "amax" : "amin", {full},
+  int reducedId = flip(emit(max ? RefFn::Amax : RefFn::Amin, {full},
                             TensorType{keptShape, outType.dtype},
                             {{"dims", toStd(reduced)}}));
   auto laid = toTensorLayout(op, reducedId, parallel,
@@ -1703,7 +1703,7 @@ LogicalResult Builder::translateUnsignedReduction(
     return fail(op, error);
   int less = max ? unsignedLess(*initId, *laid, false)
                  : unsignedLess(*laid, *initId, false);
-  values[result] = emit("where", {less, *laid, *initId}, outType);
+  values[result] = emit(RefFn::Where, {less, *laid, *initId}, outType);
   return success();
 }
 
@@ -1766,39 +1766,39 @@ Builder::translatePayloadOp(Operation *owner, Operation *op,
       shape = broadcastShape(shape, type(id).shape);
     return shape;
   };
-  auto make = [&](StringRef fn, std::vector<int> ids) {
-    return emit(fn.str(), ids, TensorType{shapeOf(ids), *resultDType});
+  auto make = [&](RefFn fn, std::vector<int> ids) {
+    return emit(fn, ids, TensorType{shapeOf(ids), *resultDType});
   };
   auto logicalNot = [&](int id) {
-    return emit("logical_not", {id}, TensorType{type(id).shape, DType::Bool});
+    return emit(RefFn::LogicalNot, {id}, TensorType{type(id).shape, DType::Bool});
   };
 
   // Elementwise arithmetic with a direct torch call.
-  static const llvm::StringMap<StringRef> direct = {
-      {"arith.addf", "add"},      {"arith.addi", "add"},
-      {"arith.subf", "sub"},      {"arith.subi", "sub"},
-      {"arith.mulf", "mul"},      {"arith.muli", "mul"},
-      {"arith.divf", "div"},      {"arith.remf", "remainder"},
-      {"arith.maximumf", "maximum"}, {"arith.maxnumf", "maximum"},
-      {"arith.maxsi", "maximum"}, {"arith.minimumf", "minimum"},
-      {"arith.minnumf", "minimum"}, {"arith.minsi", "minimum"},
-      {"arith.negf", "neg"},      {"math.exp", "exp"},
-      {"math.exp2", "exp2"},      {"math.log", "log"},
-      {"math.log1p", "log1p"},    {"math.expm1", "expm1"},
-      {"math.tanh", "tanh"},      {"math.sqrt", "sqrt"},
-      {"math.rsqrt", "rsqrt"},    {"math.erf", "erf"},
-      {"math.absf", "abs"},       {"math.absi", "abs"},
-      {"math.sin", "sin"},        {"math.cos", "cos"},
-      {"math.tan", "tan"},        {"math.floor", "floor"},
-      {"math.ceil", "ceil"},      {"math.roundeven", "round"},
-      {"math.trunc", "trunc"},    {"math.powf", "pow"},
-      {"math.atan2", "atan2"},    {"arith.select", "where"},
-      {"math.fpowi", "pow"},      {"math.ipowi", "pow"},
-      {"math.atan", "atan"},      {"math.asin", "asin"},
-      {"math.acos", "acos"},      {"math.sinh", "sinh"},
-      {"math.cosh", "cosh"},      {"math.asinh", "asinh"},
-      {"math.acosh", "acosh"},    {"math.atanh", "atanh"},
-      {"math.log2", "log2"},      {"math.log10", "log10"},
+  static const llvm::StringMap<RefFn> direct = {
+      {"arith.addf", RefFn::Add},      {"arith.addi", RefFn::Add},
+      {"arith.subf", RefFn::Sub},      {"arith.subi", RefFn::Sub},
+      {"arith.mulf", RefFn::Mul},      {"arith.muli", RefFn::Mul},
+      {"arith.divf", RefFn::Div},      {"arith.remf", RefFn::Remainder},
+      {"arith.maximumf", RefFn::Maximum}, {"arith.maxnumf", RefFn::Maximum},
+      {"arith.maxsi", RefFn::Maximum}, {"arith.minimumf", RefFn::Minimum},
+      {"arith.minnumf", RefFn::Minimum}, {"arith.minsi", RefFn::Minimum},
+      {"arith.negf", RefFn::Neg},      {"math.exp", RefFn::Exp},
+      {"math.exp2", RefFn::Exp2},      {"math.log", RefFn::Log},
+      {"math.log1p", RefFn::Log1p},    {"math.expm1", RefFn::Expm1},
+      {"math.tanh", RefFn::Tanh},      {"math.sqrt", RefFn::Sqrt},
+      {"math.rsqrt", RefFn::Rsqrt},    {"math.erf", RefFn::Erf},
+      {"math.absf", RefFn::Abs},       {"math.absi", RefFn::Abs},
+      {"math.sin", RefFn::Sin},        {"math.cos", RefFn::Cos},
+      {"math.tan", RefFn::Tan},        {"math.floor", RefFn::Floor},
+      {"math.ceil", RefFn::Ceil},      {"math.roundeven", RefFn::Round},
+      {"math.trunc", RefFn::Trunc},    {"math.powf", RefFn::Pow},
+      {"math.atan2", RefFn::Atan2},    {"arith.select", RefFn::Where},
+      {"math.fpowi", RefFn::Pow},      {"math.ipowi", RefFn::Pow},
+      {"math.atan", RefFn::Atan},      {"math.asin", RefFn::Asin},
+      {"math.acos", RefFn::Acos},      {"math.sinh", RefFn::Sinh},
+      {"math.cosh", RefFn::Cosh},      {"math.asinh", RefFn::Asinh},
+      {"math.acosh", RefFn::Acosh},    {"math.atanh", RefFn::Atanh},
+      {"math.log2", RefFn::Log2},      {"math.log10", RefFn::Log10},
   };
   StringRef name = op->getName().getStringRef();
   if (auto select = dyn_cast<arith::SelectOp>(op)) {
@@ -1812,16 +1812,16 @@ Builder::translatePayloadOp(Operation *owner, Operation *op,
       using P = arith::CmpFPredicate;
       if (b && !std::isnan(*b)) {
         if (cmp.getPredicate() == P::UGT || cmp.getPredicate() == P::UGE)
-          return make("maximum", {args[1], args[2]});
+          return make(RefFn::Maximum, {args[1], args[2]});
         if (cmp.getPredicate() == P::ULT || cmp.getPredicate() == P::ULE)
-          return make("minimum", {args[1], args[2]});
+          return make(RefFn::Minimum, {args[1], args[2]});
       }
     }
   }
   if (auto it = direct.find(name); it != direct.end()) {
-    if (it->second == "where") {
+    if (it->second == RefFn::Where) {
       std::vector<int64_t> shape = shapeOf(args);
-      return emit("where", args, TensorType{shape, *resultDType});
+      return emit(RefFn::Where, args, TensorType{shape, *resultDType});
     }
     return make(it->second, args);
   }
@@ -1845,57 +1845,57 @@ Builder::translatePayloadOp(Operation *owner, Operation *op,
       op->getOperand(0).getType().isInteger(1))
     return castTo(args[0], *resultDType); // bool -> 0/1 is what torch does
   if (isa<math::FmaOp>(op)) {
-    int product = make("mul", {args[0], args[1]});
-    return make("add", {product, args[2]});
+    int product = make(RefFn::Mul, {args[0], args[1]});
+    return make(RefFn::Add, {product, args[2]});
   }
   if (auto andOp = dyn_cast<arith::AndIOp>(op); andOp && *resultDType == DType::Bool)
-    return make("logical_and", args);
+    return make(RefFn::LogicalAnd, args);
   if (auto orOp = dyn_cast<arith::OrIOp>(op); orOp && *resultDType == DType::Bool)
-    return make("logical_or", args);
+    return make(RefFn::LogicalOr, args);
   if (auto xorOp = dyn_cast<arith::XOrIOp>(op); xorOp && *resultDType == DType::Bool) {
     // x ^ true is `not x`; otherwise xor of booleans is `ne`.
     for (int i = 0; i < 2; ++i)
       if (auto c = constantOf(args[i]); c && *c != 0)
         return logicalNot(args[1 - i]);
-    return make("ne", args);
+    return make(RefFn::Ne, args);
   }
   if (auto cmp = dyn_cast<arith::CmpFOp>(op)) {
     // Ordered predicates are torch's comparisons (false on NaN); unordered
     // ones are the negation of the opposite ordered one (true on NaN).
     using P = arith::CmpFPredicate;
     switch (cmp.getPredicate()) {
-    case P::OGT: return make("gt", args);
-    case P::OGE: return make("ge", args);
-    case P::OLT: return make("lt", args);
-    case P::OLE: return make("le", args);
-    case P::OEQ: return make("eq", args);
-    case P::UNE: return make("ne", args);
-    case P::UGT: return logicalNot(make("le", args));
-    case P::UGE: return logicalNot(make("lt", args));
-    case P::ULT: return logicalNot(make("ge", args));
-    case P::ULE: return logicalNot(make("gt", args));
+    case P::OGT: return make(RefFn::Gt, args);
+    case P::OGE: return make(RefFn::Ge, args);
+    case P::OLT: return make(RefFn::Lt, args);
+    case P::OLE: return make(RefFn::Le, args);
+    case P::OEQ: return make(RefFn::Eq, args);
+    case P::UNE: return make(RefFn::Ne, args);
+    case P::UGT: return logicalNot(make(RefFn::Le, args));
+    case P::UGE: return logicalNot(make(RefFn::Lt, args));
+    case P::ULT: return logicalNot(make(RefFn::Ge, args));
+    case P::ULE: return logicalNot(make(RefFn::Gt, args));
     // Ordered unequal: a < b or a > b, both false on NaN (x != y is not:
     // it is true on NaN). Unordered equal is its negation.
-    case P::ONE: return make("logical_or", {make("lt", args), make("gt", args)});
+    case P::ONE: return make(RefFn::LogicalOr, {make(RefFn::Lt, args), make(RefFn::Gt, args)});
     case P::UEQ:
-      return logicalNot(make("logical_or", {make("lt", args), make("gt", args)}));
+      return logicalNot(make(RefFn::LogicalOr, {make(RefFn::Lt, args), make(RefFn::Gt, args)}));
     // Neither (either) is NaN: x == x is false on NaN only.
     case P::ORD:
-      return make("logical_and", {make("eq", {args[0], args[0]}), make("eq", {args[1], args[1]})});
+      return make(RefFn::LogicalAnd, {make(RefFn::Eq, {args[0], args[0]}), make(RefFn::Eq, {args[1], args[1]})});
     case P::UNO:
-      return make("logical_or", {make("ne", {args[0], args[0]}), make("ne", {args[1], args[1]})});
+      return make(RefFn::LogicalOr, {make(RefFn::Ne, {args[0], args[0]}), make(RefFn::Ne, {args[1], args[1]})});
     default: break;
     }
   }
   if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
     using P = arith::CmpIPredicate;
     switch (cmp.getPredicate()) {
-    case P::sgt: return make("gt", args);
-    case P::sge: return make("ge", args);
-    case P::slt: return make("lt", args);
-    case P::sle: return make("le", args);
-    case P::eq: return make("eq", args);
-    case P::ne: return make("ne", args);
+    case P::sgt: return make(RefFn::Gt, args);
+    case P::sge: return make(RefFn::Ge, args);
+    case P::slt: return make(RefFn::Lt, args);
+    case P::sle: return make(RefFn::Le, args);
+    case P::eq: return make(RefFn::Eq, args);
+    case P::ne: return make(RefFn::Ne, args);
     default: break;
     }
   }
@@ -1919,7 +1919,7 @@ std::optional<int> Builder::loopIndex(Operation *owner, unsigned dim) {
   const std::vector<int64_t> &loops = *extents;
   std::vector<int64_t> shape(loops.size(), 1);
   shape[dim] = loops[dim];
-  return emit("arange", {}, TensorType{shape, DType::Int64},
+  return emit(RefFn::Arange, {}, TensorType{shape, DType::Int64},
               {{"dim", {static_cast<int64_t>(dim)}}});
 }
 
@@ -1939,7 +1939,7 @@ std::optional<int> Builder::gather(Operation *owner, tensor::ExtractOp extract,
   std::vector<int> operands{source};
   for (int i : indices)
     operands.push_back(castTo(i, DType::Int64));
-  return emit("index", operands, TensorType{shape, type(source).dtype});
+  return emit(RefFn::Index, operands, TensorType{shape, type(source).dtype});
 }
 
 /// a <u b (or <=u) on signed tensors of one width: where both have the same
@@ -1948,12 +1948,12 @@ std::optional<int> Builder::gather(Operation *owner, tensor::ExtractOp extract,
 int Builder::unsignedLess(int a, int b, bool orEqual) {
   std::vector<int64_t> shape = broadcastShape(type(a).shape, type(b).shape);
   TensorType boolean{shape, DType::Bool};
-  int zero = emit("scalar", {}, TensorType{{}, type(a).dtype}, {}, 0);
-  int aNeg = emit("lt", {a, zero}, TensorType{type(a).shape, DType::Bool});
-  int bNeg = emit("lt", {b, zero}, TensorType{type(b).shape, DType::Bool});
-  int same = emit("eq", {aNeg, bNeg}, boolean);
-  int ordered = emit(orEqual ? "le" : "lt", {a, b}, boolean);
-  return emit("where", {same, ordered, bNeg}, boolean);
+  int zero = emit(RefFn::Scalar, {}, TensorType{{}, type(a).dtype}, {}, 0);
+  int aNeg = emit(RefFn::Lt, {a, zero}, TensorType{type(a).shape, DType::Bool});
+  int bNeg = emit(RefFn::Lt, {b, zero}, TensorType{type(b).shape, DType::Bool});
+  int same = emit(RefFn::Eq, {aNeg, bNeg}, boolean);
+  int ordered = emit(orEqual ? RefFn::Le : RefFn::Lt, {a, b}, boolean);
+  return emit(RefFn::Where, {same, ordered, bNeg}, boolean);
 }
 
 /// The unsigned value of a signless integer tensor, in the wider dtype
@@ -1965,12 +1965,12 @@ std::optional<int> Builder::asUnsigned(Operation *op, int id, DType wider) {
                        "-bit value, which no wider torch dtype holds");
     return std::nullopt;
   }
-  int zero = emit("scalar", {}, TensorType{{}, type(id).dtype}, {}, 0);
-  int negative = emit("lt", {id, zero}, TensorType{type(id).shape, DType::Bool});
+  int zero = emit(RefFn::Scalar, {}, TensorType{{}, type(id).dtype}, {}, 0);
+  int negative = emit(RefFn::Lt, {id, zero}, TensorType{type(id).shape, DType::Bool});
   int widened = castTo(id, wider);
-  int wrap = emit("scalar", {}, TensorType{{}, wider}, {}, std::ldexp(1.0, width));
-  int shifted = emit("add", {widened, wrap}, type(widened));
-  return emit("where", {negative, shifted, widened}, type(widened));
+  int wrap = emit(RefFn::Scalar, {}, TensorType{{}, wider}, {}, std::ldexp(1.0, width));
+  int shifted = emit(RefFn::Add, {widened, wrap}, type(widened));
+  return emit(RefFn::Where, {negative, shifted, widened}, type(widened));
 }
 
 /// Integer division, remainder, bitwise and unsigned ops, each with torch's
@@ -1987,40 +1987,40 @@ std::optional<int> Builder::translateIntegerOp(Operation *op,
       shape = broadcastShape(shape, type(id).shape);
     return shape;
   };
-  auto make = [&](StringRef fn, std::vector<int> ids, DType dtype) {
-    return emit(fn.str(), ids, TensorType{shapeOf(ids), dtype});
+  auto make = [&](RefFn fn, std::vector<int> ids, DType dtype) {
+    return emit(fn, ids, TensorType{shapeOf(ids), dtype});
   };
   // Signed: C division truncates, floordivsi floors, remsi takes a's sign.
   if (isa<arith::DivSIOp>(op))
-    return make("div_trunc", args, result);
+    return make(RefFn::DivTrunc, args, result);
   if (isa<arith::FloorDivSIOp>(op))
-    return make("div_floor", args, result);
+    return make(RefFn::DivFloor, args, result);
   if (isa<arith::RemSIOp>(op))
-    return make("remainder", args, result);
+    return make(RefFn::Remainder, args, result);
   if (isa<arith::CeilDivSIOp>(op)) {
     // trunc(a / b), plus one where the remainder is nonzero and has b's
     // sign (the quotient was rounded down).
-    int q = make("div_trunc", args, result);
-    int r = make("remainder", args, result);
-    int zero = emit("scalar", {}, TensorType{{}, result}, {}, 0);
+    int q = make(RefFn::DivTrunc, args, result);
+    int r = make(RefFn::Remainder, args, result);
+    int zero = emit(RefFn::Scalar, {}, TensorType{{}, result}, {}, 0);
     DType b = DType::Bool;
-    int nonzero = make("ne", {r, zero}, b);
-    int same = make("eq", {make("lt", {r, zero}, b), make("lt", {args[1], zero}, b)}, b);
-    int up = make("logical_and", {nonzero, same}, b);
-    return make("add", {q, castTo(up, result)}, result);
+    int nonzero = make(RefFn::Ne, {r, zero}, b);
+    int same = make(RefFn::Eq, {make(RefFn::Lt, {r, zero}, b), make(RefFn::Lt, {args[1], zero}, b)}, b);
+    int up = make(RefFn::LogicalAnd, {nonzero, same}, b);
+    return make(RefFn::Add, {q, castTo(up, result)}, result);
   }
   if (bitWidth(result) != 0) {
     if (isa<arith::AndIOp>(op))
-      return make("bitwise_and", args, result);
+      return make(RefFn::BitwiseAnd, args, result);
     if (isa<arith::OrIOp>(op))
-      return make("bitwise_or", args, result);
+      return make(RefFn::BitwiseOr, args, result);
     if (isa<arith::XOrIOp>(op))
-      return make("bitwise_xor", args, result);
+      return make(RefFn::BitwiseXor, args, result);
     // torch shifts a signed value arithmetically, as shrsi does.
     if (isa<arith::ShLIOp>(op))
-      return make("shift_left", args, result);
+      return make(RefFn::ShiftLeft, args, result);
     if (isa<arith::ShRSIOp>(op))
-      return make("shift_right", args, result);
+      return make(RefFn::ShiftRight, args, result);
   }
   // Unsigned comparisons and min/max, composed from signed ones.
   if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
@@ -2036,7 +2036,7 @@ std::optional<int> Builder::translateIntegerOp(Operation *op,
   if (isa<arith::MaxUIOp, arith::MinUIOp>(op)) {
     int less = unsignedLess(args[0], args[1], false);
     bool max = isa<arith::MaxUIOp>(op);
-    return make("where", {less, args[max ? 1 : 0], args[max ? 0 : 1]}, result);
+    return make(RefFn::Where, {less, args[max ? 1 : 0], args[max ? 0 : 1]}, result);
   }
   // Zero extension and unsigned conversions: the unsigned value, widened.
   if (isa<arith::ExtUIOp, arith::UIToFPOp>(op) &&
@@ -2050,19 +2050,19 @@ std::optional<int> Builder::translateIntegerOp(Operation *op,
     // A logical shift by b: the arithmetic one with the n - b low bits
     // kept, ~(-1 << (n - b)), where -1 << (n - b) is shifted in two steps
     // so that no shift reaches n (it is 0 for b = 0).
-    auto number = [&](double v) { return emit("scalar", {}, TensorType{{}, result}, {}, v); };
+    auto number = [&](double v) { return emit(RefFn::Scalar, {}, TensorType{{}, result}, {}, v); };
     int n = int(bitWidth(result));
-    int high = make("shift_left", {number(-1), make("sub", {number(n - 1), args[1]}, result)},
+    int high = make(RefFn::ShiftLeft, {number(-1), make(RefFn::Sub, {number(n - 1), args[1]}, result)},
                     result);
-    int mask = make("bitwise_not", {make("shift_left", {high, number(1)}, result)}, result);
-    return make("bitwise_and", {make("shift_right", args, result), mask}, result);
+    int mask = make(RefFn::BitwiseNot, {make(RefFn::ShiftLeft, {high, number(1)}, result)}, result);
+    return make(RefFn::BitwiseAnd, {make(RefFn::ShiftRight, args, result), mask}, result);
   }
   if (isa<arith::DivUIOp, arith::RemUIOp>(op)) {
     auto a = asUnsigned(op, args[0], DType::Int64);
     auto b = a ? asUnsigned(op, args[1], DType::Int64) : std::nullopt;
     if (!b)
       return std::nullopt;
-    int q = make(isa<arith::DivUIOp>(op) ? "div_trunc" : "remainder", {*a, *b},
+    int q = make(isa<arith::DivUIOp>(op) ? RefFn::DivTrunc : RefFn::Remainder, {*a, *b},
                  DType::Int64);
     return castTo(q, result); // the low bits: what the unsigned op yields
   }
@@ -2098,7 +2098,7 @@ LogicalResult Builder::translateTensorOp(Operation *op) {
     if (!v)
       return fail(op, "pads with a value that is not a constant");
     values[pad.getResult()] =
-        emit("pad", {*in}, out,
+        emit(RefFn::Pad, {*in}, out,
              {{"low", toStd(pad.getStaticLow())},
               {"high", toStd(pad.getStaticHigh())}},
              *v);
@@ -2128,7 +2128,7 @@ LogicalResult Builder::translateTensorOp(Operation *op) {
     } else if (!staticSlice(slice, ints)) {
       return fail(op, "has dynamic offsets, sizes or strides");
     }
-    int sliced = emit("slice", {*in}, TensorType{ints["sizes"], out.dtype}, ints);
+    int sliced = emit(RefFn::Slice, {*in}, TensorType{ints["sizes"], out.dtype}, ints);
     values[slice.getResult()] = reshape(sliced, out.shape); // rank-reducing
     return success();
   }
@@ -2149,7 +2149,7 @@ LogicalResult Builder::translateTensorOp(Operation *op) {
     auto dest = get(insert.getDest());
     if (!dest)
       return fail(op, error);
-    values[insert.getResult()] = emit("insert_slice", {*in, *dest}, out, ints);
+    values[insert.getResult()] = emit(RefFn::InsertSlice, {*in, *dest}, out, ints);
     return success();
   }
   if (auto concat = dyn_cast<tensor::ConcatOp>(op)) {
@@ -2161,7 +2161,7 @@ LogicalResult Builder::translateTensorOp(Operation *op) {
       args.push_back(*id);
     }
     values[concat.getResult()] =
-        emit("cat", args, out, {{"dim", {static_cast<int64_t>(concat.getDim())}}});
+        emit(RefFn::Cat, args, out, {{"dim", {static_cast<int64_t>(concat.getDim())}}});
     return success();
   }
   return fail(op, "has no reference rendering");
@@ -2220,7 +2220,7 @@ static ReferenceProgram orderConstantsByUse(const ReferenceProgram &program) {
   int numOps = static_cast<int>(program.ops.size());
   auto isConstant = [&](int i) {
     const RefOp &op = program.ops[i];
-    return op.args.empty() && (op.fn == "scalar" || op.fn == "full");
+    return op.args.empty() && (op.fn == RefFn::Scalar || op.fn == RefFn::Full);
   };
   std::vector<int> firstReader(numOps, numOps);
   for (int i = 0; i < numOps; ++i)

@@ -7,43 +7,12 @@
 // consumed by two backends: the Python printer (the KernelBench-format
 // `Model` shown to the DICE model) and the ATen executor (the verifier's
 // reference outputs and eager baseline). Both backends implement the same
-// closed vocabulary below, so the prompt, the check and the baseline cannot
+// closed vocabulary, so the prompt, the check and the baseline cannot
 // disagree. Plain C++: no LLVM, no LibTorch; JSON travels between processes.
 //
-// Vocabulary (`fn`, its arguments and attributes):
-//   scalar                          attr value            0-d constant
-//   full                            shape, value          constant tensor
-//   arange                          shape, dim            int64 loop index
-//   dim_size                        (a), dim              a.shape[dim], 0-d int64
-//   add sub mul div maximum minimum pow atan2 remainder   (a, b)
-//   div_trunc div_floor bitwise_and bitwise_or bitwise_xor (a, b) integers
-//   shift_left shift_right (arithmetic)                  (a, b) integers
-//   neg exp exp2 log log1p expm1 tanh sqrt rsqrt erf abs sin cos tan
-//   floor ceil round trunc sigmoid logical_not bitwise_not reciprocal  (a)
-//   gt ge lt le eq ne logical_and logical_or             (a, b) -> bool
-//   where                           (cond, a, b)
-//   to                              (a), dtype             cast
-//   permute                         (a), dims
-//   reshape expand                  (a), shape
-//   sum amax amin prod              (a), dims              reduce, no keepdim
-//   matmul                          (a, b)                 2-D and batched
-//   conv                            (x, w), stride, padding, dilation, groups
-//   max_pool sum_pool               (x), kernel, stride, padding, dilation
-//   pad                             (a), low, high, value  constant padding
-//   slice                           (a), offsets, sizes, strides
-//   insert_slice                    (src, dest), offsets, sizes, strides
-//   cat                             (a, b, ...), dim
-//   index                           (src, i0, i1, ...)    src[i0, i1, ...]
-// Compound functions, raised from torch-mlir's decompositions
-// (RaiseCompoundOps.h); F is torch.nn.functional:
-//   silu gelu gelu_tanh mish hardsigmoid hardswish  (a)   F.<fn>, gelu_tanh
-//                                                         is F.gelu(approximate='tanh')
-//   softplus                        (a), value threshold  F.softplus, beta 1
-//   softmax log_softmax             (a), dim
-//   logsumexp                       (a), dims              no keepdim
-//   layer_norm                      (x, [w], [b]), normalized, affine, value eps
-//   rms_norm                        (x, [w]), normalized, affine, value eps
-//     normalized: how many trailing dims; affine: [has weight, has bias]
+// The vocabulary is closed: RefOps.def lists every operation (`fn`), its
+// arguments and attributes; docs/reference-program.md says what each
+// computes and how it is printed.
 //
 // A dynamic dimension is a size symbol: the printer spells it through the
 // input that holds it (`x0.shape[0]`), the executor binds it from the actual
@@ -52,9 +21,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DICE_SCAFFOLD_REFERENCEPROGRAM_H
-#define DICE_SCAFFOLD_REFERENCEPROGRAM_H
+#ifndef DICE_REFERENCE_REFERENCEPROGRAM_H
+#define DICE_REFERENCE_REFERENCEPROGRAM_H
 
+#include "dice/Reference/RefOps.h"
 #include "dice/Support/Result.h"
 
 #include <cstdint>
@@ -108,7 +78,7 @@ struct TensorType {
 
 /// One operation; its result is value number `inputs.size() + index`.
 struct RefOp {
-  std::string fn;
+  RefFn fn = RefFn::Scalar;
   std::vector<int> args;                           ///< value numbers
   std::map<std::string, std::vector<int64_t>> ints; ///< dims, shape, stride...
   double value = 0; ///< scalar/full/pad value: any double, -0.0, inf, NaN
@@ -180,4 +150,4 @@ std::string renderPythonModel(const ReferenceProgram &program);
 
 } // namespace dice
 
-#endif // DICE_SCAFFOLD_REFERENCEPROGRAM_H
+#endif // DICE_REFERENCE_REFERENCEPROGRAM_H

@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dice/Scaffold/RaiseCompoundOps.h"
+#include "dice/Reference/RaiseCompoundOps.h"
 
 #include <algorithm>
 #include <cmath>
@@ -81,13 +81,13 @@ public:
   /// `where(i < 0, i + size, i)`, or nullopt.
   std::optional<int> unwrappedIndex(int v, int64_t size) const {
     const RefOp *wrap = def(v);
-    if (!wrap || wrap->fn != "where")
+    if (!wrap || wrap->fn != RefFn::Where)
       return std::nullopt;
     int index = wrap->args[2];
     const RefOp *negative = def(wrap->args[0]);
-    bool wraps = negative && negative->fn == "lt" && negative->args[0] == index &&
+    bool wraps = negative && negative->fn == RefFn::Lt && negative->args[0] == index &&
                  constantIs(negative->args[1], 0) &&
-                 binary(wrap->args[1], "add", [&](int i, int n) {
+                 binary(wrap->args[1], RefFn::Add, [&](int i, int n) {
                    return i == index && constantIs(n, static_cast<double>(size));
                  });
     return wraps ? std::optional<int>(index) : std::nullopt;
@@ -102,7 +102,7 @@ private:
   const RefOp *def(int v) const {
     return v >= numInputs ? &p.ops[v - numInputs] : nullptr;
   }
-  bool is(int v, const char *fn) const {
+  bool is(int v, RefFn fn) const {
     const RefOp *d = def(v);
     return d && d->fn == fn;
   }
@@ -111,7 +111,7 @@ private:
   /// `v` without the reshapes around it: a keepdim reduction or a broadcast
   /// weight reaches its consumer through one or more reshapes.
   int peel(int v) const {
-    while (is(v, "reshape"))
+    while (is(v, RefFn::Reshape))
       v = def(v)->args[0];
     return v;
   }
@@ -119,7 +119,7 @@ private:
   /// `v` without casts between floating dtypes (reshapes kept: a group
   /// norm's variance is over the grouped view of its input).
   int withoutCasts(int v) const {
-    while (is(v, "to") && isFloatingPoint(type(v).dtype) &&
+    while (is(v, RefFn::To) && isFloatingPoint(type(v).dtype) &&
            isFloatingPoint(type(def(v)->args[0]).dtype))
       v = def(v)->args[0];
     return v;
@@ -129,7 +129,7 @@ private:
   int peelCasts(int v) const {
     for (;;) {
       v = peel(v);
-      if (!is(v, "to") || !isFloatingPoint(type(v).dtype) ||
+      if (!is(v, RefFn::To) || !isFloatingPoint(type(v).dtype) ||
           !isFloatingPoint(type(def(v)->args[0]).dtype))
         return v;
       v = def(v)->args[0];
@@ -144,15 +144,15 @@ private:
     if (!d)
       return std::nullopt;
     double precision = precisionOf(d->type.dtype);
-    if (d->fn == "scalar" || d->fn == "full")
+    if (d->fn == RefFn::Scalar || d->fn == RefFn::Full)
       return std::pair{d->value, precision};
-    bool passes = d->fn == "reshape" || d->fn == "expand" || d->fn == "sqrt" ||
-                  (d->fn == "to" && isFloatingPoint(d->type.dtype));
+    bool passes = d->fn == RefFn::Reshape || d->fn == RefFn::Expand || d->fn == RefFn::Sqrt ||
+                  (d->fn == RefFn::To && isFloatingPoint(d->type.dtype));
     std::optional<std::pair<double, double>> c =
         passes ? constantValue(d->args[0]) : std::nullopt;
     if (!c)
       return std::nullopt;
-    double value = d->fn == "sqrt" ? std::sqrt(c->first) : c->first;
+    double value = d->fn == RefFn::Sqrt ? std::sqrt(c->first) : c->first;
     return std::pair{value, std::max(precision, c->second)};
   }
 
@@ -174,18 +174,18 @@ private:
 
   /// Calls `match(a, b)` with the operands of `v` when `v` is `fn(a, b)`, and
   /// again swapped where `fn` commutes.
-  template <typename Match> bool binary(int v, const char *fn, Match match) const {
+  template <typename Match> bool binary(int v, RefFn fn, Match match) const {
     const RefOp *d = def(v);
     if (!d || d->fn != fn || d->args.size() != 2)
       return false;
     if (match(d->args[0], d->args[1]))
       return true;
-    bool commutes = !std::strcmp(fn, "add") || !std::strcmp(fn, "mul");
+    bool commutes = fn == RefFn::Add || fn == RefFn::Mul;
     return commutes && match(d->args[1], d->args[0]);
   }
 
   /// The operand of `v` when `v` is `fn(operand)`.
-  std::optional<int> unary(int v, const char *fn) const {
+  std::optional<int> unary(int v, RefFn fn) const {
     const RefOp *d = def(v);
     if (!d || d->fn != fn || d->args.size() != 1)
       return std::nullopt;
@@ -209,7 +209,7 @@ private:
   }
 
   /// `v` is `fn(source, dims)` reshaped back to the kept shape (keepdim=True).
-  std::optional<Reduction> keptReduction(int v, const char *fn) const {
+  std::optional<Reduction> keptReduction(int v, RefFn fn) const {
     const RefOp *d = def(peel(v));
     if (!d || d->fn != fn || !d->ints.count("dims"))
       return std::nullopt;
@@ -224,18 +224,18 @@ private:
   /// exp: `where(abs(m) == inf, 0, m)`.
   std::optional<Reduction> keptMax(int v) const {
     int guarded = peel(v);
-    if (const RefOp *w = def(guarded); w && w->fn == "where" && constantIs(w->args[1], 0)) {
+    if (const RefOp *w = def(guarded); w && w->fn == RefFn::Where && constantIs(w->args[1], 0)) {
       int m = w->args[2];
-      bool infinityTest = binary(w->args[0], "eq", [&](int a, int b) {
-        std::optional<int> abs = unary(peelCasts(a), "abs");
+      bool infinityTest = binary(w->args[0], RefFn::Eq, [&](int a, int b) {
+        std::optional<int> abs = unary(peelCasts(a), RefFn::Abs);
         return abs && peel(*abs) == peel(m) && constantIs(b, INFINITY);
       });
-      std::optional<Reduction> r = infinityTest ? keptReduction(m, "amax") : std::nullopt;
+      std::optional<Reduction> r = infinityTest ? keptReduction(m, RefFn::Amax) : std::nullopt;
       if (r && type(v).shape == type(m).shape)
         return r;
       return std::nullopt;
     }
-    return keptReduction(v, "amax");
+    return keptReduction(v, RefFn::Amax);
   }
 
   /// The number of elements a reduction combines, where it is static.
@@ -254,8 +254,8 @@ private:
   /// number of elements summed.
   std::optional<Reduction> keptMean(int v) const {
     std::optional<Reduction> mean;
-    binary(peel(v), "div", [&](int sum, int count) {
-      std::optional<Reduction> r = keptReduction(sum, "sum");
+    binary(peel(v), RefFn::Div, [&](int sum, int count) {
+      std::optional<Reduction> r = keptReduction(sum, RefFn::Sum);
       std::optional<int64_t> n = r ? countOf(*r) : std::nullopt;
       if (!n || !constantIs(count, static_cast<double>(*n)))
         return false;
@@ -269,11 +269,11 @@ private:
 
   /// `v` is `a * a` or `a ** 2`.
   std::optional<int> squareOf(int v) const {
-    if (const RefOp *d = def(v); d && d->fn == "mul" && d->args.size() == 2 &&
+    if (const RefOp *d = def(v); d && d->fn == RefFn::Mul && d->args.size() == 2 &&
                                  d->args[0] == d->args[1])
       return d->args[0];
     std::optional<int> base;
-    binary(v, "pow", [&](int a, int e) {
+    binary(v, RefFn::Pow, [&](int a, int e) {
       if (constantIs(e, 2))
         base = a;
       return base.has_value();
@@ -288,7 +288,7 @@ private:
     if (!meanSquare || meanSquare->dims != dims)
       return false;
     std::optional<int> centred = squareOf(meanSquare->source);
-    return centred && binary(*centred, "sub", [&](int wide, int mean) {
+    return centred && binary(*centred, RefFn::Sub, [&](int wide, int mean) {
              std::optional<Reduction> m = keptMean(mean);
              return m && m->dims == dims && m->source == wide &&
                     (peelCasts(wide) == x || withoutCasts(wide) == x);
@@ -308,10 +308,10 @@ private:
                                       const std::function<bool(int)> &isVar) const {
     if (type(v).shape != shape)
       return std::nullopt;
-    std::optional<int> sum = unary(peel(v), "rsqrt");
+    std::optional<int> sum = unary(peel(v), RefFn::Rsqrt);
     std::optional<double> eps;
     if (sum)
-      binary(*sum, "add", [&](int var, int e) {
+      binary(*sum, RefFn::Add, [&](int var, int e) {
         eps = isVar(var) ? constantOf(e) : std::nullopt;
         return eps.has_value();
       });
@@ -320,7 +320,7 @@ private:
 
   //===--- Building the compound op ---------------------------------------===//
 
-  static RefOp compound(const char *fn, std::vector<int> args,
+  static RefOp compound(RefFn fn, std::vector<int> args,
                         std::map<std::string, std::vector<int64_t>> ints = {},
                         double value = 0) {
     RefOp op;
@@ -332,7 +332,7 @@ private:
   }
 
   /// `fn(x)` when `root` is elementwise over `x` (same shape and dtype).
-  std::optional<RefOp> elementwise(const char *fn, int root, std::optional<int> x,
+  std::optional<RefOp> elementwise(RefFn fn, int root, std::optional<int> x,
                                    double value = 0) const {
     if (!x || !sameType(*x, root))
       return std::nullopt;
@@ -345,16 +345,16 @@ private:
   std::optional<RefOp> sigmoid(int root) const {
     std::optional<int> x;
     auto onePlusExp = [&](int d) {
-      return binary(d, "add", [&](int e, int one) {
-        std::optional<int> neg = unary(e, "exp");
-        x = neg && constantIs(one, 1) ? unary(*neg, "neg") : std::nullopt;
+      return binary(d, RefFn::Add, [&](int e, int one) {
+        std::optional<int> neg = unary(e, RefFn::Exp);
+        x = neg && constantIs(one, 1) ? unary(*neg, RefFn::Neg) : std::nullopt;
         return x.has_value();
       });
     };
-    std::optional<int> r = unary(root, "reciprocal");
+    std::optional<int> r = unary(root, RefFn::Reciprocal);
     if (!(r && onePlusExp(*r)))
-      binary(root, "div", [&](int one, int d) { return constantIs(one, 1) && onePlusExp(d); });
-    return elementwise("sigmoid", root, x);
+      binary(root, RefFn::Div, [&](int one, int d) { return constantIs(one, 1) && onePlusExp(d); });
+    return elementwise(RefFn::Sigmoid, root, x);
   }
 
   /// `f(x.float()).to(x.dtype)` is `f(x)`: torch-mlir computes float16 and
@@ -362,14 +362,14 @@ private:
   /// for them do. `f` is a function raised before, of the cast input alone.
   std::optional<RefOp> narrowed(int root) const {
     const RefOp *down = def(root);
-    if (!down || down->fn != "to" || down->args.size() != 1)
+    if (!down || down->fn != RefFn::To || down->args.size() != 1)
       return std::nullopt;
     int wide = down->args[0];
     const RefOp *f = def(wide);
     if (!f || !isCompound(f->fn) || f->args.size() != 1 || usesOf(wide) != 1)
       return std::nullopt;
     const RefOp *up = def(f->args[0]);
-    if (!up || up->fn != "to" || up->args.size() != 1)
+    if (!up || up->fn != RefFn::To || up->args.size() != 1)
       return std::nullopt;
     int x = up->args[0];
     DType narrow = type(root).dtype;
@@ -382,13 +382,18 @@ private:
     return op;
   }
 
-  static bool isCompound(const std::string &fn) {
-    return fn == "sigmoid" || fn == "silu" || fn == "gelu" || fn == "gelu_tanh" ||
-           fn == "softplus" || fn == "mish" || fn == "hardsigmoid" || fn == "hardswish" ||
-           fn == "leaky_relu" || fn == "elu" || fn == "selu" || fn == "celu" ||
-           fn == "relu6" || fn == "logsigmoid" ||
-           fn == "softmax" || fn == "log_softmax" || fn == "logsumexp" ||
-           fn == "layer_norm" || fn == "rms_norm";
+  static bool isCompound(RefFn fn) {
+    switch (fn) {
+    case RefFn::Sigmoid:
+    case RefFn::Softmax:
+    case RefFn::LogSoftmax:
+    case RefFn::Logsumexp:
+    case RefFn::LayerNorm:
+    case RefFn::RmsNorm:
+      return true;
+    default:
+      return refFnInfo(fn).category == RefCategory::Compound;
+    }
   }
 
   /// `floor(a.double() / b.double()).long()` of int64 `a` and `b`: how
@@ -398,20 +403,20 @@ private:
   std::optional<RefOp> integerFloorDivision(int root) const {
     if (type(root).dtype != DType::Int64)
       return std::nullopt;
-    std::optional<int> rounded = unary(root, "to");
-    std::optional<int> quotient = rounded ? unary(*rounded, "floor") : std::nullopt;
+    std::optional<int> rounded = unary(root, RefFn::To);
+    std::optional<int> quotient = rounded ? unary(*rounded, RefFn::Floor) : std::nullopt;
     auto wideInteger = [&](int v) -> std::optional<int> {
-      std::optional<int> x = unary(v, "to");
+      std::optional<int> x = unary(v, RefFn::To);
       if (!x || type(v).dtype != DType::Float64 || type(*x).dtype != DType::Int64)
         return std::nullopt;
       return x;
     };
     std::optional<RefOp> raised;
     if (quotient && type(*rounded).dtype == DType::Float64)
-      binary(*quotient, "div", [&](int a, int b) {
+      binary(*quotient, RefFn::Div, [&](int a, int b) {
         std::optional<int> x = wideInteger(a), y = wideInteger(b);
         if (x && y)
-          raised = compound("div_floor", {*x, *y});
+          raised = compound(RefFn::DivFloor, {*x, *y});
         return raised.has_value();
       });
     return raised;
@@ -420,26 +425,26 @@ private:
   /// x * sigmoid(x) (a decomposed sigmoid is raised before, at its own root).
   std::optional<RefOp> silu(int root) const {
     std::optional<int> x;
-    binary(root, "mul", [&](int a, int s) {
-      if (unary(s, "sigmoid") == a)
+    binary(root, RefFn::Mul, [&](int a, int s) {
+      if (unary(s, RefFn::Sigmoid) == a)
         x = a;
       return x.has_value();
     });
-    return elementwise("silu", root, x);
+    return elementwise(RefFn::Silu, root, x);
   }
 
   /// `x * h` or `(x * 0.5) * t` with `h = t * 0.5`: the two shapes GELU's
   /// outer product takes; `isInner(x, t)` checks `t = 1 + f(x)`.
   template <typename Inner> std::optional<int> halfTimes(int root, Inner isInner) const {
     std::optional<int> x;
-    binary(root, "mul", [&](int a, int h) {
+    binary(root, RefFn::Mul, [&](int a, int h) {
       // x * (t * 0.5)
-      if (binary(h, "mul", [&](int t, int half) {
+      if (binary(h, RefFn::Mul, [&](int t, int half) {
             return constantIs(half, 0.5) && isInner(a, t);
           }))
         x = a;
       // (x * 0.5) * t
-      binary(a, "mul", [&](int xa, int half) {
+      binary(a, RefFn::Mul, [&](int xa, int half) {
         if (!x && constantIs(half, 0.5) && isInner(xa, h))
           x = xa;
         return x.has_value();
@@ -451,49 +456,49 @@ private:
 
   /// `t = 1 + g` for `g` that `isG` accepts.
   template <typename IsG> bool onePlus(int t, IsG isG) const {
-    return binary(t, "add", [&](int g, int one) { return constantIs(one, 1) && isG(g); });
+    return binary(t, RefFn::Add, [&](int g, int one) { return constantIs(one, 1) && isG(g); });
   }
 
   /// 0.5 * x * (1 + erf(x / sqrt(2))).
   std::optional<RefOp> geluErf(int root) const {
     std::optional<int> x = halfTimes(root, [&](int a, int t) {
       return onePlus(t, [&](int g) {
-        std::optional<int> q = unary(g, "erf");
-        return q && (binary(*q, "div", [&](int v, int c) {
+        std::optional<int> q = unary(g, RefFn::Erf);
+        return q && (binary(*q, RefFn::Div, [&](int v, int c) {
                        return v == a && constantIs(c, std::numbers::sqrt2);
                      }) ||
-                     binary(*q, "mul", [&](int v, int c) {
+                     binary(*q, RefFn::Mul, [&](int v, int c) {
                        return v == a && constantIs(c, 1 / std::numbers::sqrt2);
                      }));
       });
     });
-    return elementwise("gelu", root, x);
+    return elementwise(RefFn::Gelu, root, x);
   }
 
   /// 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))).
   std::optional<RefOp> geluTanh(int root) const {
     auto cube = [&](int v, int a) {
-      if (binary(v, "pow", [&](int b, int e) { return b == a && constantIs(e, 3); }))
+      if (binary(v, RefFn::Pow, [&](int b, int e) { return b == a && constantIs(e, 3); }))
         return true;
-      return binary(v, "mul", [&](int sq, int b) {
+      return binary(v, RefFn::Mul, [&](int sq, int b) {
         return b == a && squareOf(sq) == a;
       });
     };
     std::optional<int> x = halfTimes(root, [&](int a, int t) {
       return onePlus(t, [&](int g) {
-        std::optional<int> q = unary(g, "tanh");
-        return q && binary(*q, "mul", [&](int inner, int k) {
+        std::optional<int> q = unary(g, RefFn::Tanh);
+        return q && binary(*q, RefFn::Mul, [&](int inner, int k) {
                  return (constantIs(k, std::numbers::sqrt2 * std::numbers::inv_sqrtpi) ||
                          constantIs(k, kTorchMlirSqrt2OverPi)) &&
-                        binary(inner, "add", [&](int v, int term) {
-                          return v == a && binary(term, "mul", [&](int c3, int c) {
+                        binary(inner, RefFn::Add, [&](int v, int term) {
+                          return v == a && binary(term, RefFn::Mul, [&](int c3, int c) {
                                    return constantIs(c, 0.044715) && cube(c3, a);
                                  });
                         });
                });
       });
     });
-    return elementwise("gelu_tanh", root, x);
+    return elementwise(RefFn::GeluTanh, root, x);
   }
 
   /// where(x > threshold, x, log1p(exp(x))): softplus with beta 1. The
@@ -501,53 +506,53 @@ private:
   /// softplus, computed in float32, compares that way).
   std::optional<RefOp> softplus(int root) const {
     const RefOp *w = def(root);
-    if (!w || w->fn != "where")
+    if (!w || w->fn != RefFn::Where)
       return std::nullopt;
     int x = w->args[1];
     std::optional<double> threshold;
-    binary(w->args[0], "gt", [&](int a, int t) {
-      std::optional<int> widened = unary(a, "to");
+    binary(w->args[0], RefFn::Gt, [&](int a, int t) {
+      std::optional<int> widened = unary(a, RefFn::To);
       bool isX = a == x || (widened == x && type(a).dtype == DType::Float64);
       threshold = isX ? constantOf(t) : std::nullopt;
       return threshold.has_value();
     });
-    std::optional<int> e = unary(w->args[2], "log1p");
-    if (!threshold || !e || unary(*e, "exp") != x)
+    std::optional<int> e = unary(w->args[2], RefFn::Log1p);
+    if (!threshold || !e || unary(*e, RefFn::Exp) != x)
       return std::nullopt;
-    return elementwise("softplus", root, x, *threshold);
+    return elementwise(RefFn::Softplus, root, x, *threshold);
   }
 
   /// x * tanh(softplus(x)), softplus at its default threshold (20).
   std::optional<RefOp> mish(int root) const {
     std::optional<int> x;
-    binary(root, "mul", [&](int a, int t) {
-      std::optional<int> s = unary(t, "tanh");
-      if (s && unary(*s, "softplus") == a && def(*s)->value == 20)
+    binary(root, RefFn::Mul, [&](int a, int t) {
+      std::optional<int> s = unary(t, RefFn::Tanh);
+      if (s && unary(*s, RefFn::Softplus) == a && def(*s)->value == 20)
         x = a;
       return x.has_value();
     });
-    return elementwise("mish", root, x);
+    return elementwise(RefFn::Mish, root, x);
   }
 
   /// clamp(x + 3, 0, 6) as `where(!(t <= 6), 6, where(!(s >= 0), 0, s))`;
   /// returns x.
   std::optional<int> clampedPlusThree(int v) const {
-    auto clampSide = [&](int w, const char *test, double bound) -> std::optional<int> {
+    auto clampSide = [&](int w, RefFn test, double bound) -> std::optional<int> {
       const RefOp *d = def(w);
-      if (!d || d->fn != "where" || !constantIs(d->args[1], bound))
+      if (!d || d->fn != RefFn::Where || !constantIs(d->args[1], bound))
         return std::nullopt;
       int inner = d->args[2];
-      std::optional<int> c = unary(d->args[0], "logical_not");
+      std::optional<int> c = unary(d->args[0], RefFn::LogicalNot);
       bool ok = c && binary(*c, test, [&](int a, int b) {
                   return a == inner && constantIs(b, bound);
                 });
       return ok ? std::optional<int>(inner) : std::nullopt;
     };
-    std::optional<int> low = clampSide(v, "le", 6);
-    std::optional<int> shifted = low ? clampSide(*low, "ge", 0) : std::nullopt;
+    std::optional<int> low = clampSide(v, RefFn::Le, 6);
+    std::optional<int> shifted = low ? clampSide(*low, RefFn::Ge, 0) : std::nullopt;
     std::optional<int> x;
     if (shifted)
-      binary(*shifted, "add", [&](int a, int three) {
+      binary(*shifted, RefFn::Add, [&](int a, int three) {
         if (constantIs(three, 3))
           x = a;
         return x.has_value();
@@ -558,24 +563,24 @@ private:
   /// clamp(x + 3, 0, 6) / 6.
   std::optional<RefOp> hardsigmoid(int root) const {
     std::optional<int> x;
-    binary(root, "div", [&](int c, int six) {
+    binary(root, RefFn::Div, [&](int c, int six) {
       x = constantIs(six, 6) ? clampedPlusThree(c) : std::nullopt;
       return x.has_value();
     });
-    return elementwise("hardsigmoid", root, x);
+    return elementwise(RefFn::Hardsigmoid, root, x);
   }
 
   /// x * clamp(x + 3, 0, 6) / 6.
   std::optional<RefOp> hardswish(int root) const {
     std::optional<int> x;
-    binary(root, "div", [&](int m, int six) {
-      return constantIs(six, 6) && binary(m, "mul", [&](int a, int c) {
+    binary(root, RefFn::Div, [&](int m, int six) {
+      return constantIs(six, 6) && binary(m, RefFn::Mul, [&](int a, int c) {
                if (clampedPlusThree(c) == a)
                  x = a;
                return x.has_value();
              });
     });
-    return elementwise("hardswish", root, x);
+    return elementwise(RefFn::Hardswish, root, x);
   }
 
   /// `where(0 > x, 0, x)` (relu, `positive`) or `where(0 < x, 0, x)`
@@ -583,11 +588,11 @@ private:
   /// activations; returns x. Either keeps a NaN.
   std::optional<int> clampedAtZero(int v, bool positive) const {
     const RefOp *w = def(v);
-    if (!w || w->fn != "where" || w->args.size() != 3 || !constantIs(w->args[1], 0))
+    if (!w || w->fn != RefFn::Where || w->args.size() != 3 || !constantIs(w->args[1], 0))
       return std::nullopt;
     int x = w->args[2];
     const RefOp *c = def(w->args[0]);
-    if (!c || c->fn != (positive ? "gt" : "lt") || c->args.size() != 2 ||
+    if (!c || c->fn != (positive ? RefFn::Gt : RefFn::Lt) || c->args.size() != 2 ||
         !constantIs(c->args[0], 0) || c->args[1] != x || !sameType(x, v))
       return std::nullopt;
     return x;
@@ -597,14 +602,14 @@ private:
   std::optional<RefOp> leakyRelu(int root) const {
     std::optional<int> x;
     std::optional<double> slope;
-    binary(root, "add", [&](int pos, int neg) {
+    binary(root, RefFn::Add, [&](int pos, int neg) {
       x = clampedAtZero(pos, true);
-      return x && binary(neg, "mul", [&](int m, int k) {
+      return x && binary(neg, RefFn::Mul, [&](int m, int k) {
                slope = clampedAtZero(m, false) == x ? constantOf(k) : std::nullopt;
                return slope.has_value();
              });
     });
-    return slope ? elementwise("leaky_relu", root, x, *slope) : std::nullopt;
+    return slope ? elementwise(RefFn::LeakyRelu, root, x, *slope) : std::nullopt;
   }
 
   /// `v` is `(exp(min(x, 0)) - 1)`, times `alpha` where there is one;
@@ -612,8 +617,8 @@ private:
   std::optional<std::pair<int, double>> expMinusOne(int v) const {
     auto bare = [&](int e) -> std::optional<int> {
       std::optional<int> x;
-      binary(e, "sub", [&](int ex, int one) {
-        std::optional<int> m = constantIs(one, 1) ? unary(ex, "exp") : std::nullopt;
+      binary(e, RefFn::Sub, [&](int ex, int one) {
+        std::optional<int> m = constantIs(one, 1) ? unary(ex, RefFn::Exp) : std::nullopt;
         x = m ? clampedAtZero(*m, false) : std::nullopt;
         return x.has_value();
       });
@@ -622,7 +627,7 @@ private:
     if (std::optional<int> x = bare(v))
       return std::pair{*x, 1.0};
     std::optional<std::pair<int, double>> found;
-    binary(v, "mul", [&](int e, int alpha) {
+    binary(v, RefFn::Mul, [&](int e, int alpha) {
       std::optional<int> x = bare(e);
       std::optional<double> a = x ? constantOf(alpha) : std::nullopt;
       if (a)
@@ -636,24 +641,24 @@ private:
   /// by SELU's constants, SELU.
   std::optional<RefOp> elu(int root) const {
     std::optional<RefOp> op;
-    binary(root, "add", [&](int pos, int neg) {
+    binary(root, RefFn::Add, [&](int pos, int neg) {
       if (std::optional<int> x = clampedAtZero(pos, true)) {
         std::optional<std::pair<int, double>> e = expMinusOne(neg);
         if (e && e->first == *x)
-          op = elementwise("elu", root, x, e->second);
+          op = elementwise(RefFn::Elu, root, x, e->second);
         return op.has_value();
       }
       // selu: relu(x) * scale + ((exp(min(x, 0)) - 1) * scale) * alpha
       constexpr double kScale = 1.0507009873554805, kAlpha = 1.6732632423543772;
-      binary(pos, "mul", [&](int r, int scale) {
+      binary(pos, RefFn::Mul, [&](int r, int scale) {
         std::optional<int> x = constantIs(scale, kScale) ? clampedAtZero(r, true) : std::nullopt;
         if (!x)
           return false;
-        binary(neg, "mul", [&](int scaled, int alpha) {
-          return constantIs(alpha, kAlpha) && binary(scaled, "mul", [&](int e, int s) {
+        binary(neg, RefFn::Mul, [&](int scaled, int alpha) {
+          return constantIs(alpha, kAlpha) && binary(scaled, RefFn::Mul, [&](int e, int s) {
                    std::optional<std::pair<int, double>> em = expMinusOne(e);
                    if (constantIs(s, kScale) && em && em->first == *x && em->second == 1.0)
-                     op = elementwise("selu", root, x);
+                     op = elementwise(RefFn::Selu, root, x);
                    return op.has_value();
                  });
         });
@@ -667,24 +672,24 @@ private:
   /// where(x > 0, x, expm1(x / alpha) * alpha).
   std::optional<RefOp> celu(int root) const {
     const RefOp *w = def(root);
-    if (!w || w->fn != "where" || w->args.size() != 3)
+    if (!w || w->fn != RefFn::Where || w->args.size() != 3)
       return std::nullopt;
     int x = w->args[1];
     std::optional<double> alpha;
-    bool positive = binary(w->args[0], "gt", [&](int a, int zero) {
+    bool positive = binary(w->args[0], RefFn::Gt, [&](int a, int zero) {
       return a == x && constantIs(zero, 0);
     });
     if (positive)
-      binary(w->args[2], "mul", [&](int e, int a) {
-        std::optional<int> q = unary(e, "expm1");
+      binary(w->args[2], RefFn::Mul, [&](int e, int a) {
+        std::optional<int> q = unary(e, RefFn::Expm1);
         std::optional<double> k = constantOf(a);
-        if (q && k && *k != 0 && binary(*q, "div", [&](int v, int d) {
+        if (q && k && *k != 0 && binary(*q, RefFn::Div, [&](int v, int d) {
               return v == x && constantIs(d, *k);
             }))
           alpha = k;
         return alpha.has_value();
       });
-    return alpha ? elementwise("celu", root, x, *alpha) : std::nullopt;
+    return alpha ? elementwise(RefFn::Celu, root, x, *alpha) : std::nullopt;
   }
 
   /// where(6 < t, 6, t) with t = where(x > 0, x, 0): hardtanh(x, 0, 6) as
@@ -692,36 +697,36 @@ private:
   /// keeps it, as the user's function does).
   std::optional<RefOp> relu6(int root) const {
     const RefOp *hi = def(root);
-    if (!hi || hi->fn != "where" || hi->args.size() != 3 || !constantIs(hi->args[1], 6))
+    if (!hi || hi->fn != RefFn::Where || hi->args.size() != 3 || !constantIs(hi->args[1], 6))
       return std::nullopt;
     int t = hi->args[2];
     const RefOp *lo = def(t);
-    bool clipped = binary(hi->args[0], "lt", [&](int six, int v) {
+    bool clipped = binary(hi->args[0], RefFn::Lt, [&](int six, int v) {
       return v == t && constantIs(six, 6);
     });
-    if (!clipped || !lo || lo->fn != "where" || lo->args.size() != 3 ||
+    if (!clipped || !lo || lo->fn != RefFn::Where || lo->args.size() != 3 ||
         !constantIs(lo->args[2], 0))
       return std::nullopt;
     int x = lo->args[1];
-    bool positive = binary(lo->args[0], "gt", [&](int a, int zero) {
+    bool positive = binary(lo->args[0], RefFn::Gt, [&](int a, int zero) {
       return a == x && constantIs(zero, 0);
     });
-    return positive ? elementwise("relu6", root, x) : std::nullopt;
+    return positive ? elementwise(RefFn::Relu6, root, x) : std::nullopt;
   }
 
   /// min(x, 0) - log1p(exp(-|x|)).
   std::optional<RefOp> logsigmoid(int root) const {
     std::optional<int> x;
-    binary(root, "sub", [&](int m, int l) {
+    binary(root, RefFn::Sub, [&](int m, int l) {
       x = clampedAtZero(m, false);
-      std::optional<int> e = x ? unary(l, "log1p") : std::nullopt;
-      std::optional<int> n = e ? unary(*e, "exp") : std::nullopt;
-      std::optional<int> a = n ? unary(*n, "neg") : std::nullopt;
-      if (!a || unary(*a, "abs") != x)
+      std::optional<int> e = x ? unary(l, RefFn::Log1p) : std::nullopt;
+      std::optional<int> n = e ? unary(*e, RefFn::Exp) : std::nullopt;
+      std::optional<int> a = n ? unary(*n, RefFn::Neg) : std::nullopt;
+      if (!a || unary(*a, RefFn::Abs) != x)
         x.reset();
       return x.has_value();
     });
-    return elementwise("logsigmoid", root, x);
+    return elementwise(RefFn::Logsigmoid, root, x);
   }
 
   //===--- Row functions ----------------------------------------------------===//
@@ -730,7 +735,7 @@ private:
   /// softmax; returns the reduction.
   std::optional<Reduction> shiftedByMax(int v) const {
     std::optional<Reduction> r;
-    binary(v, "sub", [&](int x, int m) {
+    binary(v, RefFn::Sub, [&](int x, int m) {
       r = keptMax(m);
       if (r && r->source != x)
         r.reset();
@@ -742,7 +747,7 @@ private:
   }
 
   /// `fn(source, dim)` for a softmax-like `root` over one dim of its source.
-  std::optional<RefOp> rowFunction(const char *fn, int root,
+  std::optional<RefOp> rowFunction(RefFn fn, int root,
                                    const std::optional<Reduction> &r) const {
     if (!r || r->dims.size() != 1 || !sameType(root, r->source))
       return std::nullopt;
@@ -752,56 +757,56 @@ private:
   /// e / sum(e) with e = exp(x - max(x)), over one dim.
   std::optional<RefOp> softmax(int root) const {
     std::optional<Reduction> r;
-    binary(root, "div", [&](int e, int s) {
-      std::optional<int> shifted = unary(e, "exp");
+    binary(root, RefFn::Div, [&](int e, int s) {
+      std::optional<int> shifted = unary(e, RefFn::Exp);
       r = shifted ? shiftedByMax(*shifted) : std::nullopt;
-      std::optional<Reduction> sum = r ? keptReduction(s, "sum") : std::nullopt;
+      std::optional<Reduction> sum = r ? keptReduction(s, RefFn::Sum) : std::nullopt;
       if (!sum || sum->source != e || sum->dims != r->dims)
         r.reset();
       return r.has_value();
     });
-    return rowFunction("softmax", root, r);
+    return rowFunction(RefFn::Softmax, root, r);
   }
 
   /// s - log(sum(exp(s))) with s = x - max(x), over one dim.
   std::optional<RefOp> logSoftmax(int root) const {
     std::optional<Reduction> r;
-    binary(root, "sub", [&](int s, int l) {
+    binary(root, RefFn::Sub, [&](int s, int l) {
       r = shiftedByMax(s);
-      std::optional<int> sum = r ? unary(peel(l), "log") : std::nullopt;
-      std::optional<Reduction> kept = sum ? keptReduction(*sum, "sum") : std::nullopt;
-      if (!kept || kept->dims != r->dims || unary(kept->source, "exp") != s ||
+      std::optional<int> sum = r ? unary(peel(l), RefFn::Log) : std::nullopt;
+      std::optional<Reduction> kept = sum ? keptReduction(*sum, RefFn::Sum) : std::nullopt;
+      if (!kept || kept->dims != r->dims || unary(kept->source, RefFn::Exp) != s ||
           type(l).shape != keptShape(*r))
         r.reset();
       return r.has_value();
     });
-    return rowFunction("log_softmax", root, r);
+    return rowFunction(RefFn::LogSoftmax, root, r);
   }
 
   /// log(sum(exp(x - m))) + m, m the guarded max of x over dims.
   std::optional<RefOp> logsumexp(int root) const {
     std::optional<Reduction> r;
-    binary(root, "add", [&](int l, int m) {
-      std::optional<int> sum = unary(l, "log");
+    binary(root, RefFn::Add, [&](int l, int m) {
+      std::optional<int> sum = unary(l, RefFn::Log);
       const RefOp *s = sum ? def(*sum) : nullptr;
-      if (!s || s->fn != "sum" || !s->ints.count("dims"))
+      if (!s || s->fn != RefFn::Sum || !s->ints.count("dims"))
         return false;
-      std::optional<int> e = unary(s->args[0], "exp");
+      std::optional<int> e = unary(s->args[0], RefFn::Exp);
       r = e ? shiftedByMax(*e) : std::nullopt;
       // Both uses of the max are the same (guarded) value.
-      bool sameMax = r && binary(*e, "sub", [&](int, int mk) { return peel(mk) == peel(m); });
+      bool sameMax = r && binary(*e, RefFn::Sub, [&](int, int mk) { return peel(mk) == peel(m); });
       if (!sameMax || r->dims != s->ints.at("dims"))
         r.reset();
       return r.has_value();
     });
     if (!r || type(root).dtype != type(r->source).dtype)
       return std::nullopt;
-    return compound("logsumexp", {r->source}, {{"dims", r->dims}});
+    return compound(RefFn::Logsumexp, {r->source}, {{"dims", r->dims}});
   }
 
   //===--- Norms ------------------------------------------------------------===//
 
-  static RefOp norm(const char *fn, std::vector<int> args, size_t normalized, double eps) {
+  static RefOp norm(RefFn fn, std::vector<int> args, size_t normalized, double eps) {
     return compound(fn, std::move(args),
                     {{"normalized", {static_cast<int64_t>(normalized)}}, {"affine", {0, 0}}},
                     eps);
@@ -810,8 +815,8 @@ private:
   /// (x - mean(x)) * rsqrt(var(x) + eps) over trailing dims.
   std::optional<RefOp> layerNorm(int root) const {
     std::optional<RefOp> op;
-    binary(root, "mul", [&](int centred, int rstd) {
-      binary(centred, "sub", [&](int x, int mean) {
+    binary(root, RefFn::Mul, [&](int centred, int rstd) {
+      binary(centred, RefFn::Sub, [&](int x, int mean) {
         std::optional<Reduction> m = keptMean(mean);
         if (!m || m->source != x || !trailing(m->dims, type(x).shape.size()) ||
             !sameType(x, root))
@@ -819,7 +824,7 @@ private:
         std::optional<double> eps = reciprocalStd(
             rstd, *keptShape(*m), [&](int var) { return isVariance(var, x, m->dims); });
         if (eps)
-          op = norm("layer_norm", {x}, m->dims.size(), *eps);
+          op = norm(RefFn::LayerNorm, {x}, m->dims.size(), *eps);
         return op.has_value();
       });
       return op.has_value();
@@ -830,7 +835,7 @@ private:
   /// x * rsqrt(mean(x * x) + eps) over trailing dims.
   std::optional<RefOp> rmsNorm(int root) const {
     std::optional<RefOp> op;
-    binary(root, "mul", [&](int x, int rstd) {
+    binary(root, RefFn::Mul, [&](int x, int rstd) {
       if (!sameType(x, root) || type(x).shape.empty())
         return false;
       std::vector<int64_t> shape = type(x).shape;
@@ -841,7 +846,7 @@ private:
                keptShape(*ms) == type(rstd).shape;
       });
       if (eps)
-        op = norm("rms_norm", {x}, ms->dims.size(), *eps);
+        op = norm(RefFn::RmsNorm, {x}, ms->dims.size(), *eps);
       return op.has_value();
     });
     return op;
@@ -853,20 +858,20 @@ private:
   /// part it is a layer norm of the grouped view, raised as one.)
   std::optional<RefOp> groupNorm(int root) const {
     std::optional<RefOp> op;
-    binary(root, "add", [&](int scaled, int shifted) {
-      return binary(scaled, "mul", [&](int x, int a4) {
+    binary(root, RefFn::Add, [&](int scaled, int shifted) {
+      return binary(scaled, RefFn::Mul, [&](int x, int a4) {
         const std::vector<int64_t> &shape = type(x).shape;
-        if (!sameType(x, root) || shape.size() < 2 || !is(a4, "reshape") ||
-            !is(shifted, "reshape"))
+        if (!sameType(x, root) || shape.size() < 2 || !is(a4, RefFn::Reshape) ||
+            !is(shifted, RefFn::Reshape))
           return false;
         int a = peel(a4), b = peel(shifted); // reshapes not folded yet
         std::optional<RefOp> found;
-        binary(a, "mul", [&](int rstd, int weight) {
-          binary(b, "add", [&](int meanTimesA, int bias) {
-            return binary(meanTimesA, "mul", [&](int negMean, int a2) {
-              std::optional<int> mean = unary(peel(negMean), "neg");
+        binary(a, RefFn::Mul, [&](int rstd, int weight) {
+          binary(b, RefFn::Add, [&](int meanTimesA, int bias) {
+            return binary(meanTimesA, RefFn::Mul, [&](int negMean, int a2) {
+              std::optional<int> mean = unary(peel(negMean), RefFn::Neg);
               std::optional<Reduction> m = mean ? keptMean(*mean) : std::nullopt;
-              if (a2 != a || !m || !is(m->source, "reshape") || peel(m->source) != x)
+              if (a2 != a || !m || !is(m->source, RefFn::Reshape) || peel(m->source) != x)
                 return false;
               // The grouped view [N, G, C/G, rest] and its statistics per group.
               const std::vector<int64_t> &view = type(m->source).shape;
@@ -881,7 +886,7 @@ private:
                   reciprocalStd(rstd, *keptShape(*m),
                                 [&](int var) { return isVariance(var, m->source, m->dims); });
               if (eps)
-                found = compound("group_norm", {x, weight, bias}, {{"groups", {view[1]}}}, *eps);
+                found = compound(RefFn::GroupNorm, {x, weight, bias}, {{"groups", {view[1]}}}, *eps);
               return found.has_value();
             });
           });
@@ -910,8 +915,8 @@ private:
   /// against it. Returns the norm with the parameter taken in.
   std::optional<RefOp> takeAffine(int root, int v, int param, size_t slot) const {
     const RefOp *n = def(v);
-    if (!n || (n->fn != "layer_norm" && n->fn != "rms_norm") ||
-        (slot == 1 && n->fn != "layer_norm") || n->ints.at("affine")[slot] ||
+    if (!n || (n->fn != RefFn::LayerNorm && n->fn != RefFn::RmsNorm) ||
+        (slot == 1 && n->fn != RefFn::LayerNorm) || n->ints.at("affine")[slot] ||
         (slot == 0 && n->ints.at("affine")[1]) || usesOf(v) != 1 || !sameType(v, root))
       return std::nullopt;
     const std::vector<int64_t> &shape = type(v).shape;
@@ -933,14 +938,14 @@ private:
   /// norm(x) * weight.
   std::optional<RefOp> normWeight(int root) const {
     std::optional<RefOp> op;
-    binary(root, "mul", [&](int n, int w) { return (op = takeAffine(root, n, w, 0)).has_value(); });
+    binary(root, RefFn::Mul, [&](int n, int w) { return (op = takeAffine(root, n, w, 0)).has_value(); });
     return op;
   }
 
   /// layer_norm(x) (* weight) + bias.
   std::optional<RefOp> normBias(int root) const {
     std::optional<RefOp> op;
-    binary(root, "add", [&](int n, int b) { return (op = takeAffine(root, n, b, 1)).has_value(); });
+    binary(root, RefFn::Add, [&](int n, int b) { return (op = takeAffine(root, n, b, 1)).has_value(); });
     return op;
   }
 };
@@ -959,10 +964,10 @@ void foldReshapes(ReferenceProgram &program) {
     RefOp &op = program.ops[i];
     for (int &a : op.args)
       a = replacement[a];
-    if (op.fn != "reshape")
+    if (op.fn != RefFn::Reshape)
       continue;
     int source = op.args[0];
-    while (source >= numInputs && program.ops[source - numInputs].fn == "reshape")
+    while (source >= numInputs && program.ops[source - numInputs].fn == RefFn::Reshape)
       source = program.ops[source - numInputs].args[0];
     op.args[0] = source;
     if (program.typeOf(source) == op.type && !returned[numInputs + i])
@@ -979,7 +984,7 @@ void foldReshapes(ReferenceProgram &program) {
 void foldIndexWraps(ReferenceProgram &program) {
   Matcher matcher(program); // reads the wraps; only the index ops' args change
   for (RefOp &op : program.ops) {
-    if (op.fn != "index")
+    if (op.fn != RefFn::Index)
       continue;
     const std::vector<int64_t> &source = program.typeOf(op.args[0]).shape;
     for (size_t k = 1; k < op.args.size() && k - 1 < source.size(); ++k)
@@ -1005,10 +1010,10 @@ void foldArangeViews(ReferenceProgram &program) {
     return dim;
   };
   for (RefOp &op : program.ops) {
-    if (op.fn != "reshape" || op.args[0] < numInputs)
+    if (op.fn != RefFn::Reshape || op.args[0] < numInputs)
       continue;
     const RefOp &arange = program.ops[op.args[0] - numInputs];
-    if (arange.fn != "arange")
+    if (arange.fn != RefFn::Arange)
       continue;
     int from = along(arange.type.shape), to = along(op.type.shape);
     if (from < 0 || to < 0 || arange.ints.at("dim") != std::vector<int64_t>{from})
@@ -1054,7 +1059,7 @@ void pruneUnused(ReferenceProgram &program, std::vector<bool> &raised) {
 
 } // namespace
 
-std::vector<std::string> raiseCompoundOps(ReferenceProgram &program) {
+std::vector<RefFn> raiseCompoundOps(ReferenceProgram &program) {
   int numInputs = static_cast<int>(program.inputs.size());
   std::vector<bool> raised(program.ops.size(), false);
   for (size_t i = 0; i < program.ops.size(); ++i) {
@@ -1071,11 +1076,11 @@ std::vector<std::string> raiseCompoundOps(ReferenceProgram &program) {
   // A norm that took in its weight leaves the norm raised before it unused,
   // a folded wrap or view its ops.
   pruneUnused(program, raised);
-  std::vector<std::string> names;
+  std::vector<RefFn> fns;
   for (size_t i = 0; i < program.ops.size(); ++i)
     if (raised[i])
-      names.push_back(program.ops[i].fn);
-  return names;
+      fns.push_back(program.ops[i].fn);
+  return fns;
 }
 
 } // namespace dice

@@ -1,6 +1,6 @@
 //===- ReferenceProgram.cpp - the reference program and its JSON ----------===//
 
-#include "dice/Scaffold/ReferenceProgram.h"
+#include "dice/Reference/ReferenceProgram.h"
 #include "dice/Support/NonFinite.h"
 
 #include "dice/Runtime/DiceRuntime.h"
@@ -36,72 +36,6 @@ constexpr std::array<DTypeInfo, 10> kDTypes = {{
     {DType::UInt8, "uint8"},
     {DType::Bool, "bool"},
 }};
-
-/// How many arguments an op takes and which integer attributes it needs.
-struct Signature {
-  int minArgs, maxArgs; ///< maxArgs < 0: unbounded
-  std::vector<const char *> ints;
-};
-
-const std::map<std::string, Signature> &vocabulary() {
-  static const std::map<std::string, Signature> table = [] {
-    std::map<std::string, Signature> t;
-    t["scalar"] = {0, 0, {}};
-    t["full"] = {0, 0, {}};
-    t["arange"] = {0, 0, {"dim"}};
-    t["dim_size"] = {1, 1, {"dim"}};
-    for (const char *fn : {"add", "sub", "mul", "div", "maximum", "minimum",
-                           "pow", "atan2", "remainder", "gt", "ge", "lt", "le",
-                           "eq", "ne", "logical_and", "logical_or",
-                           "div_trunc", "div_floor", "bitwise_and",
-                           "bitwise_or", "bitwise_xor", "shift_left",
-                           "shift_right"})
-      t[fn] = {2, 2, {}};
-    for (const char *fn :
-         {"neg", "exp", "exp2", "log", "log1p", "expm1", "tanh", "sqrt",
-          "rsqrt", "erf", "abs", "sin", "cos", "tan", "floor", "ceil", "round",
-          "trunc", "sigmoid", "logical_not", "bitwise_not", "reciprocal", "to",
-          "atan", "asin", "acos", "sinh", "cosh", "asinh", "acosh", "atanh", "log2",
-          "log10"})
-      t[fn] = {1, 1, {}};
-    t["where"] = {3, 3, {}};
-    t["permute"] = {1, 1, {"dims"}};
-    t["reshape"] = {1, 1, {}};
-    t["expand"] = {1, 1, {}};
-    for (const char *fn : {"sum", "amax", "amin", "prod"})
-      t[fn] = {1, 1, {"dims"}};
-    for (const char *fn : {"argmax", "argmin"})
-      t[fn] = {1, 1, {"dim"}};
-    t["matmul"] = {2, 2, {}};
-    t["conv"] = {2, 2, {"stride", "padding", "dilation", "groups"}};
-    t["max_pool"] = {1, 1, {"kernel", "stride", "padding", "dilation"}};
-    t["sum_pool"] = {1, 1, {"kernel", "stride", "padding"}};
-    t["pad"] = {1, 1, {"low", "high"}};
-    t["slice"] = {1, 1, {"offsets", "sizes", "strides"}};
-    t["insert_slice"] = {2, 2, {"offsets", "sizes", "strides"}};
-    t["cat"] = {1, -1, {"dim"}};
-    t["index_put"] = {3, 3, {"accumulate"}};
-    t["cumsum"] = {1, 1, {"dim"}};
-    t["cumprod"] = {1, 1, {"dim"}};
-    t["argsort"] = {1, 1, {"dim", "descending"}};
-    t["index_reduce"] = {3, 3, {"reduce"}};
-    t["index"] = {2, -1, {}};
-    // Compound functions, raised from their decompositions
-    // (RaiseCompoundOps.h).
-    for (const char *fn : {"silu", "gelu", "gelu_tanh", "softplus", "mish",
-                           "hardsigmoid", "hardswish", "leaky_relu", "elu", "selu",
-                           "celu", "relu6", "logsigmoid"})
-      t[fn] = {1, 1, {}};
-    t["softmax"] = {1, 1, {"dim"}};
-    t["log_softmax"] = {1, 1, {"dim"}};
-    t["logsumexp"] = {1, 1, {"dims"}};
-    t["layer_norm"] = {1, 3, {"normalized", "affine"}};
-    t["rms_norm"] = {1, 2, {"normalized", "affine"}};
-    t["group_norm"] = {3, 3, {"groups"}};
-    return t;
-  }();
-  return table;
-}
 
 using Json = nlohmann::json;
 
@@ -310,7 +244,10 @@ Result<RefOp> readOp(const Json &j, size_t index) {
     return fn.error();
   if (!(*fn)->is_string())
     return fieldError(key + ".fn", "must be a string");
-  op.fn = (*fn)->get<std::string>();
+  std::optional<RefFn> known = parseRefFn((*fn)->get<std::string>());
+  if (!known)
+    return fieldError(key + ".fn", "unknown operation '" + (*fn)->get<std::string>() + "'");
+  op.fn = *known;
   Result<const Json *> args = field(j, key, "args");
   if (!args)
     return args.error();
@@ -648,7 +585,7 @@ std::vector<int64_t> ReferenceProgram::indexBounds() const {
   const int numInputs = static_cast<int>(inputs.size());
   std::vector<int64_t> bounds(inputs.size(), 0);
   for (const RefOp &index : ops) {
-    if (index.fn != "index")
+    if (index.fn != RefFn::Index)
       continue;
     const std::vector<int64_t> &source = typeOf(index.args[0]).shape;
     for (size_t k = 1; k < index.args.size() && k - 1 < source.size(); ++k) {
@@ -666,12 +603,21 @@ std::vector<int64_t> ReferenceProgram::indexBounds() const {
           continue;
         }
         const RefOp &op = ops[id - numInputs];
-        static const std::set<std::string> carriers = {"reshape", "expand", "permute",
-                                                       "slice", "to", "cat"};
-        if (carriers.count(op.fn))
+        switch (op.fn) { // the ops that carry their operands' values
+        case RefFn::Reshape:
+        case RefFn::Expand:
+        case RefFn::Permute:
+        case RefFn::Slice:
+        case RefFn::To:
+        case RefFn::Cat:
           stack.insert(stack.end(), op.args.begin(), op.args.end());
-        else if (op.fn == "where") // the values, not the condition
+          break;
+        case RefFn::Where: // the values, not the condition
           stack.insert(stack.end(), op.args.begin() + 1, op.args.end());
+          break;
+        default:
+          break;
+        }
       }
     }
   }
@@ -696,7 +642,7 @@ std::string ReferenceProgram::toJson() const {
     j["inputs"].push_back(typeToJson(t));
   j["ops"] = Json::array();
   for (const RefOp &op : ops) {
-    Json o = {{"fn", op.fn}, {"args", op.args}, {"type", typeToJson(op.type)}};
+    Json o = {{"fn", refFnName(op.fn)}, {"args", op.args}, {"type", typeToJson(op.type)}};
     if (!op.ints.empty()) {
       o["ints"] = Json::object();
       for (const auto &[name, list] : op.ints)
@@ -738,7 +684,7 @@ static std::string checkNorm(const RefOp &op, const TensorType &x) {
       normalized[0] > static_cast<int64_t>(x.shape.size()))
     return "'normalized' must be one count of trailing dims of the input";
   if (affine.size() != 2 || (affine[0] != 0 && affine[0] != 1) ||
-      (affine[1] != 0 && affine[1] != 1) || (op.fn == "rms_norm" && affine[1]))
+      (affine[1] != 0 && affine[1] != 1) || (op.fn == RefFn::RmsNorm && affine[1]))
     return "'affine' must be [has weight, has bias], each 0 or 1";
   if (op.args.size() != static_cast<size_t>(1 + affine[0] + affine[1]))
     return "takes the input and one argument per affine parameter";
@@ -766,100 +712,117 @@ static std::string checkGroupNorm(const RefOp &op, const TensorType &x,
   return "";
 }
 
+/// index_put(x, positions [updates, k], values [updates] + x's trailing
+/// shape, accumulate): column j of the positions indexes dimension j.
+static std::string checkIndexPut(const ReferenceProgram &program, const RefOp &op) {
+  const TensorType &x = program.typeOf(op.args[0]), &positions = program.typeOf(op.args[1]),
+                   &values = program.typeOf(op.args[2]);
+  const std::vector<int64_t> &accumulate = op.ints.at("accumulate");
+  bool indexShaped = positions.shape.size() == 2 && !isFloatingPoint(positions.dtype) &&
+                     positions.dtype != DType::Bool && positions.shape[1] >= 0 &&
+                     positions.shape[1] <= static_cast<int64_t>(x.shape.size());
+  if (!indexShaped)
+    return "the indices must be integers of shape [updates, k], k at most the input's rank";
+  std::vector<int64_t> slice = {positions.shape[0]};
+  slice.insert(slice.end(), x.shape.begin() + positions.shape[1], x.shape.end());
+  if (values.shape != slice || values.dtype != x.dtype)
+    return "the updates must be [updates] + the input's trailing shape, in the input's dtype";
+  if (accumulate.size() != 1 || (accumulate[0] != 0 && accumulate[0] != 1))
+    return "'accumulate' must be 0 or 1";
+  if (op.type != x)
+    return "the result must have the input's type";
+  return "";
+}
+
+/// index_reduce(x, positions [updates] int64 along dim 0, values, reduce).
+static std::string checkIndexReduce(const ReferenceProgram &program, const RefOp &op) {
+  const TensorType &x = program.typeOf(op.args[0]), &positions = program.typeOf(op.args[1]),
+                   &values = program.typeOf(op.args[2]);
+  const std::vector<int64_t> &reduce = op.ints.at("reduce");
+  if (x.shape.empty() || positions.shape.size() != 1 || positions.dtype != DType::Int64)
+    return "the positions must be int64 of shape [updates] along the input's first dimension";
+  std::vector<int64_t> slice = {positions.shape[0]};
+  slice.insert(slice.end(), x.shape.begin() + 1, x.shape.end());
+  if (values.shape != slice || values.dtype != x.dtype)
+    return "the updates must be [updates] + the input's shape after its first dimension, "
+           "in the input's dtype";
+  if (reduce.size() != 1 || reduce[0] < 0 || reduce[0] > 2)
+    return "'reduce' must be 0 (prod), 1 (amax) or 2 (amin)";
+  if (op.type != x)
+    return "the result must have the input's type";
+  return "";
+}
+
+/// argsort, cumsum, cumprod: along one dim of the input, a result of its
+/// shape (argsort's int64, `descending` 0 or 1).
+static std::string checkAlongDim(const ReferenceProgram &program, const RefOp &op) {
+  const std::vector<int64_t> &dim = op.ints.at("dim");
+  const TensorType &x = program.typeOf(op.args[0]);
+  if (dim.size() != 1 || dim[0] < 0 || dim[0] >= static_cast<int64_t>(x.shape.size()))
+    return "'dim' must be one dimension of the input";
+  if (op.fn != RefFn::Argsort)
+    return op.type.shape == x.shape ? "" : "the result must have the input's shape";
+  const std::vector<int64_t> &descending = op.ints.at("descending");
+  if (descending.size() != 1 || (descending[0] != 0 && descending[0] != 1))
+    return "'descending' must be 0 or 1";
+  if (op.type.shape != x.shape || op.type.dtype != DType::Int64)
+    return "the result must be int64 of the input's shape";
+  return "";
+}
+
+/// What an op's table entry cannot say: how its operands' types, its
+/// attributes' values and its result fit together.
+static std::string checkOperands(const ReferenceProgram &program, const RefOp &op) {
+  switch (op.fn) {
+  case RefFn::LayerNorm:
+  case RefFn::RmsNorm:
+    return checkNorm(op, program.typeOf(op.args[0]));
+  case RefFn::GroupNorm:
+    return checkGroupNorm(op, program.typeOf(op.args[0]), program.typeOf(op.args[1]),
+                          program.typeOf(op.args[2]));
+  case RefFn::IndexPut:
+    return checkIndexPut(program, op);
+  case RefFn::IndexReduce:
+    return checkIndexReduce(program, op);
+  case RefFn::Argsort:
+  case RefFn::Cumsum:
+  case RefFn::Cumprod:
+    return checkAlongDim(program, op);
+  case RefFn::Scalar:
+  case RefFn::Full:
+  case RefFn::Pad:
+    // Both backends turn an integer constant into an int64_t: that must be
+    // defined (no NaN, infinity or fraction, within int64's range).
+    if (!isFloatingPoint(op.type.dtype) && op.type.dtype != DType::Bool &&
+        !(std::trunc(op.value) == op.value && op.value >= -0x1p63 && op.value < 0x1p63))
+      return "value " + formatFloat(op.value) + " is not a value of " +
+             dtypeName(op.type.dtype);
+    return "";
+  default: // nothing beyond the table's arity and attributes
+    return "";
+  }
+}
+
 std::string ReferenceProgram::validate() const {
-  const auto &vocab = vocabulary();
   for (size_t i = 0; i < ops.size(); ++i) {
     const RefOp &op = ops[i];
-    std::string where = "op " + std::to_string(i) + " ('" + op.fn + "')";
-    auto it = vocab.find(op.fn);
-    if (it == vocab.end())
-      return where + ": unknown operation";
-    const Signature &sig = it->second;
+    const RefFnInfo &info = refFnInfo(op.fn);
+    std::string where = "op " + std::to_string(i) + " ('" + info.name + "')";
     int n = static_cast<int>(op.args.size());
-    if (n < sig.minArgs || (sig.maxArgs >= 0 && n > sig.maxArgs))
+    if (n < info.minArgs || (info.maxArgs >= 0 && n > info.maxArgs))
       return where + ": wrong number of arguments (" + std::to_string(n) + ")";
     int self = static_cast<int>(inputs.size() + i);
     for (int a : op.args)
       if (a < 0 || a >= self)
         return where + ": argument " + std::to_string(a) +
                " is not defined before it";
-    for (const char *name : sig.ints)
+    for (const std::string &name : info.attrs)
       if (!op.ints.count(name))
         return where + ": missing attribute '" + name + "'";
     if (std::string problem = checkType(op.type, symbols.size()); !problem.empty())
       return where + ": " + problem;
-    if (op.fn == "layer_norm" || op.fn == "rms_norm")
-      if (std::string problem = checkNorm(op, typeOf(op.args[0])); !problem.empty())
-        return where + ": " + problem;
-    if (op.fn == "group_norm")
-      if (std::string problem = checkGroupNorm(op, typeOf(op.args[0]), typeOf(op.args[1]),
-                                               typeOf(op.args[2]));
-          !problem.empty())
-        return where + ": " + problem;
-    if (op.fn == "index_put") {
-      const TensorType &x = typeOf(op.args[0]), &positions = typeOf(op.args[1]),
-                       &values = typeOf(op.args[2]);
-      const std::vector<int64_t> &accumulate = op.ints.at("accumulate");
-      bool indexShaped = positions.shape.size() == 2 &&
-                         !isFloatingPoint(positions.dtype) &&
-                         positions.dtype != DType::Bool && positions.shape[1] >= 0 &&
-                         positions.shape[1] <= static_cast<int64_t>(x.shape.size());
-      if (!indexShaped)
-        return where + ": the indices must be integers of shape [updates, k], "
-                       "k at most the input's rank";
-      std::vector<int64_t> slice = {positions.shape[0]};
-      slice.insert(slice.end(), x.shape.begin() + positions.shape[1], x.shape.end());
-      if (values.shape != slice || values.dtype != x.dtype)
-        return where + ": the updates must be [updates] + the input's trailing "
-                       "shape, in the input's dtype";
-      if (accumulate.size() != 1 || (accumulate[0] != 0 && accumulate[0] != 1))
-        return where + ": 'accumulate' must be 0 or 1";
-      if (op.type != x)
-        return where + ": the result must have the input's type";
-    }
-    if (op.fn == "index_reduce") {
-      const TensorType &x = typeOf(op.args[0]), &positions = typeOf(op.args[1]),
-                       &values = typeOf(op.args[2]);
-      const std::vector<int64_t> &reduce = op.ints.at("reduce");
-      if (x.shape.empty() || positions.shape.size() != 1 || positions.dtype != DType::Int64)
-        return where + ": the positions must be int64 of shape [updates] along the "
-                       "input's first dimension";
-      std::vector<int64_t> slice = {positions.shape[0]};
-      slice.insert(slice.end(), x.shape.begin() + 1, x.shape.end());
-      if (values.shape != slice || values.dtype != x.dtype)
-        return where + ": the updates must be [updates] + the input's shape after "
-                       "its first dimension, in the input's dtype";
-      if (reduce.size() != 1 || reduce[0] < 0 || reduce[0] > 2)
-        return where + ": 'reduce' must be 0 (prod), 1 (amax) or 2 (amin)";
-      if (op.type != x)
-        return where + ": the result must have the input's type";
-    }
-    if (op.fn == "argsort") {
-      const std::vector<int64_t> &dim = op.ints.at("dim");
-      const std::vector<int64_t> &descending = op.ints.at("descending");
-      const TensorType &x = typeOf(op.args[0]);
-      if (dim.size() != 1 || dim[0] < 0 || dim[0] >= static_cast<int64_t>(x.shape.size()))
-        return where + ": 'dim' must be one dimension of the input";
-      if (descending.size() != 1 || (descending[0] != 0 && descending[0] != 1))
-        return where + ": 'descending' must be 0 or 1";
-      if (op.type.shape != x.shape || op.type.dtype != DType::Int64)
-        return where + ": the result must be int64 of the input's shape";
-    }
-    if (op.fn == "cumsum" || op.fn == "cumprod") {
-      const std::vector<int64_t> &dim = op.ints.at("dim");
-      const TensorType &x = typeOf(op.args[0]);
-      if (dim.size() != 1 || dim[0] < 0 || dim[0] >= static_cast<int64_t>(x.shape.size()))
-        return where + ": 'dim' must be one dimension of the input";
-      if (op.type.shape != x.shape)
-        return where + ": the result must have the input's shape";
-    }
-    // Both backends turn an integer constant into an int64_t: that must be
-    // defined (no NaN, infinity or fraction, within int64's range).
-    bool holdsValue = op.fn == "scalar" || op.fn == "full" || op.fn == "pad";
-    if (holdsValue && !isFloatingPoint(op.type.dtype) && op.type.dtype != DType::Bool &&
-        !(std::trunc(op.value) == op.value && op.value >= -0x1p63 && op.value < 0x1p63))
-      return where + ": value " + formatFloat(op.value) + " is not a value of " +
-             dtypeName(op.type.dtype);
+    if (std::string problem = checkOperands(*this, op); !problem.empty())
+      return where + ": " + problem;
   }
   for (size_t i = 0; i < inputs.size(); ++i)
     if (std::string problem = checkType(inputs[i], symbols.size()); !problem.empty())
@@ -892,7 +855,7 @@ std::string ReferenceProgram::validate() const {
     if (auto sizes = op.ints.find("sizes"); sizes != op.ints.end())
       for (int64_t size : sizes->second)
         if (isSymbolicSize(size) && symbolOfSize(size) >= static_cast<int>(symbols.size()))
-          return "op '" + op.fn + "': size s" + std::to_string(symbolOfSize(size)) +
+          return "op '" + std::string(refFnName(op.fn)) + "': size s" + std::to_string(symbolOfSize(size)) +
                  " is not a symbol of the program";
   int count = static_cast<int>(inputs.size() + ops.size());
   if (outputs.empty())

@@ -1,6 +1,6 @@
 //===- Fingerprint.cpp - the identity of a kernel request -----------------===//
 
-#include "dice/Scaffold/Fingerprint.h"
+#include "dice/Reference/Fingerprint.h"
 
 #include "dice/Support/Sha256.h"
 
@@ -39,7 +39,7 @@ std::string fingerprintOf(const ReferenceProgram &program) {
   for (const RefOp &op : program.ops) {
     Sha256 hash;
     hash.updateField("op");
-    hash.updateField(op.fn);
+    hash.updateField(refFnName(op.fn));
     hashType(hash, op.type);
     hash.updateField(std::to_string(op.ints.size()));
     for (const auto &[name, values] : op.ints) { // std::map: sorted by name

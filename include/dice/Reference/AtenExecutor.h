@@ -8,10 +8,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DICE_SCAFFOLD_ATENEXECUTOR_H
-#define DICE_SCAFFOLD_ATENEXECUTOR_H
+#ifndef DICE_REFERENCE_ATENEXECUTOR_H
+#define DICE_REFERENCE_ATENEXECUTOR_H
 
-#include "dice/Scaffold/ReferenceProgram.h"
+#include "dice/Reference/ReferenceProgram.h"
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
@@ -53,4 +53,4 @@ runReferenceProgram(const ReferenceProgram &program,
 
 } // namespace dice
 
-#endif // DICE_SCAFFOLD_ATENEXECUTOR_H
+#endif // DICE_REFERENCE_ATENEXECUTOR_H

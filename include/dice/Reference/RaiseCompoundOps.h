@@ -13,10 +13,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DICE_SCAFFOLD_RAISECOMPOUNDOPS_H
-#define DICE_SCAFFOLD_RAISECOMPOUNDOPS_H
+#ifndef DICE_REFERENCE_RAISECOMPOUNDOPS_H
+#define DICE_REFERENCE_RAISECOMPOUNDOPS_H
 
-#include "dice/Scaffold/ReferenceProgram.h"
+#include "dice/Reference/ReferenceProgram.h"
 
 #include <string>
 #include <vector>
@@ -28,8 +28,8 @@ namespace dice {
 /// they feed and an arange's view into the arange, folds chains of
 /// reshapes into one reshape, and drops the ops nothing uses any more.
 /// Returns the functions raised, in program order.
-std::vector<std::string> raiseCompoundOps(ReferenceProgram &program);
+std::vector<RefFn> raiseCompoundOps(ReferenceProgram &program);
 
 } // namespace dice
 
-#endif // DICE_SCAFFOLD_RAISECOMPOUNDOPS_H
+#endif // DICE_REFERENCE_RAISECOMPOUNDOPS_H

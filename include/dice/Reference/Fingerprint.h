@@ -10,10 +10,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DICE_SCAFFOLD_FINGERPRINT_H
-#define DICE_SCAFFOLD_FINGERPRINT_H
+#ifndef DICE_REFERENCE_FINGERPRINT_H
+#define DICE_REFERENCE_FINGERPRINT_H
 
-#include "dice/Scaffold/ReferenceProgram.h"
+#include "dice/Reference/ReferenceProgram.h"
 
 #include <string>
 
@@ -29,4 +29,4 @@ std::string fingerprintOf(const ReferenceProgram &program);
 
 } // namespace dice
 
-#endif // DICE_SCAFFOLD_FINGERPRINT_H
+#endif // DICE_REFERENCE_FINGERPRINT_H

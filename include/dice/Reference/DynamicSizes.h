@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DICE_SCAFFOLD_DYNAMICSIZES_H
-#define DICE_SCAFFOLD_DYNAMICSIZES_H
+#ifndef DICE_REFERENCE_DYNAMICSIZES_H
+#define DICE_REFERENCE_DYNAMICSIZES_H
 
 #include "mlir/IR/Block.h"
 #include "mlir/IR/Value.h"
@@ -94,4 +94,4 @@ private:
 
 } // namespace dice
 
-#endif // DICE_SCAFFOLD_DYNAMICSIZES_H
+#endif // DICE_REFERENCE_DYNAMICSIZES_H

@@ -1,7 +1,7 @@
 //===- DynamicSizes.cpp - which dynamic dimensions are the same size -----===//
 
-#include "dice/Scaffold/DynamicSizes.h"
-#include "dice/Scaffold/ReferenceBuilder.h"
+#include "dice/Reference/DynamicSizes.h"
+#include "dice/Reference/ReferenceBuilder.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -7,10 +7,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DICE_SCAFFOLD_REFERENCEBUILDER_H
-#define DICE_SCAFFOLD_REFERENCEBUILDER_H
+#ifndef DICE_REFERENCE_REFERENCEBUILDER_H
+#define DICE_REFERENCE_REFERENCEBUILDER_H
 
-#include "dice/Scaffold/ReferenceProgram.h"
+#include "dice/Reference/ReferenceProgram.h"
 
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Region.h"
@@ -61,4 +61,4 @@ std::optional<DType> toDType(mlir::Type elementType);
 
 } // namespace dice
 
-#endif // DICE_SCAFFOLD_REFERENCEBUILDER_H
+#endif // DICE_REFERENCE_REFERENCEBUILDER_H
