@@ -6,7 +6,10 @@
 include "mlir/Pass/PassBase.td"
 
 // Options that several passes take, declared once: `--dice-pipeline` gives
-// one value to every pass that declares the option, and dice-opt's
+// one value to every pass that declares the option (its typed options,
+// DicePipelineOptions in Passes.h, hold each pass option once more with
+// these defaults; test/unit/PipelineOptionsTest.cpp holds the two
+// together), and dice-opt's
 // `--dice-config`, `--dice-db` and `--dice-report` fill them in where the
 // pipeline left them empty, so the printed pipeline reproduces the run.
 defvar DiceConfigOption =

@@ -1,9 +1,9 @@
 //===- Pipeline.cpp - dice-pipeline: request to kernel or fallback --------===//
 //
-// The pipeline declares no options of its own: each `key=value` it is given
-// goes to every one of its passes that declares `key` (so `db=` reaches
-// infill, verify and resolve alike), and a key that none declares is an
-// error. A pass's options are declared once, in Passes.td.
+// The pipeline's options are a typed struct (DicePipelineOptions, Passes.h):
+// each option of its passes once, with the passes' defaults; each pass is
+// created with its share of them, so `db=` reaches infill, verify and
+// resolve alike. A key that no pass has is an error that lists them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,7 +13,6 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 using namespace mlir::dice;
@@ -49,80 +48,45 @@ SmallVector<StringRef> mlir::dice::splitPassOptions(StringRef options) {
   return items;
 }
 
-llvm::StringMap<std::string> mlir::dice::passOptionValues(Pass &pass) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  pass.printAsTextualPipeline(os);
-  StringRef printed(text);
-  llvm::StringMap<std::string> values;
-  size_t open = printed.find('{');
-  if (open == StringRef::npos || !printed.ends_with("}"))
-    return values;
-  for (StringRef item :
-       splitPassOptions(printed.slice(open + 1, printed.size() - 1))) {
-    auto [key, value] = item.split('=');
-    values[key] = value.str();
-  }
-  return values;
+std::vector<std::string> DicePipelineOptions::names() const {
+  std::vector<std::string> out;
+  for (const auto &entry : OptionsMap)
+    out.push_back(entry.first.str());
+  llvm::sort(out);
+  return out;
+}
+
+void mlir::dice::buildDicePipeline(OpPassManager &pm, const DicePipelineOptions &options) {
+  // Passes anchored on functions (outline, scaffold) run in one nested
+  // pipeline over the module's functions; the others on the module.
+  OpPassManager &functions = pm.nest<func::FuncOp>();
+  functions.addPass(createDiceOutline(options.outline()));
+  functions.addPass(createDiceScaffold(options.scaffold()));
+  pm.addPass(createDiceInfill(options.infill()));
+  pm.addPass(createDiceVerify(options.verify()));
+  pm.addPass(createDiceResolve(options.resolve()));
+  pm.addPass(createDiceLower(options.lower()));
 }
 
 namespace {
 
-/// The passes of the pipeline, in order, with their default options.
-SmallVector<std::unique_ptr<Pass>> createPipelinePasses() {
-  SmallVector<std::unique_ptr<Pass>> passes;
-  passes.push_back(createDiceOutline());
-  passes.push_back(createDiceScaffold());
-  passes.push_back(createDiceInfill());
-  passes.push_back(createDiceVerify());
-  passes.push_back(createDiceResolve());
-  passes.push_back(createDiceLower());
-  return passes;
-}
-
-LogicalResult
-buildDicePipeline(OpPassManager &pm, StringRef options,
-                  function_ref<LogicalResult(const Twine &)> errorHandler) {
-  SmallVector<std::unique_ptr<Pass>> passes = createPipelinePasses();
-  SmallVector<llvm::StringMap<std::string>> declared;
-  for (std::unique_ptr<Pass> &pass : passes)
-    declared.push_back(passOptionValues(*pass));
-
-  for (StringRef item : splitPassOptions(options)) {
+/// `dice-pipeline{text}`: a key the options lack is an error that lists
+/// them (MLIR's own parser names the key alone).
+LogicalResult parseAndBuild(OpPassManager &pm, StringRef text,
+                            function_ref<LogicalResult(const Twine &)> errorHandler) {
+  DicePipelineOptions options;
+  std::vector<std::string> names = options.names();
+  for (StringRef item : splitPassOptions(text)) {
     StringRef key = item.split('=').first;
-    bool taken = false;
-    for (auto [pass, names] : llvm::zip_equal(passes, declared)) {
-      if (!names.contains(key))
-        continue;
-      taken = true;
-      if (failed(pass->initializeOptions(item, errorHandler)))
-        return failure();
-    }
-    if (!taken) {
-      llvm::StringSet<> all;
-      for (llvm::StringMap<std::string> &names : declared)
-        for (auto &entry : names)
-          all.insert(entry.getKey());
-      SmallVector<StringRef> sorted(all.keys());
-      llvm::sort(sorted);
-      return errorHandler("dice-pipeline: no pass of the pipeline has an "
-                          "option '" + key + "'; its options are: " +
-                          llvm::join(sorted, ", "));
-    }
+    if (!llvm::is_contained(names, key))
+      return errorHandler("dice-pipeline: no pass of the pipeline has an option '" + key +
+                          "'; its options are: " + llvm::join(names, ", "));
   }
-  // Passes anchored on functions (outline, scaffold) run in one nested
-  // pipeline over the module's functions; the others on the module.
-  OpPassManager *functionPasses = nullptr;
-  for (std::unique_ptr<Pass> &pass : passes) {
-    if (pass->getOpName() != func::FuncOp::getOperationName()) {
-      pm.addPass(std::move(pass));
-      functionPasses = nullptr;
-      continue;
-    }
-    if (!functionPasses)
-      functionPasses = &pm.nest<func::FuncOp>();
-    functionPasses->addPass(std::move(pass));
-  }
+  std::string message;
+  llvm::raw_string_ostream errors(message);
+  if (failed(options.parseFromString(text, errors)))
+    return errorHandler("dice-pipeline: " + StringRef(message).trim());
+  buildDicePipeline(pm, options);
   return success();
 }
 
@@ -136,6 +100,8 @@ void mlir::dice::registerDicePipeline() {
       "Takes the options of its passes (see dice-outline, dice-infill, "
       "dice-verify, dice-resolve and dice-lower): each goes to every pass "
       "that declares it",
-      buildDicePipeline,
-      [](function_ref<void(const mlir::detail::PassOptions &)>) {});
+      parseAndBuild,
+      [](function_ref<void(const mlir::detail::PassOptions &)> printHelp) {
+        printHelp(DicePipelineOptions());
+      });
 }
