@@ -4,8 +4,8 @@ A corpus of small PyTorch programs, each exercising one way a reference
 program can drift from the function it was rendered from: pooling windows
 with padding and ceil mode, reshapes to and from 0-d tensors, integer,
 unsigned and mixed dtypes (division rounding, promotion, result dtype),
-index-dependent generics (masks, arange, one_hot) and normalizations that
-plan as several steps. Each program is exported with torch-mlir, outlined
+index-dependent generics (masks, arange, one_hot), normalizations that
+plan as several steps, and outputs that are inputs, views or constants. Each program is exported with torch-mlir, outlined
 and scaffolded at op, fusion and function granularity, planned, and run
 through both backends (the printed Python and the ATen executor); the
 outputs must equal eager PyTorch's: the same dtype and shape, integers
@@ -94,6 +94,18 @@ case("clamp_tensor_bounds", Lambda(lambda x, lo, hi: torch.clamp(x, lo, hi)),
 case("reshape_from_0d", Lambda(lambda x: x.reshape(1, 1) * 2.0), floats())
 case("reshape_to_0d", Lambda(lambda x: x.reshape(()) + 1.0), floats(1, 1))
 case("flatten_broadcast", Lambda(lambda x, y: (x + y).flatten()), floats(1), floats())
+
+# ------------------------------------------- outputs the function does not compute
+# A function may return an input, a view of one or a constant as it is:
+# each is still a value of the plan (a constant gets a step of its own).
+
+case("returns_input_and_view", Lambda(lambda x, y: (torch.relu(x) + y, x, x[:, :2])),
+     floats(4, 5), floats(4, 5))
+case("returns_constants",
+     Lambda(lambda x: (x * 2.0, torch.ones(3), torch.full((2, 2), 7, dtype=torch.int64))),
+     floats(3))
+case("returns_folded_reduction", Lambda(lambda x: (x + 1.0, torch.zeros(4, 2).sum(dim=0))),
+     floats(3))
 
 # ------------------------------------------------------------------ integers
 

@@ -206,10 +206,17 @@ private:
   }
 
   LogicalResult planOp(Operation *op) {
-    if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
-      if (!isa<ElementsAttr>(constant.getValue()) ||
-          isa<SplatElementsAttr>(constant.getValue()))
-        return success(); // scalars and splats live inside their users
+    // A value the function returns as it is needs a step of its own even
+    // where its readers would otherwise render it (a splat, a number).
+    bool returned = llvm::any_of(op->getUsers(),
+                                 [](Operation *user) { return isa<func::ReturnOp>(user); });
+    if (auto constant = dyn_cast<arith::ConstantOp>(op);
+        constant && !returned && (!isa<ElementsAttr>(constant.getValue()) ||
+                                  isa<SplatElementsAttr>(constant.getValue())))
+      return success(); // scalars and splats live inside their users
+    if (auto constant = dyn_cast<arith::ConstantOp>(op);
+        constant && isa<ElementsAttr>(constant.getValue()) &&
+        !isa<SplatElementsAttr>(constant.getValue())) {
       auto type = tensorTypeOf(constant.getType());
       auto bytes = weightBytes(constant.getValue());
       if (!type || !bytes)
@@ -232,12 +239,15 @@ private:
     if (auto extract = dyn_cast<tensor::ExtractOp>(op); extract && extract.getIndices().empty())
       alias = extract.getTensor();
     if (alias) {
-      if (auto it = ids.find(alias); it != ids.end())
+      if (auto it = ids.find(alias); it != ids.end()) {
         ids[op->getResult(0)] = it->second;
-      return success(); // else what reads it renders it
+        return success();
+      }
+      if (!returned)
+        return success(); // what reads it renders it
     }
     auto isTensor = [](Type t) { return isa<mlir::TensorType>(t); };
-    if (llvm::none_of(op->getOperandTypes(), isTensor) &&
+    if (!returned && llvm::none_of(op->getOperandTypes(), isTensor) &&
         llvm::none_of(op->getResultTypes(), isTensor))
       return success(); // scalar arithmetic (on sizes): what reads it renders it
     if (llvm::all_of(op->getResultTypes(), [](Type t) { return t.isIndex(); }))
