@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <numeric>
@@ -230,6 +231,18 @@ std::optional<DynamicSizes::SizeExpr> DynamicSizes::sizeExpr(Value value) {
       return scaled(mul.getLhs(), *c, 1);
     if (std::optional<int64_t> c = constant(mul.getLhs()))
       return scaled(mul.getRhs(), *c, 1);
+    return std::nullopt;
+  }
+  if (auto select = dyn_cast<arith::SelectOp>(def)) {
+    // `size < 0 ? other : size` (torch-mlir's guard of a view's -1): a
+    // size is never negative, so it is the size.
+    auto compare = select.getCondition().getDefiningOp<arith::CmpIOp>();
+    Value tested = compare ? compare.getLhs() : Value();
+    if (auto cast = tested ? tested.getDefiningOp<arith::IndexCastOp>() : nullptr)
+      tested = cast.getIn();
+    if (compare && compare.getPredicate() == arith::CmpIPredicate::slt &&
+        matchPattern(compare.getRhs(), m_Zero()) && tested == select.getFalseValue())
+      return sizeExpr(select.getFalseValue());
     return std::nullopt;
   }
   if (isa<arith::DivSIOp, arith::DivUIOp, arith::FloorDivSIOp>(def))

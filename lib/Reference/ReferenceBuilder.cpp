@@ -188,13 +188,21 @@ private:
     auto base = symbolOfClass.find(size.base);
     if (base == symbolOfClass.end())
       return std::nullopt;
-    int baseSymbol = symbolOfSize(base->second);
+    return multipleOf(base->second, size.factor);
+  }
+
+  /// The size `factor` times free symbol `size` (symbolicSize), as a
+  /// symbol derived from it; nullopt for a multiple of a multiple, which
+  /// the program does not keep.
+  std::optional<int64_t> multipleOf(int64_t size, int64_t factor) {
+    int baseSymbol = symbolOfSize(size);
     if (program.symbols[baseSymbol].base >= 0)
-      return std::nullopt; // a multiple of a multiple's class: not kept
-    auto [it, inserted] = multiples.try_emplace({base->second, size.factor}, 0);
+      return std::nullopt;
+    if (factor == 1)
+      return size;
+    auto [it, inserted] = multiples.try_emplace({size, factor}, 0);
     if (inserted)
-      it->second = newSymbol(program.symbols[baseSymbol].example * size.factor,
-                             baseSymbol, size.factor);
+      it->second = newSymbol(program.symbols[baseSymbol].example * factor, baseSymbol, factor);
     return it->second;
   }
 
@@ -765,14 +773,20 @@ LogicalResult Builder::translateScatter(Operation *op) {
     return success();
   }
   // index_reduce reduces along one dim: the indexed dims flattened into
-  // one, each update's position there ((i0 * d1 + i1) * d2 + ...).
-  int64_t flat = 1;
-  for (int64_t d = 0; d < depth; ++d) {
+  // one, each update's position there ((i0 * d1 + i1) * d2 + ...). Only the
+  // first may be dynamic (a batch): the others are the multipliers.
+  int64_t inner = 1;
+  for (int64_t d = 1; d < depth; ++d) {
     if (isSymbolicSize(o.shape[d]))
       return fail(op, "scatters by product, max or min into a dynamic indexed "
-                      "dimension");
-    flat *= o.shape[d];
+                      "dimension other than the first");
+    inner *= o.shape[d];
   }
+  std::optional<int64_t> flat = isSymbolicSize(o.shape[0]) ? multipleOf(o.shape[0], inner)
+                                                           : o.shape[0] * inner;
+  if (!flat)
+    return fail(op, "scatters by product, max or min into a dynamic indexed dimension "
+                    "that is itself a multiple of a dynamic size");
   std::vector<int64_t> rows(1, u.shape[0]);
   int row = emit(RefFn::Arange, {}, TensorType{rows, DType::Int64}, {{"dim", {0}}});
   int at = castTo(*indices, DType::Int64);
@@ -788,7 +802,7 @@ LogicalResult Builder::translateScatter(Operation *op) {
     }
     position = index;
   }
-  std::vector<int64_t> flatShape = {flat};
+  std::vector<int64_t> flatShape = {*flat};
   flatShape.insert(flatShape.end(), o.shape.begin() + depth, o.shape.end());
   int reduced = emit(RefFn::IndexReduce, {reshape(*original, flatShape), *position, windows},
                      TensorType{flatShape, o.dtype},
@@ -2320,6 +2334,13 @@ buildOpProgram(Operation *op, SmallVectorImpl<Value> &inputs,
       if (!cls || hasSize(*cls) || sizes->resolve(*cls).staticSize)
         continue;
       auto holder = sizes->firstHolder(*cls, *op->getBlock());
+      if (!holder) {
+        // A multiple of a size an argument has (a count of flattened
+        // updates): that argument comes in, the program derives the rest.
+        auto [root, factor] = sizes->rootOf(*cls);
+        if (root != *cls && !hasSize(root) && !sizes->resolve(root).staticSize)
+          holder = sizes->firstHolder(root, *op->getBlock());
+      }
       if (!holder || failed(builder.addInput(holder->first)))
         continue; // the translation says why
       inputs.push_back(holder->first);

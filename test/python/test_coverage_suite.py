@@ -189,3 +189,16 @@ def test_dynamic_sizes_plan_inside_requests_and_stay_faithful(name):
     for g, result in record["granularities"].items():
         assert result["compiled"] and result["faithful"], (g, result.get("error"))
     assert record["granularities"]["fusion"]["compute_outside"] == 0
+
+
+@pytest.mark.parametrize("name", ["scatter_reduce_batched", "index_reduce_batched"])
+def test_scatters_by_product_max_or_min_over_a_batch_are_faithful(name):
+    # The indexed dims flatten into one sized by the batch at run time: the
+    # plan runs at another batch than the export's, on both backends.
+    if not (BIN / "dice-opt").exists():
+        pytest.skip(f"no dice-opt in {BIN}")
+    from measure import measure
+
+    record = measure(PROGRAMS[name], "dynamic", BIN)
+    for granularity, result in record["granularities"].items():
+        assert result["compiled"] and result["faithful"], (granularity, result)

@@ -18,7 +18,6 @@
 
 #include "dice/Reference/ReferenceProgram.h"
 
-#include <string>
 #include <vector>
 
 namespace dice {

@@ -60,6 +60,24 @@ fn("indexing", "index_reduce_prod", lambda: (r(5, 3), r(4, 3)))(
     lambda x, u: x.index_reduce(0, torch.tensor([4, 0, 4, 2]), u, reduce="prod"))
 
 
+def _indices(*shape, high):
+    """An index input of values in [0, high), `high - 1` among them (fresh
+    inputs draw up to the example's largest)."""
+    i = torch.randint(0, high, shape)
+    i.view(-1)[0] = high - 1
+    return i
+
+
+# Scatters that combine by product, max or min along a dim after a batch:
+# the indexed dims flatten into one of the batch's size times the others.
+fn("indexing", "scatter_reduce_batched", lambda: (r(4, 5), _indices(4, 3, high=5), r(4, 3)),
+   dynamic=True)(
+    lambda x, i, u: x.scatter_reduce(1, i, u, reduce="amax")
+    + x.scatter_reduce(1, i, u, reduce="prod"))
+fn("indexing", "index_reduce_batched", lambda: (r(4, 5), r(4, 3)), dynamic=True)(
+    lambda x, u: x.index_reduce(1, torch.tensor([4, 0, 4]), u, reduce="amin"))
+
+
 
 def _written_diagonal(x, u):
     y = x.clone()
