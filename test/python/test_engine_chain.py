@@ -140,3 +140,25 @@ def test_attention_layer_kernels_compute_the_reference_program(attention_chain_r
     of the attention emitter (the scores never leave its block)."""
     assert all("attention_kernel" in r["middle"] for r in attention_chain_rows)
     assert_each_agrees_on_host(attention_chain_rows, "chain", tmp_path)
+
+
+@pytest.fixture(scope="module")
+def multi_head_rows():
+    """Small chains with attention of several heads: the projections viewed
+    as [B, H, L, d], the heads' values viewed back as [B, L, H * d]."""
+    grammar = ChainGrammar(random.Random(13), max_elements=1 << 11)
+    drawn = []
+    while len(drawn) < 3:
+        program, used = grammar.draw()
+        types = program["inputs"] + [op["type"] for op in program["ops"]]
+        if "multi_head" in used and all(math.prod(t["shape"]) <= 1 << 13 for t in types):
+            drawn.append(program)
+    return engine_rows(drawn, "multi-head-chain", "chain")
+
+
+def test_multi_head_layers_are_the_compilers(multi_head_rows):
+    assert_the_compilers(multi_head_rows)
+
+
+def test_multi_head_layer_kernels_compute_the_reference_program(multi_head_rows, tmp_path):
+    assert_each_agrees_on_host(multi_head_rows, "chain", tmp_path)

@@ -10,8 +10,9 @@ mostly, a residual, a scale):
   gate (the image times a per-channel sigmoid of two linears of its mean);
 - on features `[..., D]` (rank 2 or 3): a linear, a layer or RMS norm, a
   softmax or log-softmax, or (rank 3, `[B, L, D]`) self-attention of one
-  head: q, k and v linears of the value, the attention family's
-  `softmax(q @ k^T * scale + masks) @ v`, and an output linear.
+  head or several: q, k and v linears of the value (viewed as `[B, H, L,
+  d]` heads), the attention family's `softmax(q @ k^T * scale + masks) @ v`,
+  and an output linear (of the heads viewed back as `[B, L, H * d]`).
 
 Float32 only. Each main op is rendered exactly as its family's grammar
 renders it alone (the compiler's canonical form); where the compiler folds
@@ -58,7 +59,20 @@ class _ChainBuilder(_Builder):
     one's operand, and no op where it gives that operand's own shape back,
     as the compiler folds them: a linear's reshape back to [B, T, N] meets
     the next linear's reshape to rows, a 1-D convolution's view back meets
-    a 1-D pool's view."""
+    a 1-D pool's view. A permute of a permute is one permute too (the heads'
+    view of k, transposed for the scores)."""
+
+    def permute(self, value, dims):
+        node = self._nodes[value.key]
+        if node.fn == "permute":
+            inner = node.attrs["ints"]["dims"]
+            source = self._nodes[node.args[0]]
+            value = Value(node.args[0], source.shape, source.dtype, value.lo, value.hi,
+                          value.exact)
+            dims = tuple(inner[d] for d in dims)
+            if dims == tuple(range(len(dims))):
+                return value
+        return super().permute(value, dims)
 
     def reshape(self, value, shape, shared=True):
         node = self._nodes[value.key]
@@ -255,17 +269,30 @@ class ChainGrammar(Grammar):
         return shape[-1] > 1
 
     def _attention(self, b, v):
-        """Self-attention of one head over `[B, L, D]`: projections to a
-        width of 16-128, the attention, a projection back to D."""
+        """Self-attention over `[B, L, D]`: projections to a width of
+        16-128, the attention, a projection back to D; of one head, or 40%
+        of the time of H heads (2-8) of that width each, the projections
+        viewed as `[B, H, L, d]` and the heads' values back as `[B, L, H * d]`
+        (`x.view(B, L, H, d).transpose(1, 2)` and back)."""
         if v.rank != 3 or "attention" in self.exclude:
             return None
+        rng = self.rng
         batch, length, features = v.shape
-        width = self.rng.choice((16, 32, 64, 64, 128))
-        if batch * length * max(length, width, features) > self.max_elements or \
-                features * width > self.max_elements:
+        width = rng.choice((16, 32, 64, 64, 128))
+        heads = rng.choice((2, 4, 8)) if rng.random() < 0.4 else 1
+        inner = heads * width
+        if batch * heads * length * max(length, width) > self.max_elements or \
+                batch * length * max(inner, features) > self.max_elements or \
+                features * inner > self.max_elements:
             return None
-        q, k, values = (self.parts["linear"].linear(b, v, width) for _ in range(3))
+        q, k, values = (self.parts["linear"].linear(b, v, inner) for _ in range(3))
+        if heads > 1:
+            q, k, values = (b.permute(b.reshape(x, (batch, length, heads, width)), (0, 2, 1, 3))
+                            for x in (q, k, values))
         out = self.parts["attention"].attend(b, q, k, values)
+        if heads > 1:
+            out = b.reshape(b.permute(out, (0, 2, 1, 3)), (batch, length, inner))
+            self.used.append("multi_head")
         self.used.append("attention")
         return self.parts["linear"].linear(b, out, features)
 
