@@ -642,17 +642,20 @@ def test_the_attention_grammar_covers_its_forms():
 
 @pytest.fixture(scope="module")
 def transposed_rows():
-    """Small transposed convolutions: strides 1-3, paddings, output
-    paddings, with and without a bias, a prologue and an epilogue."""
+    """Small transposed convolutions of 1-3 spatial dims: strides 1-3,
+    paddings, output paddings, with and without a bias, a prologue and an
+    epilogue."""
     grammar = ConvolutionGrammar(random.Random(67))
+    spatial = iter(range(10 ** 6))
 
     def draw():
         grammar.used = []
-        return grammar.draw_transposed()
+        return grammar.draw_transposed(1 + next(spatial) % 3)
 
-    drawn = sample_forms(draw, 10, lambda program, used: small(
+    drawn = sample_forms(draw, 14, lambda program, used: small(
         program["inputs"][0]["shape"]) and math.prod(program["inputs"][1]["shape"]) <= 1024 and (
-            used[0] != "conv_transpose2d", used[-1] != "conv_transpose2d",
+            next(len(op["type"]["shape"]) for op in program["ops"] if op["fn"] == "conv"),
+            not used[0].startswith("conv_transpose"), not used[-1].startswith("conv_transpose"),
             any(op["fn"] == "expand" for op in program["ops"]),
             sum(op["fn"] == "insert_slice" for op in program["ops"])), per_form=1)
     return engine_rows(drawn, "transposed", "convolution")
@@ -681,19 +684,23 @@ def test_half_convolution_kernels_compute_the_reference_program(half_conv_rows, 
 
 
 def test_transposed_convolutions_are_the_compilers(transposed_rows):
-    """As the compiler renders `F.conv_transpose2d`: a convolution over the
-    input written into zeros one dim at a time, of a weight indexed by
-    aranges (channels swapped, window reversed)."""
+    """As the compiler renders `F.conv_transpose{1,2,3}d`: a convolution
+    over the input written into zeros one dim at a time, of a weight
+    indexed by aranges (channels swapped, window reversed)."""
+    ranks = set()
     for r in transposed_rows:
         spread = sum(op["fn"] == "insert_slice" for op in r["program"]["ops"])
-        assert r["reference"].count(".clone()") == spread and "torch.arange(" in r["reference"]
+        assert r["reference"].count(".clone()") == spread
+        assert "torch.arange(" in r["reference"]
+        ranks.update(len(op["type"]["shape"]) for op in r["program"]["ops"] if op["fn"] == "conv")
+    assert ranks == {3, 4, 5}
     assert_the_compilers(transposed_rows)
 
 
 def test_transposed_kernels_compute_the_reference_program(transposed_rows, tmp_path):
     """The kernel reads an input element only where the spread-out input
     holds one, zero elsewhere."""
-    assert all(emitter_of(r) == "convolution-transposed" for r in transposed_rows if any(
+    assert all(emitter_of(r).startswith("convolution-transposed") for r in transposed_rows if any(
         op["fn"] == "insert_slice" for op in r["program"]["ops"]))  # else a convolution
     assert_each_agrees_on_host(transposed_rows, "convolution", tmp_path)
 
@@ -1153,10 +1160,11 @@ def test_each_convolution_path_is_a_cell_of_the_checks():
         spread = any(op["fn"] == "insert_slice" for op in program["ops"])
         assert path.split("-")[1] == ("transposed" if spread else
                                       "dense" if form is None else form[1]), (path, form)
-        assert path.endswith("-3d") == ("conv3d" in used)
+        assert path.endswith("-3d") == ("conv3d" in used or "conv_transpose3d" in used)
         paths[path] += 1
     assert set(paths) == {"convolution-dense", "convolution-depthwise", "convolution-grouped",
-                          "convolution-dense-3d", "convolution-transposed"}, paths
+                          "convolution-dense-3d", "convolution-transposed",
+                          "convolution-transposed-3d"}, paths
 
 
 @pytest.mark.parametrize("name", ["gelu", "silu", "mish"])

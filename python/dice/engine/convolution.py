@@ -24,7 +24,9 @@ import math
 from dice.engine.elementwise import Grammar
 from dice.engine.program import ProgramBuilder, window_sizes
 
-KINDS = ("conv1d", "conv2d", "conv3d", "conv_transpose2d")
+KINDS = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+         "conv_transpose3d")
+TRANSPOSED = ("conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
 # A bound on a half-precision convolution's result (float16 holds 65504).
 HALF_RESULT = 30000.0
 CONV3D_SHARE = 0.15
@@ -83,9 +85,13 @@ class ConvolutionGrammar(Grammar):
     def draw(self, size=None):
         rng = self.rng
         self.used = []
-        if "conv_transpose2d" in self.kinds and rng.random() < TRANSPOSED_SHARE:
-            return self.draw_transposed()
-        planar = [k for k in self.kinds if k not in ("conv3d", "conv_transpose2d")]
+        transposed = [k for k in TRANSPOSED if k in self.kinds]
+        if transposed and rng.random() < TRANSPOSED_SHARE:
+            # Mostly 2-D, as models use them (upsampling images).
+            kind = rng.choices(transposed, [3 if k == "conv_transpose2d" else 1
+                                            for k in transposed])[0]
+            return self.draw_transposed(int(kind[-2]))
+        planar = [k for k in self.kinds if k not in ("conv3d",) + TRANSPOSED]
         kind = "conv3d" if "conv3d" in self.kinds and \
             (not planar or rng.random() < CONV3D_SHARE) else rng.choice(planar)
         spatial = int(kind[4])
@@ -158,48 +164,55 @@ class ConvolutionGrammar(Grammar):
             b.share_lifts = features
         return v
 
-    def draw_transposed(self):
-        """`F.conv_transpose2d(x, w, b, stride, padding, output_padding)`
-        (one group, a bias half the time, no dilation) as the compiler
-        renders it: a convolution of stride 1 over x spread out into zeros
-        (`stride - 1` between elements, `k - 1 - padding` around, the
-        output padding after), with w's in and out channels swapped and its
-        window reversed, the bias spread over the result and added first."""
+    def draw_transposed(self, spatial=2):
+        """`F.conv_transpose{1,2,3}d(x, w, b, stride, padding,
+        output_padding)` (one group, a bias half the time, no dilation) as
+        the compiler renders it: a convolution of stride 1 over x spread out
+        into zeros (`stride - 1` between elements, `k - 1 - padding` before,
+        that and the output padding after), with w's in and out channels
+        swapped and its window reversed, the bias spread over the result and
+        added first."""
         rng = self.rng
         self.dtype = self.compute_dtype = "float32"
-        kernel = [rng.choice((2, 3, 3, 4, 5))] * 2 if rng.random() < 0.8 else \
-            [rng.choice((2, 3, 4)) for _ in range(2)]
-        stride = [rng.choice((1, 2, 2, 3))] * 2
+        kernel = [rng.choice((2, 3, 3, 4, 5))] * spatial if rng.random() < 0.8 else \
+            [rng.choice((2, 3, 4)) for _ in range(spatial)]
+        stride = [rng.choice((1, 2, 2, 3))] * spatial
         padding = [rng.randint(0, k - 1) for k in kernel]
         extra = [rng.randint(0, s - 1) if rng.random() < 0.3 else 0 for s in stride]
         # The result's size (n - 1) * stride - 2 * padding + k at least 1.
-        sizes = [rng.randint(max(1, 1 - (k - 1 - 2 * p) // s), 32) for k, p, s in
+        largest = {1: 128, 2: 32, 3: 8}[spatial]
+        sizes = [rng.randint(max(1, 1 - (k - 1 - 2 * p) // s), largest) for k, p, s in
                  zip(kernel, padding, stride)]
         # At least 2 of each: an arange of one element folds away.
-        channels, features, n = rng.randint(2, 32), rng.randint(2, 32), rng.randint(1, 4)
+        channels, features = rng.randint(2, 32 if spatial < 3 else 8), \
+            rng.randint(2, 32 if spatial < 3 else 8)
+        n = rng.randint(1, 4 if spatial < 3 else 2)
         b = ProgramBuilder()
         x = self.new_input(b, (n, channels) + tuple(sizes))
         if rng.random() < 0.5:
             x = self.unary(b, x)
         w = b.input((channels, features) + tuple(kernel), "float32")
         w = transposed_weight(b, w)
-        # One dim at a time, the last first, as the compiler renders it.
-        for d in reversed(range(2)):
+        # One dim at a time, the last first: F.conv_transpose's own
+        # rendering writes all dims at once, but that program printed
+        # (`t[.., a:b:s, c:d:t] = x`) comes back from the compiler as one
+        # write a dim, and the engine's program is its printed form's.
+        for d in reversed(range(spatial)):
             shape = list(x.shape)
             shape[2 + d] = (sizes[d] - 1) * stride[d] + 1 + 2 * (kernel[d] - 1 - padding[d]) + \
                 extra[d]
             if shape[2 + d] == sizes[d]:
                 continue
-            offsets, strides = [0] * 4, [1] * 4
+            offsets, strides = [0] * (2 + spatial), [1] * (2 + spatial)
             offsets[2 + d], strides[2 + d] = kernel[d] - 1 - padding[d], stride[d]
             x = b.insert_slice(x, b.full(0.0, tuple(shape), "float32"), offsets, strides)
         bound = x.bound * w.bound * channels * math.prod(kernel)
         out_shape = (n, features) + tuple(s - k + 1 for s, k in zip(x.shape[2:], kernel))
         bias = self.bias_view(b, b.input((features,), "float32"), out_shape, 1) \
             if rng.random() < 0.5 else None
-        v = b.conv(x, w, [1, 1], [1, 1], lo=-bound, hi=bound)
-        v = self.result(b, v, bias, 2, 1)
-        self.used.append("conv_transpose2d")
+        v = b.conv(x, w, [1] * spatial, [1] * spatial, lo=-bound, hi=bound)
+        v = self.result(b, v, bias, spatial, 1)
+        self.used.append(f"conv_transpose{spatial}d")
         self.shape = v.shape
         return self.finish(b, v)
 

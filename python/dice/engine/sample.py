@@ -29,14 +29,15 @@ def convolution_path(program):
     """A convolution's kernel walks its group's channels (grouped), one
     channel (depthwise) or all of them, over two or three window dims (a
     1-D convolution is the 2-D one of [N, C, L, 1] views), or an input
-    spread out into zeros (transposed)."""
+    spread out into zeros (transposed; over one, two or three)."""
     (conv,) = [op for op in program["ops"] if op["fn"] == "conv"]
     n_in = len(program["inputs"])
     source = conv["args"][0]
-    if source >= n_in and program["ops"][source - n_in]["fn"] == "insert_slice":
-        return "convolution-transposed"  # reads its input spread out into zeros
     types = program["inputs"] + [op["type"] for op in program["ops"]]
     weight = types[conv["args"][1]]["shape"]  # [F, C/G, *K]
+    if source >= n_in and program["ops"][source - n_in]["fn"] == "insert_slice":
+        # Reads its input spread out into zeros.
+        return "convolution-transposed" + ("-3d" if len(weight) == 5 else "")
     (groups,) = conv["ints"]["groups"]
     form = "dense" if groups == 1 else \
         "depthwise" if weight[1] == 1 and weight[0] == groups else "grouped"
