@@ -14,6 +14,7 @@
 #include "dice/Reference/RaiseCompoundOps.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -974,6 +975,48 @@ void foldReshapes(ReferenceProgram &program) {
   }
 }
 
+/// A value written into a constant tensor, itself written into a constant
+/// tensor of the same value, is the value written once into the outer one,
+/// at the composed offsets and strides. F.conv_transpose's input, spread
+/// out into zeros, is one strided write in the compiler's rendering, but
+/// that write printed (`t[.., a:b:s, c:d:u] = x`) exports as one write a
+/// dim; folding them keeps a program its own reference.
+void foldSpreads(ReferenceProgram &program) {
+  int numInputs = static_cast<int>(program.inputs.size());
+  auto fill = [&](int v) -> const RefOp * {
+    if (v < numInputs || program.ops[v - numInputs].fn != RefFn::Full)
+      return nullptr;
+    return &program.ops[v - numInputs];
+  };
+  for (RefOp &op : program.ops) {
+    while (op.fn == RefFn::InsertSlice && op.args[0] >= numInputs) {
+      const RefOp &inner = program.ops[op.args[0] - numInputs];
+      const RefOp *outerFill = fill(op.args[1]);
+      const RefOp *innerFill = inner.fn == RefFn::InsertSlice ? fill(inner.args[1]) : nullptr;
+      if (!outerFill || !innerFill || outerFill->type.dtype != innerFill->type.dtype ||
+          std::bit_cast<uint64_t>(outerFill->value) != std::bit_cast<uint64_t>(innerFill->value))
+        break;
+      const std::vector<int64_t> &sizes = inner.ints.at("sizes");
+      if (op.ints.at("sizes") != inner.type.shape ||
+          std::any_of(sizes.begin(), sizes.end(), isSymbolicSize) || !inner.type.isStatic())
+        break;
+      std::vector<int64_t> offsets = op.ints.at("offsets"), strides = op.ints.at("strides");
+      const std::vector<int64_t> &innerOffsets = inner.ints.at("offsets"),
+                                 &innerStrides = inner.ints.at("strides");
+      if (offsets.size() != innerOffsets.size())
+        break;
+      for (size_t d = 0; d < offsets.size(); ++d) {
+        offsets[d] += strides[d] * innerOffsets[d];
+        strides[d] *= innerStrides[d];
+      }
+      op.ints["offsets"] = offsets;
+      op.ints["strides"] = strides;
+      op.ints["sizes"] = sizes;
+      op.args[0] = inner.args[0];
+    }
+  }
+}
+
 /// An `index` reads its source as PyTorch's advanced indexing does, where a
 /// negative index counts from the end; torch-mlir spells that out before
 /// every index, `where(i < 0, i + n, i)`, n the size indexed. The wrap is
@@ -1072,8 +1115,9 @@ std::vector<RefFn> raiseCompoundOps(ReferenceProgram &program) {
   foldIndexWraps(program);
   foldArangeViews(program);
   foldReshapes(program);
+  foldSpreads(program);
   // A norm that took in its weight leaves the norm raised before it unused,
-  // a folded wrap or view its ops.
+  // a folded wrap, view or spread its ops.
   pruneUnused(program, raised);
   std::vector<RefFn> fns;
   for (size_t i = 0; i < program.ops.size(); ++i)

@@ -657,7 +657,7 @@ def transposed_rows():
             next(len(op["type"]["shape"]) for op in program["ops"] if op["fn"] == "conv"),
             not used[0].startswith("conv_transpose"), not used[-1].startswith("conv_transpose"),
             any(op["fn"] == "expand" for op in program["ops"]),
-            sum(op["fn"] == "insert_slice" for op in program["ops"])), per_form=1)
+            any(op["fn"] == "insert_slice" for op in program["ops"])), per_form=1)
     return engine_rows(drawn, "transposed", "convolution")
 
 
@@ -685,12 +685,12 @@ def test_half_convolution_kernels_compute_the_reference_program(half_conv_rows, 
 
 def test_transposed_convolutions_are_the_compilers(transposed_rows):
     """As the compiler renders `F.conv_transpose{1,2,3}d`: a convolution
-    over the input written into zeros one dim at a time, of a weight
-    indexed by aranges (channels swapped, window reversed)."""
+    over the input written into zeros (one strided write of all dims), of a
+    weight indexed by aranges (channels swapped, window reversed)."""
     ranks = set()
     for r in transposed_rows:
         spread = sum(op["fn"] == "insert_slice" for op in r["program"]["ops"])
-        assert r["reference"].count(".clone()") == spread
+        assert spread <= 1 and r["reference"].count(".clone()") == spread
         assert "torch.arange(" in r["reference"]
         ranks.update(len(op["type"]["shape"]) for op in r["program"]["ops"] if op["fn"] == "conv")
     assert ranks == {3, 4, 5}

@@ -2,7 +2,8 @@
 //
 // The structural rules of raising, on programs built by hand: what is
 // raised is exactly the decomposition, a value used elsewhere stays
-// computed, reshape chains fold, and the norms' attributes are checked.
+// computed, reshape chains and spreads fold, and the norms' attributes are
+// checked.
 // test/python/test_raised_functions.py runs the real exports against eager
 // PyTorch.
 //
@@ -162,6 +163,45 @@ TEST(RaiseCompoundOps, AReturnedReshapeToItsOwnTypeStays) {
   raiseCompoundOps(b.p);
   EXPECT_EQ(fns(b.p), std::vector<RefFn>{RefFn::Reshape});
   EXPECT_EQ(b.p.outputs, std::vector<int>{1});
+}
+
+/// x [2, 3] written along dim 1 into a [2, 7] tensor of `inner`, every
+/// second column from 1, that written along dim 0 into a [5, 7] tensor of
+/// `outer`, every third row from 1: how the printed `t[1:5:3, 1:6:2] = x`
+/// exports.
+ReferenceProgram spreadADimAtATime(double inner, double outer) {
+  const TensorType wide{{2, 7}, DType::Float32}, spread{{5, 7}, DType::Float32};
+  Builder b({TensorType{{2, 3}, DType::Float32}});
+  int zeros = b.p.add(RefOp{RefFn::Full, {}, {}, inner, wide});
+  int columns = b.op(RefFn::InsertSlice, {0, zeros}, wide,
+                     {{"offsets", {0, 1}}, {"sizes", {2, 3}}, {"strides", {1, 2}}});
+  int more = b.p.add(RefOp{RefFn::Full, {}, {}, outer, spread});
+  b.p.outputs = {b.op(RefFn::InsertSlice, {columns, more}, spread,
+                      {{"offsets", {1, 0}}, {"sizes", {2, 7}}, {"strides", {3, 1}}})};
+  return b.p;
+}
+
+TEST(RaiseCompoundOps, ASpreadWrittenADimAtATimeIsOneWrite) {
+  // x[i, j] lands at (1 + 3 i, 1 + 2 j) either way.
+  ReferenceProgram p = spreadADimAtATime(0, 0);
+  ASSERT_EQ(p.validate(), "");
+  raiseCompoundOps(p);
+  ASSERT_EQ(fns(p), (std::vector<RefFn>{RefFn::Full, RefFn::InsertSlice}));
+  const RefOp &write = p.ops[1];
+  EXPECT_EQ(write.args, (std::vector<int>{0, 1}));
+  EXPECT_EQ(p.ops[0].type.shape, (std::vector<int64_t>{5, 7}));
+  EXPECT_EQ(write.ints.at("offsets"), (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(write.ints.at("strides"), (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ(write.ints.at("sizes"), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(p.validate(), "");
+}
+
+TEST(RaiseCompoundOps, ASpreadIntoAnotherValueStaysTwoWrites) {
+  // The columns between x's are 1, the rows between 0: not one write.
+  ReferenceProgram p = spreadADimAtATime(1, 0);
+  raiseCompoundOps(p);
+  EXPECT_EQ(fns(p), (std::vector<RefFn>{RefFn::Full, RefFn::InsertSlice, RefFn::Full,
+                                         RefFn::InsertSlice}));
 }
 
 /// table[where(i < 0, i + wrapAt, i), arange(8).reshape(1, 8)] of a

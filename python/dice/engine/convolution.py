@@ -169,9 +169,10 @@ class ConvolutionGrammar(Grammar):
         output_padding)` (one group, a bias half the time, no dilation) as
         the compiler renders it: a convolution of stride 1 over x spread out
         into zeros (`stride - 1` between elements, `k - 1 - padding` before,
-        that and the output padding after), with w's in and out channels
-        swapped and its window reversed, the bias spread over the result and
-        added first."""
+        that and the output padding after: one strided write into a zero
+        tensor, which the compiler folds a printed program's write a dim
+        back into), with w's in and out channels swapped and its window
+        reversed, the bias spread over the result and added first."""
         rng = self.rng
         self.dtype = self.compute_dtype = "float32"
         kernel = [rng.choice((2, 3, 3, 4, 5))] * spatial if rng.random() < 0.8 else \
@@ -193,19 +194,12 @@ class ConvolutionGrammar(Grammar):
             x = self.unary(b, x)
         w = b.input((channels, features) + tuple(kernel), "float32")
         w = transposed_weight(b, w)
-        # One dim at a time, the last first: F.conv_transpose's own
-        # rendering writes all dims at once, but that program printed
-        # (`t[.., a:b:s, c:d:t] = x`) comes back from the compiler as one
-        # write a dim, and the engine's program is its printed form's.
-        for d in reversed(range(spatial)):
-            shape = list(x.shape)
-            shape[2 + d] = (sizes[d] - 1) * stride[d] + 1 + 2 * (kernel[d] - 1 - padding[d]) + \
-                extra[d]
-            if shape[2 + d] == sizes[d]:
-                continue
-            offsets, strides = [0] * (2 + spatial), [1] * (2 + spatial)
-            offsets[2 + d], strides[2 + d] = kernel[d] - 1 - padding[d], stride[d]
-            x = b.insert_slice(x, b.full(0.0, tuple(shape), "float32"), offsets, strides)
+        spread = [(size - 1) * s + 1 + 2 * (k - 1 - p) + e for size, s, k, p, e in
+                  zip(sizes, stride, kernel, padding, extra)]
+        if spread != sizes:  # one strided write into zeros, all dims at once
+            x = b.insert_slice(x, b.full(0.0, x.shape[:2] + tuple(spread), "float32"),
+                               [0, 0] + [k - 1 - p for k, p in zip(kernel, padding)],
+                               [1, 1] + stride)
         bound = x.bound * w.bound * channels * math.prod(kernel)
         out_shape = (n, features) + tuple(s - k + 1 for s, k in zip(x.shape[2:], kernel))
         bias = self.bias_view(b, b.input((features,), "float32"), out_shape, 1) \
