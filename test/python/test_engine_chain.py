@@ -29,6 +29,19 @@ def small_chains(seed, count):
     return drawn
 
 
+def small_chains_with(production, seed, count):
+    """`count` small chains that drew `production` (an attention layer's
+    values may reach 2^13 elements)."""
+    grammar = ChainGrammar(random.Random(seed), max_elements=1 << 11)
+    drawn = []
+    while len(drawn) < count:
+        program, used = grammar.draw()
+        types = program["inputs"] + [op["type"] for op in program["ops"]]
+        if production in used and all(math.prod(t["shape"]) <= 1 << 13 for t in types):
+            drawn.append(program)
+    return drawn
+
+
 @pytest.fixture(scope="module")
 def chain_rows():
     return engine_rows(small_chains(5, 12), "chain", "chain")
@@ -121,14 +134,7 @@ def attention_chain_rows():
     """Small chains with a self-attention layer: projections, the scores'
     matmul, the softmax (masked at times), the values' matmul, the output
     projection, each a stage."""
-    grammar = ChainGrammar(random.Random(8), max_elements=1 << 11)
-    drawn = []
-    while len(drawn) < 4:
-        program, used = grammar.draw()
-        types = program["inputs"] + [op["type"] for op in program["ops"]]
-        if "attention" in used and all(math.prod(t["shape"]) <= 1 << 13 for t in types):
-            drawn.append(program)
-    return engine_rows(drawn, "attention-chain", "chain")
+    return engine_rows(small_chains_with("attention", 8, 4), "attention-chain", "chain")
 
 
 def test_attention_layers_are_the_compilers(attention_chain_rows):
@@ -146,14 +152,7 @@ def test_attention_layer_kernels_compute_the_reference_program(attention_chain_r
 def multi_head_rows():
     """Small chains with attention of several heads: the projections viewed
     as [B, H, L, d], the heads' values viewed back as [B, L, H * d]."""
-    grammar = ChainGrammar(random.Random(13), max_elements=1 << 11)
-    drawn = []
-    while len(drawn) < 3:
-        program, used = grammar.draw()
-        types = program["inputs"] + [op["type"] for op in program["ops"]]
-        if "multi_head" in used and all(math.prod(t["shape"]) <= 1 << 13 for t in types):
-            drawn.append(program)
-    return engine_rows(drawn, "multi-head-chain", "chain")
+    return engine_rows(small_chains_with("multi_head", 13, 3), "multi-head-chain", "chain")
 
 
 def test_multi_head_layers_are_the_compilers(multi_head_rows):
