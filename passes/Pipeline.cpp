@@ -49,6 +49,7 @@ SmallVector<StringRef> mlir::dice::splitPassOptions(StringRef options) {
 }
 
 std::vector<std::string> DicePipelineOptions::names() const {
+  // Each Option registers itself in the struct's llvm::cl sub-command.
   std::vector<std::string> out;
   for (const auto &entry : OptionsMap)
     out.push_back(entry.first.str());

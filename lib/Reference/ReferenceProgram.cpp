@@ -15,7 +15,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
-#include <set>
 
 namespace dice {
 namespace {

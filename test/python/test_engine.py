@@ -128,7 +128,8 @@ def engine_rows(drawn, name, families):
 def conv3d_rows():
     """Small 3-D convolutions (one group): with and without a bias, padded,
     strided and dilated, returned or read by an epilogue."""
-    grammar = ConvolutionGrammar(random.Random(13), exclude=("conv1d", "conv2d"))
+    grammar = ConvolutionGrammar(random.Random(13), exclude=(
+        "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"))
 
     def form(program, used):
         (conv,) = [op for op in program["ops"] if op["fn"] == "conv"]
@@ -1074,12 +1075,14 @@ def test_the_layout_grammar_covers_its_forms():
 
 def test_the_convolution_grammar_covers_its_forms():
     grammar = ConvolutionGrammar(random.Random(7))
-    seen = Counter()
+    seen, transposed = Counter(), Counter()
     for _ in range(400):
         program, used = grammar.draw()
         (conv,) = [op for op in program["ops"] if op["fn"] == "conv"]
         ints = conv["ints"]
-        seen[next(u for u in used if u in CONVOLUTIONS)] += 1
+        kind = next(u for u in used if u in CONVOLUTIONS)
+        transposed[kind] += kind.startswith("conv_transpose")
+        seen["transposed" if kind.startswith("conv_transpose") else kind] += 1
         seen["padded"] += any(op["fn"] == "pad" for op in program["ops"])
         seen["bias"] += any(op["fn"] == "expand" for op in program["ops"])
         seen["strided"] += max(ints["stride"]) > 1
@@ -1091,6 +1094,8 @@ def test_the_convolution_grammar_covers_its_forms():
             seen[form[1]] += 1
             assert "conv3d" not in used  # one group only
     assert min(seen.values()) >= 30 and len(seen) == 12, seen
+    transposed = +transposed  # the kinds drawn transposed
+    assert len(transposed) == 3 and min(transposed.values()) >= 5, transposed
 
 
 def test_broadcast_patterns_broadcast():

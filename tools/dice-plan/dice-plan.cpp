@@ -210,13 +210,12 @@ private:
     // where its readers would otherwise render it (a splat, a number).
     bool returned = llvm::any_of(op->getUsers(),
                                  [](Operation *user) { return isa<func::ReturnOp>(user); });
-    if (auto constant = dyn_cast<arith::ConstantOp>(op);
-        constant && !returned && (!isa<ElementsAttr>(constant.getValue()) ||
-                                  isa<SplatElementsAttr>(constant.getValue())))
+    auto constant = dyn_cast<arith::ConstantOp>(op);
+    bool weight = constant && isa<ElementsAttr>(constant.getValue()) &&
+                  !isa<SplatElementsAttr>(constant.getValue());
+    if (constant && !weight && !returned)
       return success(); // scalars and splats live inside their users
-    if (auto constant = dyn_cast<arith::ConstantOp>(op);
-        constant && isa<ElementsAttr>(constant.getValue()) &&
-        !isa<SplatElementsAttr>(constant.getValue())) {
+    if (weight) {
       auto type = tensorTypeOf(constant.getType());
       auto bytes = weightBytes(constant.getValue());
       if (!type || !bytes)

@@ -79,7 +79,8 @@ PRODUCTION_CLASS = {"add": "arith", "sub": "arith", "mul": "arith", "div": "arit
                     **{k: "convolution" for k in CONVOLUTIONS},
                     **{k: "scan" for k in SCANS}, "mask": "select", "exclusive": "arith",
                     "reversed": "layout", "ceil_mode": "pooling",
-                    **{k: "attention" for k in ATTENTIONS}, **{m: "select" for m in MASKS}}
+                    **{k: "attention" for k in ATTENTIONS}, "multi_head": "attention",
+                    **{m: "select" for m in MASKS}}
 # The classes of a family's main op (what is more than elementwise).
 MAIN_OP_CLASSES = ("reduction", "loss", "normalization", "matmul", "pooling", "layout",
                    "convolution", "scan", "attention")
