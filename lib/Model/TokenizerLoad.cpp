@@ -10,6 +10,7 @@
 #include "TokenizerImpl.h"
 
 #include "dice/Support/File.h"
+#include "dice/Support/JsonSyntaxError.h"
 
 #include <nlohmann/json.hpp>
 
@@ -34,38 +35,9 @@ unsigned lineAt(std::string_view text, size_t offset) {
                  std::count(text.begin(), text.begin() + offset, '\n'));
 }
 
-/// A SAX handler that accepts any JSON and records the first syntax error.
-class SyntaxErrorCapture : public nlohmann::json_sax<json> {
-public:
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(number_integer_t) override { return true; }
-  bool number_unsigned(number_unsigned_t) override { return true; }
-  bool number_float(number_float_t, const string_t &) override { return true; }
-  bool string(string_t &) override { return true; }
-  bool binary(binary_t &) override { return true; }
-  bool start_object(std::size_t) override { return true; }
-  bool key(string_t &) override { return true; }
-  bool end_object() override { return true; }
-  bool start_array(std::size_t) override { return true; }
-  bool end_array() override { return true; }
-  bool parse_error(std::size_t position, const std::string &,
-                   const nlohmann::detail::exception &error) override {
-    syntaxError = error.what();
-    // "[json.exception.parse_error.101] parse error at line 1, ..."
-    if (size_t close = syntaxError.find("] "); close != std::string::npos)
-      syntaxError.erase(0, close + 2);
-    errorOffset = position;
-    return false;
-  }
-
-  std::string syntaxError;
-  size_t errorOffset = 0;
-};
-
 /// Streams vocab.json into the id map without building a document: the
 /// file has 150k entries.
-class VocabReader : public SyntaxErrorCapture {
+class VocabReader : public JsonSyntaxError {
 public:
   explicit VocabReader(Tokenizer::Impl::IdMap &vocab) : vocab(vocab) {}
 
@@ -126,8 +98,7 @@ Status readVocab(const std::string &path, Tokenizer::Impl &impl) {
     return {};
   if (!reader.semanticError.empty())
     return Error(path, reader.semanticError);
-  return Error(path, lineAt(text, reader.errorOffset), 0, "",
-               reader.syntaxError);
+  return Error(path, lineAt(text, reader.offset), 0, "", reader.message);
 }
 
 /// Parses a small JSON file into a document.
@@ -139,10 +110,9 @@ Result<json> readJson(const std::string &path) {
   json document = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!document.is_discarded())
     return document;
-  SyntaxErrorCapture capture;
+  JsonSyntaxError capture;
   json::sax_parse(text, &capture);
-  return Error(path, lineAt(text, capture.errorOffset), 0, "",
-               capture.syntaxError);
+  return Error(path, lineAt(text, capture.offset), 0, "", capture.message);
 }
 
 /// An optional file's JSON object: nullopt when the file is absent, an

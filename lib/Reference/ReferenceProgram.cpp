@@ -1,6 +1,7 @@
 //===- ReferenceProgram.cpp - the reference program and its JSON ----------===//
 
 #include "dice/Reference/ReferenceProgram.h"
+#include "dice/Support/JsonSyntaxError.h"
 #include "dice/Support/NonFinite.h"
 
 #include "dice/Runtime/DiceRuntime.h"
@@ -81,44 +82,18 @@ Error fieldError(std::string key, std::string message) {
   return error;
 }
 
-/// Accepts any JSON and records where the first syntax error is.
-class SyntaxErrorLocator : public nlohmann::json_sax<Json> {
-public:
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(number_integer_t) override { return true; }
-  bool number_unsigned(number_unsigned_t) override { return true; }
-  bool number_float(number_float_t, const string_t &) override { return true; }
-  bool string(string_t &) override { return true; }
-  bool binary(binary_t &) override { return true; }
-  bool start_object(std::size_t) override { return true; }
-  bool key(string_t &) override { return true; }
-  bool end_object() override { return true; }
-  bool start_array(std::size_t) override { return true; }
-  bool end_array() override { return true; }
-  bool parse_error(std::size_t position, const std::string &,
-                   const nlohmann::detail::exception &error) override {
-    message = error.what();
-    // "[json.exception.parse_error.101] parse error at line 1, column 5:
-    // syntax error ...": the line and column go to the Error's fields.
-    if (size_t close = message.find("] "); close != std::string::npos)
-      message.erase(0, close + 2);
-    if (message.starts_with("parse error"))
-      if (size_t colon = message.find(": "); colon != std::string::npos)
-        message.erase(0, colon + 2);
-    offset = position ? position - 1 : 0; // nlohmann's is one past the fault
-    return false;
-  }
-
-  std::string message = "not JSON";
-  size_t offset = 0;
-};
-
 Error syntaxError(std::string_view text) {
-  SyntaxErrorLocator locator;
+  JsonSyntaxError locator;
   Json::sax_parse(text, &locator);
-  Error error(locator.message);
-  size_t offset = std::min(locator.offset, text.size());
+  // "parse error at line 1, column 5: syntax error ...": the line and
+  // column go to the Error's fields.
+  std::string message = locator.message;
+  if (message.starts_with("parse error"))
+    if (size_t colon = message.find(": "); colon != std::string::npos)
+      message.erase(0, colon + 2);
+  Error error(message);
+  size_t fault = locator.offset ? locator.offset - 1 : 0; // one past the fault
+  size_t offset = std::min(fault, text.size());
   error.line = 1;
   size_t lineStart = 0;
   for (size_t i = 0; i < offset; ++i)
